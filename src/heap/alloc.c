@@ -1,0 +1,102 @@
+/*
+ * alloc.c — the allocation slow path: stress collections, refilling eden
+ * by scavenging, old-space allocation for large and pretenured objects,
+ * the GC-ratio trigger, heap exhaustion, and the allocation observer.
+ */
+#include <string.h>
+
+#include "heap_internal.h"
+
+/* A full GC runs when old space has grown by `gc ratio` since the last one. */
+static void maybe_full_gc(eph_heap *h, size_t about_to_add) {
+  if (eph_old_used(h) + about_to_add > h->full_threshold) eph_full_gc(h);
+}
+
+static bool class_ok(eph_heap *h, eph_class_id cls, eph_format fmt) {
+  if (cls >= 1 && cls < h->classes_len && h->classes[cls].format == fmt) return true;
+  if (cls < 1 || cls >= h->classes_len)
+    eph_set_error(h, EPH_ERR_INVALID, "allocation with unknown class index %u", cls);
+  else
+    eph_set_error(h, EPH_ERR_INVALID, "class '%s' has another format than the allocation asked for",
+                  h->classes[cls].name);
+  return false;
+}
+
+static eph_value exhausted(eph_heap *h, size_t total) {
+  eph_raise(h, EPH_ERR_HEAP_EXHAUSTED,
+            "heap exhausted: cannot allocate %zu bytes within the maximum heap of %zu bytes (%zu bytes live in old space after a full GC)",
+            total, h->params.max_heap, eph_old_used(h));
+  return EPH_NIL;
+}
+
+static char *alloc_old(eph_heap *h, size_t total) {
+  maybe_full_gc(h, total);
+  char *p = h->over_max ? NULL : eph_old_alloc_mutator(h, total);
+  if (!p) {
+    eph_full_gc(h);
+    p = h->over_max ? NULL : eph_old_alloc_mutator(h, total);
+  }
+  return p;
+}
+
+static char *alloc_young(eph_heap *h, size_t total) {
+  if ((size_t)(h->eden.end - h->fast.alloc_top) < total) {
+    eph_scavenge(h);
+    maybe_full_gc(h, 0);
+  }
+  if (h->over_max) {
+    /* A scavenge had to borrow beyond the maximum: give the full GC a chance. */
+    eph_full_gc(h);
+    if (h->over_max) return NULL;
+  }
+  char *p = h->fast.alloc_top;
+  h->fast.alloc_top = p + total;
+  return p;
+}
+
+static void stress_collect(eph_heap *h) {
+  h->alloc_count++;
+  if (h->params.stress_full_every && h->alloc_count % h->params.stress_full_every == 0)
+    eph_full_gc(h);
+  else if (h->params.stress)
+    eph_scavenge(h);
+}
+
+eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure) {
+  if (h->in_gc) {
+    eph_set_error(h, EPH_ERR_INVALID, "allocation inside the collector (from an observer's on_collect?)");
+    return EPH_NIL;
+  }
+  if (!class_ok(h, cls, fmt)) return EPH_NIL;
+  if (payload > EPH_MAX_PAYLOAD_BYTES) {
+    eph_raise(h, EPH_ERR_TOO_LARGE, "object of class '%s' too large: %zu bytes (at most %zu)", h->classes[cls].name,
+              payload, (size_t)EPH_MAX_PAYLOAD_BYTES);
+    return EPH_NIL;
+  }
+  size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD);
+  if (h->params.stress || h->params.stress_full_every) stress_collect(h);
+
+  bool old = pretenure || payload >= h->fast.large_object_bytes;
+  char *p = old ? alloc_old(h, total) : alloc_young(h, total);
+  if (!p) {
+    eph_update_alloc_limit(h);
+    return exhausted(h, total);
+  }
+  *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
+  memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
+  if (old) {
+    h->stats.bytes_allocated_old += total;
+  }
+  eph_update_alloc_limit(h);
+
+  eph_value obj = (eph_value)p;
+  if (h->has_observer && h->observer.on_alloc && !h->in_observer) {
+    h->in_observer = true;
+    eph_root_push(h, &obj);
+    size_t height = eph_roots_height(h) - 1;
+    h->observer.on_alloc(h->observer.data, h, obj);
+    eph_roots_reset(h, height);
+    h->in_observer = false;
+  }
+  return obj;
+}

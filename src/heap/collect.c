@@ -1,0 +1,82 @@
+/*
+ * collect.c — what every collection does around its algorithm: timing,
+ * the event log, observer calls, the verifier in verify mode; and the
+ * public eph_collect.
+ */
+#include <stdlib.h>
+
+#include "heap_internal.h"
+
+void eph_gc_begin(eph_heap *h, eph_gc_kind kind) {
+  if (h->has_observer && h->observer.on_gc_start) h->observer.on_gc_start(h->observer.data, h, kind);
+  h->in_gc = true;
+  uint64_t now = eph_now_ns();
+  h->gc_start_cpu_ns = eph_cpu_ns();
+  h->current = (eph_gc_event){
+      .kind = kind,
+      .index = h->stats.scavenges + h->stats.full_gcs + 1,
+      .start_ns = now - h->start_wall_ns,
+      .allocated = eph_heap_allocated(h),
+      .used_before = eph_heap_used(h),
+  };
+}
+
+static void log_event(eph_heap *h, const eph_gc_event *ev) {
+  if (!h->params.record_events || h->params.stress) return;
+  if (h->events_len == h->events_cap) {
+    size_t cap = h->events_cap ? h->events_cap * 2 : 256;
+    eph_gc_event *e = realloc(h->events, cap * sizeof *e);
+    if (!e) return; /* the log is best effort; the totals stay exact */
+    h->events = e;
+    h->events_cap = cap;
+  }
+  h->events[h->events_len++] = *ev;
+}
+
+void eph_gc_end(eph_heap *h) {
+  eph_gc_event *ev = &h->current;
+  ev->duration_ns = eph_now_ns() - h->start_wall_ns - ev->start_ns;
+  ev->cpu_ns = eph_cpu_ns() - h->gc_start_cpu_ns;
+  ev->used_after = eph_heap_used(h);
+  ev->old_committed = h->old_committed;
+
+  eph_heap_stats *s = &h->stats;
+  if (ev->kind == EPH_GC_SCAVENGE) {
+    s->scavenges++;
+    s->scavenge_ns += ev->duration_ns;
+  } else {
+    s->full_gcs++;
+    s->full_ns += ev->duration_ns;
+  }
+  if (ev->duration_ns > s->max_pause_ns) s->max_pause_ns = ev->duration_ns;
+  s->gc_wall_ns += ev->duration_ns;
+  s->gc_cpu_ns += ev->cpu_ns;
+  s->bytes_copied += ev->bytes_copied;
+  s->bytes_promoted += ev->bytes_promoted;
+  s->bytes_compacted += ev->bytes_compacted;
+  s->bytes_reclaimed += ev->used_before - ev->used_after;
+  if (ev->used_before > s->peak_used) s->peak_used = ev->used_before;
+  eph_note_committed(h);
+  log_event(h, ev);
+  h->in_gc = false;
+
+  if (h->params.verify) eph_verify_after_gc(h);
+  if (h->has_observer && h->observer.on_gc_end) h->observer.on_gc_end(h->observer.data, h, ev);
+}
+
+eph_status eph_collect(eph_heap *h, eph_gc_kind kind) {
+  if (h->in_gc) {
+    eph_set_error(h, EPH_ERR_INVALID, "eph_collect called from inside a collection");
+    return EPH_ERR_INVALID;
+  }
+  if (kind == EPH_GC_FULL)
+    eph_full_gc(h);
+  else
+    eph_scavenge(h);
+  if (h->over_max) {
+    eph_set_error(h, EPH_ERR_HEAP_EXHAUSTED, "heap exhausted: %zu bytes live in old space exceed the maximum heap of %zu bytes",
+                  eph_old_used(h), h->params.max_heap);
+    return EPH_ERR_HEAP_EXHAUSTED;
+  }
+  return EPH_OK;
+}

@@ -1,0 +1,185 @@
+/*
+ * heap.c — creating and destroying heaps, errors, parameters at run time,
+ * and the observer slot.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap_internal.h"
+
+const char *eph_status_name(eph_status s) {
+  switch (s) {
+    case EPH_OK: return "ok";
+    case EPH_ERR_NOMEM: return "out of memory";
+    case EPH_ERR_HEAP_EXHAUSTED: return "heap exhausted";
+    case EPH_ERR_INVALID: return "invalid argument";
+    case EPH_ERR_TOO_LARGE: return "object too large";
+    case EPH_ERR_CORRUPT: return "heap corrupt";
+  }
+  return "unknown status";
+}
+
+static void default_error_handler(void *data, eph_heap *h, eph_status st, const char *msg) {
+  (void)data;
+  (void)h;
+  fprintf(stderr, "ephemera: %s: %s\n", eph_status_name(st), msg);
+}
+
+/* Records the error message without calling the handler. */
+void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) {
+  (void)st;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(h->error, sizeof h->error, fmt, ap);
+  va_end(ap);
+}
+
+/* Records the error and tells the embedder's handler. */
+void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(h->error, sizeof h->error, fmt, ap);
+  va_end(ap);
+  if (h->error_fn) h->error_fn(h->error_data, h, st, h->error);
+}
+
+/* For failures that leave the heap unusable: a collector table could not grow. */
+void eph_fatal(eph_heap *h, const char *what) {
+  eph_raise(h, EPH_ERR_NOMEM, "cannot continue: %s", what);
+  abort();
+}
+
+const char *eph_heap_error(const eph_heap *h) { return h->error; }
+
+void eph_heap_set_error_handler(eph_heap *h, eph_error_fn fn, void *data) {
+  h->error_fn = fn;
+  h->error_data = data;
+}
+
+/* The inline allocator takes the slow path whenever alloc_top reaches
+ * alloc_limit; pulling the limit down to the top sends every allocation
+ * there (stress mode, allocation observers) at no cost to the fast path. */
+void eph_update_alloc_limit(eph_heap *h) {
+  bool every = h->params.stress || (h->has_observer && h->observer.on_alloc);
+  h->fast.alloc_limit = every ? h->fast.alloc_top : h->eden.end;
+}
+
+eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *err) {
+  *out = NULL;
+  eph_gc_params p;
+  if (params) {
+    p = *params;
+  } else {
+    eph_gc_params_init(&p);
+    eph_status st = eph_gc_params_apply_env(&p, err);
+    if (st != EPH_OK) return st;
+  }
+  eph_status st = eph_gc_params_check(&p, err);
+  if (st != EPH_OK) return st;
+
+  eph_heap *h = calloc(1, sizeof *h);
+  if (!h) {
+    eph_error_fill(err, EPH_ERR_NOMEM, "cannot allocate the heap descriptor");
+    return EPH_ERR_NOMEM;
+  }
+  h->params = p;
+  h->page = eph_os_page_size();
+  h->error_fn = default_error_handler;
+  h->start_wall_ns = eph_now_ns();
+  h->start_cpu_ns = eph_cpu_ns();
+  h->fast.roots_cap = 256;
+  h->fast.roots = malloc(h->fast.roots_cap * sizeof *h->fast.roots);
+  h->classes_cap = 64;
+  h->classes = calloc(h->classes_cap, sizeof *h->classes);
+  h->classes_len = 1; /* index 0 is reserved */
+  if (!h->fast.roots || !h->classes) {
+    eph_heap_free(h);
+    eph_error_fill(err, EPH_ERR_NOMEM, "cannot allocate the heap's tables");
+    return EPH_ERR_NOMEM;
+  }
+  st = eph_new_space_init(h, p.eden_bytes);
+  if (st == EPH_OK) st = eph_old_space_init(h);
+  if (st != EPH_OK) {
+    eph_error_fill(err, st, "%s", h->error);
+    eph_heap_free(h);
+    return st;
+  }
+  eph_note_committed(h);
+  *out = h;
+  return EPH_OK;
+}
+
+void eph_heap_free(eph_heap *h) {
+  if (!h) return;
+  eph_new_space_release(h);
+  eph_os_release(h->old_base, h->old_reserved);
+  for (size_t i = 1; i < h->classes_len; i++) free(h->classes[i].name);
+  free(h->classes);
+  free(h->fast.roots);
+  free(h->globals);
+  free(h->remset);
+  free(h->mark_bits);
+  free(h->chunk_live_before);
+  free(h->mark_stack);
+  free(h->events);
+  free(h);
+}
+
+const eph_gc_params *eph_heap_params(const eph_heap *h) { return &h->params; }
+
+eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
+  eph_error err;
+  if (eph_gc_params_check(p, &err) != EPH_OK) {
+    eph_set_error(h, EPH_ERR_INVALID, "%s", err.message);
+    return EPH_ERR_INVALID;
+  }
+  size_t new_space = p->eden_bytes + 2 * eph_round_up(p->eden_bytes / 5, h->page);
+  if (p->max_heap && p->max_heap + 2 * new_space > h->old_reserved) {
+    eph_set_error(h, EPH_ERR_INVALID, "GC parameter 'max': %zu bytes is more than this heap reserved (%zu); set it at creation",
+                  p->max_heap, h->old_reserved);
+    return EPH_ERR_INVALID;
+  }
+  bool eden_changed = eph_round_up(p->eden_bytes, h->page) != (size_t)(h->eden.end - h->eden.start);
+  h->params = *p;
+  if (eden_changed) {
+    eph_full_gc(h); /* empties new space */
+    eph_new_space_release(h);
+    eph_status st = eph_new_space_init(h, p->eden_bytes);
+    if (st != EPH_OK) return st;
+  }
+  h->full_threshold = (size_t)((double)(eph_old_used(h) > h->params.growth_headroom ? eph_old_used(h)
+                                                                                      : h->params.growth_headroom) *
+                               (1.0 + h->params.gc_ratio));
+  eph_update_alloc_limit(h);
+  eph_note_committed(h);
+  return EPH_OK;
+}
+
+void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
+  if (obs) {
+    h->observer = *obs;
+    h->has_observer = true;
+  } else {
+    memset(&h->observer, 0, sizeof h->observer);
+    h->has_observer = false;
+  }
+  eph_update_alloc_limit(h);
+}
+
+eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
+  if (!eph_is_ptr(obj)) return obj;
+  switch (h->phase) {
+    case PHASE_EVACUATED:
+      if (eph_in_space(&h->eden, obj) || eph_in_space(&h->past, obj)) {
+        eph_header hdr = *eph_header_of(obj);
+        return (hdr & EPH_HDR_FORWARDED) ? (eph_value)(hdr & ~EPH_HDR_FORWARDED) : EPH_NIL;
+      }
+      return obj;
+    case PHASE_MARKED:
+      if (eph_in_old(h, obj)) return eph_full_is_marked(h, obj) ? eph_full_forward(h, obj) : EPH_NIL;
+      return obj;
+    default:
+      return obj;
+  }
+}

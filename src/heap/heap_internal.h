@@ -1,0 +1,169 @@
+/*
+ * heap_internal.h — the heap's private state, shared by the files of src/heap.
+ *
+ * Memory layout
+ *   new space: one mapping [eden | survivor A | survivor B].  Between
+ *     collections `past` holds the survivors and `future` is empty.
+ *   old space: one reserved address range; [old_base, old_top) holds
+ *     objects back to back, [old_top, old_base + old_committed) is free and
+ *     committed, the rest is reserved (PROT_NONE).  Being contiguous, it can
+ *     be compacted by sliding, and promoted objects are a contiguous run at
+ *     its top that the scavenger scans like a second Cheney queue.
+ *
+ * Invariants between collections (checked by eph_heap_verify)
+ *   - every object in eden, past and old space has a valid header;
+ *   - every pointer slot holds an immediate or the address of an object in
+ *     eden, past or old space;
+ *   - an old object holding a young pointer has EPH_HDR_REMEMBERED set and
+ *     appears exactly once in the remembered set; no young object has it.
+ */
+#ifndef EPH_HEAP_INTERNAL_H
+#define EPH_HEAP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ephemera/heap.h"
+#include "ephemera/observer.h"
+
+#define EPH_WORD ((size_t)sizeof(eph_value))
+#define EPH_KiB ((size_t)1 << 10)
+#define EPH_MiB ((size_t)1 << 20)
+#define EPH_GiB ((size_t)1 << 30)
+
+typedef struct eph_space {
+  char *start, *top, *end;
+} eph_space;
+
+typedef struct eph_class_entry {
+  char *name;
+  eph_format format;
+} eph_class_entry;
+
+/* What eph_gc_fate answers from, while the collector runs. */
+typedef enum eph_gc_phase { PHASE_NONE = 0, PHASE_EVACUATED, PHASE_MARKED } eph_gc_phase;
+
+struct eph_heap {
+  struct eph_heap_fast fast; /* must be first: read by the inline fast paths */
+  eph_gc_params params;
+
+  /* new space */
+  char *new_base;
+  size_t new_bytes;
+  size_t survivor_bytes;
+  eph_space eden, past, future;
+
+  /* old space */
+  char *old_base, *old_top;
+  size_t old_reserved, old_committed;
+  size_t full_threshold;  /* old bytes in use above which a full GC runs */
+  bool over_max;          /* old space had to exceed max_heap during a collection */
+
+  /* full GC side tables (grown on demand, kept between collections) */
+  uint64_t *mark_bits;    /* one bit per old-space word, set for every word of a live object */
+  size_t mark_bits_words;
+  size_t *chunk_live_before; /* live words before each 64-word chunk */
+  size_t chunk_cap;
+  eph_value *mark_stack;
+  size_t mark_len, mark_cap;
+
+  /* remembered set: old objects that may hold young pointers */
+  eph_value *remset;
+  size_t remset_len, remset_cap;
+
+  /* global roots */
+  eph_value **globals;
+  size_t globals_len, globals_cap;
+
+  /* classes; index 0 is reserved */
+  eph_class_entry *classes;
+  size_t classes_len, classes_cap;
+
+  /* collector state */
+  bool in_gc;
+  eph_gc_phase phase;
+  uint64_t alloc_count;    /* slow-path allocations, for stress_full */
+
+  /* observer */
+  eph_observer observer;
+  bool has_observer;
+  bool in_observer;
+
+  /* errors */
+  char error[256];
+  eph_error_fn error_fn;
+  void *error_data;
+
+  /* statistics */
+  eph_heap_stats stats;
+  uint64_t eden_retired;   /* bytes allocated in eden before its current fill */
+  uint64_t start_wall_ns, start_cpu_ns;
+  eph_gc_event *events;
+  size_t events_len, events_cap;
+  eph_gc_event current;    /* the collection under way */
+  uint64_t gc_start_cpu_ns;
+  size_t page;
+};
+
+/* os.c — virtual memory and clocks */
+void *eph_os_reserve(size_t bytes);
+bool eph_os_commit(void *addr, size_t bytes);
+void eph_os_decommit(void *addr, size_t bytes);
+void eph_os_release(void *addr, size_t bytes);
+size_t eph_os_page_size(void);
+uint64_t eph_now_ns(void);
+uint64_t eph_cpu_ns(void);
+static inline size_t eph_round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/* heap.c — errors */
+void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void eph_fatal(eph_heap *h, const char *what) __attribute__((noreturn));
+void eph_update_alloc_limit(eph_heap *h);
+void eph_error_fill(eph_error *err, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* newspace.c */
+eph_status eph_new_space_init(eph_heap *h, size_t eden_bytes);
+void eph_new_space_release(eph_heap *h);
+
+/* oldspace.c */
+eph_status eph_old_space_init(eph_heap *h);
+size_t eph_old_limit(const eph_heap *h);
+char *eph_old_alloc_gc(eph_heap *h, size_t bytes);
+char *eph_old_alloc_mutator(eph_heap *h, size_t bytes);
+void eph_old_space_resize_after_full(eph_heap *h);
+static inline size_t eph_old_used(const eph_heap *h) { return (size_t)(h->old_top - h->old_base); }
+static inline bool eph_in_old(const eph_heap *h, eph_value v) {
+  return (v & 7) == 0 && v - (uintptr_t)h->old_base < (uintptr_t)(h->old_top - h->old_base);
+}
+
+/* remset.c */
+void eph_remset_add(eph_heap *h, eph_value obj);
+
+/* scavenge.c */
+void eph_evacuate_young(eph_heap *h, bool tenure_all);
+void eph_scavenge(eph_heap *h);
+
+/* fullgc.c */
+void eph_full_gc(eph_heap *h);
+eph_value eph_full_forward(const eph_heap *h, eph_value obj);
+bool eph_full_is_marked(const eph_heap *h, eph_value obj);
+
+/* stats.c */
+void eph_gc_begin(eph_heap *h, eph_gc_kind kind);
+void eph_gc_end(eph_heap *h);
+uint64_t eph_heap_used(const eph_heap *h);
+void eph_note_committed(eph_heap *h);
+
+/* verify.c */
+void eph_verify_after_gc(eph_heap *h);
+
+/* Walk [from, to) object by object. */
+static inline char *eph_next_object(char *p) { return p + eph_object_bytes((eph_value)p); }
+
+static inline bool eph_in_space(const eph_space *s, eph_value v) {
+  return v - (uintptr_t)s->start < (uintptr_t)(s->top - s->start);
+}
+
+#endif /* EPH_HEAP_INTERNAL_H */

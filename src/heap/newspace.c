@@ -1,0 +1,36 @@
+/*
+ * newspace.c — eden and the two survivor spaces, in one mapping.
+ * Eden is 5/7 of new space and each survivor space 1/7, as in Pharo.
+ */
+#include "heap_internal.h"
+
+eph_status eph_new_space_init(eph_heap *h, size_t eden_bytes) {
+  size_t eden = eph_round_up(eden_bytes, h->page);
+  size_t surv = eph_round_up(eden_bytes / 5, h->page);
+  size_t total = eden + 2 * surv;
+  char *base = eph_os_reserve(total);
+  if (!base || !eph_os_commit(base, total)) {
+    eph_os_release(base, total);
+    eph_set_error(h, EPH_ERR_NOMEM, "cannot map %zu bytes of new space", total);
+    return EPH_ERR_NOMEM;
+  }
+  h->new_base = base;
+  h->new_bytes = total;
+  h->survivor_bytes = surv;
+  h->eden = (eph_space){base, base, base + eden};
+  h->past = (eph_space){base + eden, base + eden, base + eden + surv};
+  h->future = (eph_space){base + eden + surv, base + eden + surv, base + total};
+  h->fast.alloc_top = h->eden.start;
+  h->fast.young_lo = (uintptr_t)base;
+  h->fast.young_size = total;
+  /* Objects this large would rarely fit a survivor space: allocate them old. */
+  size_t large = surv / 2;
+  h->fast.large_object_bytes = large < 256 * EPH_KiB ? large : 256 * EPH_KiB;
+  eph_update_alloc_limit(h);
+  return EPH_OK;
+}
+
+void eph_new_space_release(eph_heap *h) {
+  eph_os_release(h->new_base, h->new_bytes);
+  h->new_base = NULL;
+}

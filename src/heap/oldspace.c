@@ -1,0 +1,109 @@
+/*
+ * oldspace.c — old space: one reserved range committed from the bottom.
+ *
+ * Growth: by at least `growth headroom` at a time, never past the maximum
+ * heap when the mutator allocates.  During a collection promotion may not
+ * fail, so it can commit past the maximum into reserved slack; the heap is
+ * then `over_max` until a full GC brings it back, and allocation reports
+ * exhaustion meanwhile.  After a full GC, free space above `shrink
+ * threshold` goes back to the OS.
+ */
+#include "heap_internal.h"
+
+/* Headroom above max_heap that promotion may borrow: all of new space, twice. */
+static size_t reservation_for(const eph_heap *h) {
+  if (h->params.max_heap) return eph_round_up(h->params.max_heap + 4 * h->new_bytes, h->page);
+  return 256 * EPH_GiB;
+}
+
+size_t eph_old_limit(const eph_heap *h) {
+  if (!h->params.max_heap) return h->old_reserved;
+  return h->params.max_heap > h->new_bytes ? (h->params.max_heap - h->new_bytes) / h->page * h->page : 0;
+}
+
+eph_status eph_old_space_init(eph_heap *h) {
+  size_t want = reservation_for(h);
+  char *base = NULL;
+  while (!(base = eph_os_reserve(want)) && want > EPH_GiB) want /= 2;
+  if (!base) {
+    eph_set_error(h, EPH_ERR_NOMEM, "cannot reserve address space for old space");
+    return EPH_ERR_NOMEM;
+  }
+  h->old_base = h->old_top = base;
+  h->old_reserved = want;
+  size_t first = eph_round_up(h->params.growth_headroom, h->page);
+  if (first > eph_old_limit(h)) first = eph_old_limit(h);
+  if (!eph_os_commit(base, first)) {
+    eph_set_error(h, EPH_ERR_NOMEM, "cannot commit %zu bytes of old space", first);
+    return EPH_ERR_NOMEM;
+  }
+  h->old_committed = first;
+  h->full_threshold = (size_t)((double)h->params.growth_headroom * (1.0 + h->params.gc_ratio));
+  return EPH_OK;
+}
+
+static bool grow_to(eph_heap *h, size_t committed) {
+  if (!eph_os_commit(h->old_base + h->old_committed, committed - h->old_committed)) return false;
+  h->old_committed = committed;
+  eph_note_committed(h);
+  return true;
+}
+
+/* Promotion target during a collection: may exceed max_heap, never fails
+ * short of the reservation or the OS refusing memory. */
+char *eph_old_alloc_gc(eph_heap *h, size_t bytes) {
+  size_t need = eph_old_used(h) + bytes;
+  if (need > h->old_committed) {
+    size_t step = need - h->old_committed;
+    if (step < h->params.growth_headroom) step = h->params.growth_headroom;
+    size_t target = eph_round_up(h->old_committed + step, h->page);
+    if (target > h->old_reserved) target = eph_round_up(need, h->page);
+    if (target > h->old_reserved || !grow_to(h, target)) eph_fatal(h, "old space cannot grow during a collection");
+    if (h->old_committed > eph_old_limit(h)) h->over_max = true;
+  }
+  char *p = h->old_top;
+  h->old_top += bytes;
+  return p;
+}
+
+/* Allocation outside a collection: NULL when the maximum heap or the OS
+ * says no (the heap error says which); the caller may collect and retry. */
+char *eph_old_alloc_mutator(eph_heap *h, size_t bytes) {
+  size_t need = eph_old_used(h) + bytes;
+  if (need > h->old_committed) {
+    size_t limit = eph_old_limit(h);
+    size_t step = need - h->old_committed;
+    if (step < h->params.growth_headroom) step = h->params.growth_headroom;
+    size_t target = eph_round_up(h->old_committed + step, h->page);
+    if (target > limit) target = limit;
+    if (target < need) {
+      eph_set_error(h, EPH_ERR_HEAP_EXHAUSTED,
+                    "heap exhausted: %zu bytes needed in old space, %zu in use, maximum heap %zu bytes", bytes,
+                    eph_old_used(h), h->params.max_heap);
+      return NULL;
+    }
+    if (!grow_to(h, target)) {
+      eph_set_error(h, EPH_ERR_NOMEM, "the OS refused %zu more bytes of old space", target - h->old_committed);
+      return NULL;
+    }
+  }
+  char *p = h->old_top;
+  h->old_top += bytes;
+  return p;
+}
+
+void eph_old_space_resize_after_full(eph_heap *h) {
+  size_t used = eph_round_up(eph_old_used(h), h->page);
+  size_t target = h->old_committed;
+  if (h->old_committed - used > h->params.shrink_threshold)
+    target = eph_round_up(used + h->params.shrink_threshold, h->page);
+  size_t limit = eph_old_limit(h);
+  if (target > limit) target = used > limit ? used : limit;
+  if (target < h->old_committed) {
+    eph_os_decommit(h->old_base + target, h->old_committed - target);
+    h->old_committed = target;
+  }
+  h->over_max = eph_old_used(h) > limit;
+  size_t base = eph_old_used(h) > h->params.growth_headroom ? eph_old_used(h) : h->params.growth_headroom;
+  h->full_threshold = (size_t)((double)base * (1.0 + h->params.gc_ratio));
+}

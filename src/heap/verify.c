@@ -1,0 +1,168 @@
+/*
+ * verify.c — the heap verifier.  Two passes: the first walks every space
+ * object by object, checks each header and records where objects start;
+ * the second checks every slot against those starts, the remembered set
+ * against the slots, and the roots.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap_internal.h"
+
+typedef struct verifier {
+  eph_heap *h;
+  uint64_t *new_starts, *old_starts; /* one bit per word */
+  size_t remembered_seen;
+  bool failed;
+} verifier;
+
+static void fail(verifier *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(verifier *v, const char *fmt, ...) {
+  if (v->failed) return;
+  v->failed = true;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->h->error, sizeof v->h->error, fmt, ap);
+  va_end(ap);
+}
+
+static void set_start(uint64_t *bits, size_t w) { bits[w >> 6] |= UINT64_C(1) << (w & 63); }
+static bool is_start(const uint64_t *bits, size_t w) { return (bits[w >> 6] >> (w & 63)) & 1u; }
+
+static const char *space_name(const eph_heap *h, eph_value p) {
+  if (eph_in_space(&h->eden, p)) return "eden";
+  if (eph_in_space(&h->past, p)) return "survivor space";
+  if (eph_in_old(h, p)) return "old space";
+  return "nowhere";
+}
+
+static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, const char *bitmap_base, bool old) {
+  eph_heap *h = v->h;
+  for (char *p = start; p < top && !v->failed;) {
+    eph_value obj = (eph_value)p;
+    eph_header hdr = *eph_header_of(obj);
+    if (hdr & EPH_HDR_FORWARDED) return fail(v, "object %p in %s has a forwarding header", (void *)p, space_name(h, obj));
+    eph_class_id cls = eph_class_of(obj);
+    if (cls < 1 || cls >= h->classes_len)
+      return fail(v, "object %p in %s has unknown class index %u", (void *)p, space_name(h, obj), cls);
+    if (eph_format_of(obj) != h->classes[cls].format)
+      return fail(v, "object %p (%s) has format %d, its class has %d", (void *)p, h->classes[cls].name,
+                  (int)eph_format_of(obj), (int)h->classes[cls].format);
+    if (eph_format_of(obj) != EPH_FORMAT_BYTES && eph_size_bytes(obj) % EPH_WORD)
+      return fail(v, "object %p (%s) has a pointer payload of %zu bytes, not whole slots", (void *)p,
+                  h->classes[cls].name, eph_size_bytes(obj));
+    if ((size_t)(top - p) < eph_object_bytes(obj))
+      return fail(v, "object %p (%s, %zu bytes) runs past the end of %s", (void *)p, h->classes[cls].name,
+                  eph_object_bytes(obj), space_name(h, obj));
+    if (hdr & EPH_HDR_REMEMBERED) {
+      if (!old) return fail(v, "young object %p (%s) is marked remembered", (void *)p, h->classes[cls].name);
+      v->remembered_seen++;
+    }
+    set_start(starts, (size_t)(p - bitmap_base) / EPH_WORD);
+    p = eph_next_object(p);
+  }
+}
+
+/* Checks one value found at `where`; returns true if it is a young pointer. */
+static bool check_value(verifier *v, eph_value val, const char *what, eph_value owner, size_t index) {
+  eph_heap *h = v->h;
+  if (eph_is_int(val) || val == EPH_NIL || val == EPH_TRUE || val == EPH_FALSE) return false;
+  const char *owner_class = owner ? eph_class_name(h, eph_class_of(owner)) : "";
+  if (val & 7) {
+    fail(v, "%s %zu of %p%s%s holds 0x%llx, an invalid tag", what, index, (void *)owner, owner ? " " : "",
+         owner_class, (unsigned long long)val);
+    return false;
+  }
+  bool ok, young = false;
+  if (eph_in_space(&h->eden, val)) {
+    ok = is_start(v->new_starts, (size_t)(val - (uintptr_t)h->new_base) / EPH_WORD);
+    young = true;
+  } else if (eph_in_space(&h->past, val)) {
+    ok = is_start(v->new_starts, (size_t)(val - (uintptr_t)h->new_base) / EPH_WORD);
+    young = true;
+  } else if (eph_in_old(h, val)) {
+    ok = is_start(v->old_starts, (size_t)(val - (uintptr_t)h->old_base) / EPH_WORD);
+  } else {
+    const char *where = eph_is_young(h, val) ? "the empty survivor space or free eden" : "outside the heap";
+    fail(v, "%s %zu of %p%s%s points to %p, %s", what, index, (void *)owner, owner ? " " : "", owner_class,
+         (void *)val, where);
+    return false;
+  }
+  if (!ok)
+    fail(v, "%s %zu of %p%s%s points to %p in %s, which is not the start of an object", what, index, (void *)owner,
+         owner ? " " : "", owner_class, (void *)val, space_name(h, val));
+  return young;
+}
+
+static void check_slots(verifier *v, char *start, char *top, bool old) {
+  for (char *p = start; p < top && !v->failed; p = eph_next_object(p)) {
+    eph_value obj = (eph_value)p;
+    if (eph_format_of(obj) == EPH_FORMAT_BYTES) continue;
+    size_t n = eph_size_bytes(obj) / EPH_WORD;
+    for (size_t i = 0; i < n && !v->failed; i++) {
+      bool young = check_value(v, eph_slot(obj, i), "slot", obj, i);
+      if (young && old && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED))
+        fail(v, "old object %p (%s) holds young %p in slot %zu but is not remembered", (void *)p,
+             eph_class_name(v->h, eph_class_of(obj)), (void *)eph_slot(obj, i), i);
+    }
+  }
+}
+
+static void check_layout(verifier *v) {
+  eph_heap *h = v->h;
+  if (h->fast.alloc_top < h->eden.start || h->fast.alloc_top > h->eden.end) fail(v, "eden top out of bounds");
+  if (h->past.top < h->past.start || h->past.top > h->past.end) fail(v, "survivor top out of bounds");
+  if (h->future.top != h->future.start) fail(v, "the empty survivor space is not empty");
+  if (h->old_top < h->old_base || eph_old_used(h) > h->old_committed) fail(v, "old space top out of bounds");
+  if (h->fast.alloc_limit > h->eden.end) fail(v, "allocation limit beyond eden");
+}
+
+static void check_remset(verifier *v) {
+  eph_heap *h = v->h;
+  for (size_t i = 0; i < h->remset_len && !v->failed; i++) {
+    eph_value obj = h->remset[i];
+    if (!eph_in_old(h, obj) || !is_start(v->old_starts, (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD))
+      return fail(v, "remembered set entry %zu (%p) is not an old object", i, (void *)obj);
+    if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED))
+      return fail(v, "remembered set entry %zu (%p) lacks the remembered flag", i, (void *)obj);
+  }
+  if (!v->failed && v->remembered_seen != h->remset_len)
+    fail(v, "%zu objects are flagged remembered but the remembered set has %zu entries", v->remembered_seen,
+         h->remset_len);
+}
+
+eph_status eph_heap_verify(eph_heap *h) {
+  verifier v = {.h = h};
+  size_t new_words = h->new_bytes / EPH_WORD, old_words = eph_old_used(h) / EPH_WORD;
+  v.new_starts = calloc(new_words / 64 + 1, sizeof(uint64_t));
+  v.old_starts = calloc(old_words / 64 + 1, sizeof(uint64_t));
+  if (!v.new_starts || !v.old_starts) {
+    free(v.new_starts);
+    free(v.old_starts);
+    eph_set_error(h, EPH_ERR_NOMEM, "verifier: no memory for its tables");
+    return EPH_ERR_NOMEM;
+  }
+  check_layout(&v);
+  if (!v.failed) walk_headers(&v, h->eden.start, h->fast.alloc_top, v.new_starts, h->new_base, false);
+  if (!v.failed) walk_headers(&v, h->past.start, h->past.top, v.new_starts, h->new_base, false);
+  if (!v.failed) walk_headers(&v, h->old_base, h->old_top, v.old_starts, h->old_base, true);
+  if (!v.failed) check_slots(&v, h->eden.start, h->fast.alloc_top, false);
+  if (!v.failed) check_slots(&v, h->past.start, h->past.top, false);
+  if (!v.failed) check_slots(&v, h->old_base, h->old_top, true);
+  if (!v.failed) check_remset(&v);
+  for (size_t i = 0; i < h->fast.roots_len && !v.failed; i++) check_value(&v, *h->fast.roots[i], "shadow-stack root", 0, i);
+  for (size_t i = 0; i < h->globals_len && !v.failed; i++) check_value(&v, *h->globals[i], "global root", 0, i);
+  free(v.new_starts);
+  free(v.old_starts);
+  return v.failed ? EPH_ERR_CORRUPT : EPH_OK;
+}
+
+void eph_verify_after_gc(eph_heap *h) {
+  if (eph_heap_verify(h) == EPH_OK) return;
+  char msg[sizeof h->error];
+  memcpy(msg, h->error, sizeof msg);
+  eph_raise(h, EPH_ERR_CORRUPT, "verifier after collection %llu: %s",
+            (unsigned long long)(h->stats.scavenges + h->stats.full_gcs), msg);
+  abort();
+}
