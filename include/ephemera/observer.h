@@ -8,7 +8,9 @@
  *
  * Callbacks run on the heap's thread.  on_alloc may allocate (nested
  * allocations are not reported again) but must root `obj` first if it does.
- * on_collect runs inside the collector: it must not allocate or store.
+ * The other hooks must not allocate, store or collect.  During a full GC
+ * on_collect is called twice: once after new space has been evacuated into
+ * old space (fates of young objects), once after old space is marked.
  */
 #ifndef EPHEMERA_OBSERVER_H
 #define EPHEMERA_OBSERVER_H
@@ -23,7 +25,7 @@ typedef struct eph_observer {
   void *data;
   /* An object was allocated (young, old or pretenured).  NULL: not wanted. */
   void (*on_alloc)(void *data, eph_heap *h, eph_value obj);
-  /* A collection starts.  Called outside the collector: may allocate. */
+  /* A collection is about to start.  Must not allocate or collect. */
   void (*on_gc_start)(void *data, eph_heap *h, eph_gc_kind kind);
   /*
    * Liveness is known and no dead object's memory has been reused yet: ask
