@@ -261,6 +261,8 @@ static inline void eph_store(eph_heap *h, eph_value obj, size_t i, eph_value v) 
  *   }
  *
  * Every function that opens a frame must leave it (EPH_RETURN, EPH_UNFRAME).
+ * EPH_LOCAL pushes a root each time it executes: inside a loop body, open
+ * and close a frame in the body too, or the stack grows with dead slots.
  */
 static inline void eph_root_push(eph_heap *h, eph_value *slot) {
   struct eph_heap_fast *f = eph__fast(h);
@@ -332,6 +334,7 @@ typedef struct eph_gc_event {
   uint64_t bytes_promoted;  /* tenured into old space */
   uint64_t bytes_compacted; /* moved by the compactor */
   uint64_t old_committed;   /* old space size after */
+  uint64_t ephemerons_mourned;
 } eph_gc_event;
 
 typedef struct eph_heap_stats {
@@ -351,6 +354,10 @@ typedef struct eph_heap_stats {
   uint64_t gc_wall_ns, gc_cpu_ns;     /* inside collections */
   uint64_t mutator_wall_ns, mutator_cpu_ns;
   uint64_t remembered;                /* remembered set size now */
+  uint64_t ephemerons_traced;         /* ephemerons met by collections (once per collection each) */
+  uint64_t ephemerons_mourned;
+  uint64_t finalizers_run;
+  uint64_t finalize_ns;               /* wall time inside finalisers */
 } eph_heap_stats;
 
 void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out);

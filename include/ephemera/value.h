@@ -17,7 +17,8 @@
  *   bit  0      forwarded (only during a collection: then the whole word is
  *               the new address | 1)
  *   bit  1      remembered (old object in the remembered set)
- *   bits 2-3    reserved for the collector
+ *   bit  2      mourned (ephemerons: the key died; now an ordinary strong object)
+ *   bit  3      reserved for the collector
  *   bits 4-7    age: scavenges survived, saturating at 15
  *   bits 8-11   format (eph_format)
  *   bits 12-31  class index (20 bits)
@@ -56,7 +57,7 @@ typedef uint32_t eph_class_id;
 typedef enum eph_format {
   EPH_FORMAT_POINTERS = 0,  /* payload is eph_value slots, traced */
   EPH_FORMAT_BYTES = 1,     /* payload is raw bytes, never traced */
-  EPH_FORMAT_EPHEMERON = 2, /* reserved: key/value pairs (ephemerons) */
+  EPH_FORMAT_EPHEMERON = 2, /* key, value, finaliser id, user slots (ephemeron.h) */
   EPH_FORMAT_COUNT_
 } eph_format;
 
@@ -76,6 +77,7 @@ static inline eph_value eph_bool(int b) { return b ? EPH_TRUE : EPH_FALSE; }
 
 #define EPH_HDR_FORWARDED ((eph_header)1u)
 #define EPH_HDR_REMEMBERED ((eph_header)2u)
+#define EPH_HDR_MOURNED ((eph_header)4u)
 #define EPH_HDR_AGE_SHIFT 4
 #define EPH_HDR_AGE_MASK ((eph_header)0xFu << EPH_HDR_AGE_SHIFT)
 #define EPH_HDR_FORMAT_SHIFT 8

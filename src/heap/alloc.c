@@ -31,23 +31,29 @@ static eph_value exhausted(eph_heap *h, size_t total) {
 
 static char *alloc_old(eph_heap *h, size_t total) {
   maybe_full_gc(h, total);
+  eph_safepoint(h);
   char *p = h->over_max ? NULL : eph_old_alloc_mutator(h, total);
   if (!p) {
     eph_full_gc(h);
+    eph_safepoint(h);
     p = h->over_max ? NULL : eph_old_alloc_mutator(h, total);
   }
   return p;
 }
 
+/* Finalisers run after a collection may allocate and fill eden again: loop. */
 static char *alloc_young(eph_heap *h, size_t total) {
-  if ((size_t)(h->eden.end - h->fast.alloc_top) < total) {
+  for (;;) {
+    if (h->over_max) {
+      /* A scavenge had to borrow beyond the maximum: give the full GC a chance. */
+      eph_full_gc(h);
+      eph_safepoint(h);
+      if (h->over_max) return NULL;
+    }
+    if ((size_t)(h->eden.end - h->fast.alloc_top) >= total) break;
     eph_scavenge(h);
     maybe_full_gc(h, 0);
-  }
-  if (h->over_max) {
-    /* A scavenge had to borrow beyond the maximum: give the full GC a chance. */
-    eph_full_gc(h);
-    if (h->over_max) return NULL;
+    eph_safepoint(h);
   }
   char *p = h->fast.alloc_top;
   h->fast.alloc_top = p + total;
@@ -60,6 +66,7 @@ static void stress_collect(eph_heap *h) {
     eph_full_gc(h);
   else if (h->params.stress)
     eph_scavenge(h);
+  eph_safepoint(h);
 }
 
 eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure) {

@@ -73,6 +73,7 @@ eph_status eph_collect(eph_heap *h, eph_gc_kind kind) {
     eph_full_gc(h);
   else
     eph_scavenge(h);
+  eph_safepoint(h);
   if (h->over_max) {
     eph_set_error(h, EPH_ERR_HEAP_EXHAUSTED, "heap exhausted: %zu bytes live in old space exceed the maximum heap of %zu bytes",
                   eph_old_used(h), h->params.max_heap);

@@ -3,7 +3,8 @@
  *
  * 1. Evacuate new space completely into old space (a scavenge that tenures
  *    every survivor), so the rest of the collection sees one space.
- * 2. Mark from the roots with an explicit stack.  The mark bitmap has one
+ * 2. Mark from the roots with an explicit stack; ephemerons whose keys are
+ *    not marked yet are deferred, then settled as in ephemeron.h.  The mark bitmap has one
  *    bit per old-space word and marking sets the bits of *every* word of a
  *    live object, so that the number of live words below any address is a
  *    popcount away (the Compressor's trick, Kermany & Petrank 2006).
@@ -95,15 +96,64 @@ static inline void mark_value(eph_heap *h, eph_value v) {
   if (eph_format_of(v) != EPH_FORMAT_BYTES && eph_size_bytes(v) != 0) push_mark(h, v);
 }
 
+/* Traces the slots of obj, deferring a live ephemeron whose key is unmarked. */
+static void mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
+  const eph_value *slot = (const eph_value *)(obj + sizeof(eph_header));
+  size_t i = 0, n = eph_size_bytes(obj) / EPH_WORD;
+  if (EPH_UNLIKELY(eph_is_live_ephemeron(obj))) {
+    (*ephemerons)++;
+    eph_value key = slot[EPH_EPHEMERON_KEY];
+    if (h->mourn_all || (eph_in_old(h, key) && !eph_full_is_marked(h, key))) {
+      eph_vec_push(h, &h->deferred, obj);
+      i = EPH_EPHEMERON_FIXED_SLOTS - 1; /* skip key and value for now */
+    }
+  }
+  for (; i < n; i++) mark_value(h, slot[i]);
+}
+
+static void drain(eph_heap *h, uint64_t *ephemerons) {
+  while (h->mark_len) mark_slots(h, h->mark_stack[--h->mark_len], ephemerons);
+}
+
+/* Deferred ephemerons whose keys got marked have their values traced, to
+ * a fixpoint; then all remaining ones are mourned together. */
+static void settle_ephemerons(eph_heap *h, uint64_t *ephemerons) {
+  eph_value_vec *d = &h->deferred;
+  while (d->len) {
+    bool progress = false;
+    size_t keep = 0;
+    for (size_t i = 0; i < d->len; i++) {
+      eph_value e = d->items[i];
+      if (!h->mourn_all && eph_full_is_marked(h, eph_slot(e, EPH_EPHEMERON_KEY))) {
+        mark_value(h, eph_slot(e, EPH_EPHEMERON_VALUE));
+        progress = true;
+      } else {
+        d->items[keep++] = e;
+      }
+    }
+    d->len = keep;
+    if (!progress) {
+      size_t n = d->len;
+      for (size_t i = 0; i < n; i++) {
+        eph_value e = d->items[i];
+        eph_mourn(h, e);
+        mark_value(h, eph_slot(e, EPH_EPHEMERON_KEY));
+        mark_value(h, eph_slot(e, EPH_EPHEMERON_VALUE));
+      }
+      d->len = 0; /* nothing is deferred while mourning: drain comes after */
+    }
+    drain(h, ephemerons);
+  }
+}
+
 static void mark_from_roots(eph_heap *h) {
+  uint64_t ephemerons = 0;
   for (size_t i = 0; i < h->fast.roots_len; i++) mark_value(h, *h->fast.roots[i]);
   for (size_t i = 0; i < h->globals_len; i++) mark_value(h, *h->globals[i]);
-  while (h->mark_len) {
-    eph_value obj = h->mark_stack[--h->mark_len];
-    const eph_value *slot = (const eph_value *)(obj + sizeof(eph_header));
-    size_t n = eph_size_bytes(obj) / EPH_WORD;
-    for (size_t i = 0; i < n; i++) mark_value(h, slot[i]);
-  }
+  for (size_t i = h->mourn_head; i < h->mourn.len; i++) mark_value(h, h->mourn.items[i]);
+  drain(h, &ephemerons);
+  settle_ephemerons(h, &ephemerons);
+  h->stats.ephemerons_traced += ephemerons;
 }
 
 /* Returns the total number of live words. */
@@ -125,6 +175,7 @@ static inline void update_slot(eph_heap *h, eph_value *slot) {
 static void update_pointers(eph_heap *h, size_t nwords) {
   for (size_t i = 0; i < h->fast.roots_len; i++) update_slot(h, h->fast.roots[i]);
   for (size_t i = 0; i < h->globals_len; i++) update_slot(h, h->globals[i]);
+  for (size_t i = h->mourn_head; i < h->mourn.len; i++) update_slot(h, &h->mourn.items[i]);
   for (size_t w = next_set_bit(h->mark_bits, 0, nwords); w < nwords;) {
     eph_value obj = (eph_value)(h->old_base + w * EPH_WORD);
     if (eph_format_of(obj) != EPH_FORMAT_BYTES) {

@@ -86,6 +86,7 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
   h->params = p;
   h->page = eph_os_page_size();
   h->error_fn = default_error_handler;
+  h->auto_finalize = true;
   h->start_wall_ns = eph_now_ns();
   h->start_cpu_ns = eph_cpu_ns();
   h->fast.roots_cap = 256;
@@ -112,6 +113,7 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
 
 void eph_heap_free(eph_heap *h) {
   if (!h) return;
+  if (h->new_base && h->old_base) eph_exit_finalizers(h);
   eph_new_space_release(h);
   eph_os_release(h->old_base, h->old_reserved);
   for (size_t i = 1; i < h->classes_len; i++) free(h->classes[i].name);
@@ -123,6 +125,9 @@ void eph_heap_free(eph_heap *h) {
   free(h->chunk_live_before);
   free(h->mark_stack);
   free(h->events);
+  free(h->finalizers);
+  free(h->mourn.items);
+  free(h->deferred.items);
   free(h);
 }
 

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ephemera/ephemeron.h"
 #include "ephemera/heap.h"
 #include "ephemera/observer.h"
 
@@ -39,7 +40,19 @@ typedef struct eph_space {
 typedef struct eph_class_entry {
   char *name;
   eph_format format;
+  uint32_t finalizer; /* eph_finalizer_id for its ephemerons, 0 = none */
 } eph_class_entry;
+
+typedef struct eph_finalizer_entry {
+  eph_finalizer_fn fn;
+  void *data;
+} eph_finalizer_entry;
+
+/* A growable array of values (off-heap). */
+typedef struct eph_value_vec {
+  eph_value *items;
+  size_t len, cap;
+} eph_value_vec;
 
 /* What eph_gc_fate answers from, while the collector runs. */
 typedef enum eph_gc_phase { PHASE_NONE = 0, PHASE_EVACUATED, PHASE_MARKED } eph_gc_phase;
@@ -79,6 +92,19 @@ struct eph_heap {
   /* classes; index 0 is reserved */
   eph_class_entry *classes;
   size_t classes_len, classes_cap;
+
+  /* ephemerons: finaliser table, the mourn queue (a root: [mourn_head,
+   * len) are waiting for their finaliser), and the ephemerons a trace has
+   * reached but whose keys it has not (yet) */
+  eph_finalizer_entry *finalizers;
+  size_t finalizers_len, finalizers_cap;
+  eph_value_vec mourn;
+  size_t mourn_head;
+  eph_value_vec deferred;
+  bool running_finalizers;
+  bool auto_finalize;
+  bool mourn_all;            /* the final full GC of EPH_EXIT_RUN_ALL */
+  eph_exit_finalize exit_finalize;
 
   /* collector state */
   bool in_gc;
@@ -136,6 +162,15 @@ void eph_old_space_resize_after_full(eph_heap *h);
 static inline size_t eph_old_used(const eph_heap *h) { return (size_t)(h->old_top - h->old_base); }
 static inline bool eph_in_old(const eph_heap *h, eph_value v) {
   return (v & 7) == 0 && v - (uintptr_t)h->old_base < (uintptr_t)(h->old_top - h->old_base);
+}
+
+/* ephemeron.c */
+void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x);
+void eph_mourn(eph_heap *h, eph_value e);
+void eph_safepoint(eph_heap *h);
+void eph_exit_finalizers(eph_heap *h);
+static inline bool eph_is_live_ephemeron(eph_value obj) {
+  return eph_format_of(obj) == EPH_FORMAT_EPHEMERON && !(*eph_header_of(obj) & EPH_HDR_MOURNED);
 }
 
 /* remset.c */

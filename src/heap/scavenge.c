@@ -10,6 +10,14 @@
  * scavenge began (promoted objects are appended there contiguously).
  *
  * A copied object's old header becomes its forwarding address | 1.
+ *
+ * Ephemerons (rules in ephemeron.h): an ephemeron whose key is young and
+ * not yet copied is deferred: its key and value slots are left alone.
+ * When the queues are empty, deferred ephemerons whose keys have since been
+ * copied get their values scavenged; when that makes no more progress, the
+ * rest are mourned and their keys and values copied.  Repeat until nothing
+ * is deferred.  The remembered set is rebuilt at the very end, because a
+ * deferred old ephemeron's key slot is only settled then.
  */
 #include <string.h>
 
@@ -20,7 +28,9 @@ typedef struct scavenger {
   uintptr_t from_lo, from_size;  /* eden and past are adjacent or not: test both */
   uintptr_t past_lo, past_size;
   unsigned tenure_age;           /* 0: tenure everything */
-  uint64_t copied, promoted;
+  bool full_gc_step;             /* evacuating for a full GC: never mourn */
+  char *young_scan;              /* Cheney scan pointer in `future` */
+  uint64_t copied, promoted, ephemerons;
 } scavenger;
 
 static inline bool in_from_space(const scavenger *s, eph_value v) {
@@ -55,12 +65,28 @@ static inline void scavenge_slot(scavenger *s, eph_value *slot) {
   if (in_from_space(s, v)) *slot = copy_object(s, v);
 }
 
+static inline bool is_forwarded(eph_value v) { return (*eph_header_of(v) & EPH_HDR_FORWARDED) != 0; }
+
+/* An ephemeron's key counts as reachable unless it is a young object that
+ * has not been copied (yet). */
+static inline bool key_reached(const scavenger *s, eph_value key) {
+  return !in_from_space(s, key) || is_forwarded(key);
+}
+
 /* Scans the pointer slots of obj; returns true if one still points young. */
 static bool scan_object(scavenger *s, eph_value obj) {
   if (eph_format_of(obj) == EPH_FORMAT_BYTES) return false;
   eph_value *slot = (eph_value *)(obj + sizeof(eph_header));
   eph_value *end = slot + eph_size_bytes(obj) / sizeof(eph_value);
   bool young = false;
+  if (EPH_UNLIKELY(eph_is_live_ephemeron(obj))) {
+    s->ephemerons++;
+    if (!key_reached(s, slot[EPH_EPHEMERON_KEY])) {
+      eph_vec_push(s->h, &s->h->deferred, obj);
+      young = true; /* the key is young whatever becomes of it */
+      slot += EPH_EPHEMERON_FIXED_SLOTS - 1; /* skip key and value */
+    }
+  }
   for (; slot < end; slot++) {
     scavenge_slot(s, slot);
     young |= eph_is_young(s->h, *slot);
@@ -68,18 +94,27 @@ static bool scan_object(scavenger *s, eph_value obj) {
   return young;
 }
 
-/* The remembered set is rebuilt as it is scanned: an entry stays only if
- * it still points into new space afterwards. */
 static void scan_remembered_set(scavenger *s) {
   eph_heap *h = s->h;
+  for (size_t i = 0; i < h->remset_len; i++) scan_object(s, h->remset[i]);
+}
+
+static bool holds_young(const eph_heap *h, eph_value obj) {
+  size_t n = eph_slot_count(obj);
+  for (size_t i = 0; i < n; i++)
+    if (eph_is_young(h, eph_slot(obj, i))) return true;
+  return false;
+}
+
+/* Keeps only the entries that still point into new space. */
+static void rebuild_remembered_set(eph_heap *h) {
   size_t keep = 0;
   for (size_t i = 0; i < h->remset_len; i++) {
     eph_value obj = h->remset[i];
-    if (scan_object(s, obj)) {
+    if (holds_young(h, obj))
       h->remset[keep++] = obj;
-    } else {
+    else
       *eph_header_of(obj) &= ~EPH_HDR_REMEMBERED;
-    }
   }
   h->remset_len = keep;
 }
@@ -88,12 +123,13 @@ static void scan_roots(scavenger *s) {
   eph_heap *h = s->h;
   for (size_t i = 0; i < h->fast.roots_len; i++) scavenge_slot(s, h->fast.roots[i]);
   for (size_t i = 0; i < h->globals_len; i++) scavenge_slot(s, h->globals[i]);
+  for (size_t i = h->mourn_head; i < h->mourn.len; i++) scavenge_slot(s, &h->mourn.items[i]);
 }
 
-/* Drains both Cheney queues. */
-static void scan_to_completion(scavenger *s, char *old_scan) {
+/* Drains both Cheney queues; returns where the old-space scan stopped. */
+static char *scan_to_completion(scavenger *s, char *old_scan) {
   eph_heap *h = s->h;
-  char *young_scan = h->future.start;
+  char *young_scan = s->young_scan;
   while (young_scan < h->future.top || old_scan < h->old_top) {
     while (young_scan < h->future.top) {
       scan_object(s, (eph_value)young_scan);
@@ -104,6 +140,53 @@ static void scan_to_completion(scavenger *s, char *old_scan) {
       if (scan_object(s, obj) && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) eph_remset_add(h, obj);
       old_scan = eph_next_object(old_scan);
     }
+  }
+  s->young_scan = young_scan;
+  return old_scan;
+}
+
+/*
+ * Settles the deferred ephemerons: values of those whose keys were reached
+ * are scavenged (to a fixpoint); then all the others are mourned at once.
+ * Both steps can reach new objects and defer new ephemerons, so loop.
+ *
+ * When this scavenge is the first step of a full GC (tenure everything),
+ * nothing is mourned here: the scavenge takes all old objects for live, so
+ * it would mourn on behalf of dead old ephemerons.  Their keys and values
+ * are promoted instead and the full GC's exact mark decides.
+ */
+static void settle_ephemerons(scavenger *s, char **old_scan) {
+  eph_heap *h = s->h;
+  eph_value_vec *d = &h->deferred;
+  while (d->len) {
+    bool progress = false;
+    size_t keep = 0;
+    for (size_t i = 0; i < d->len; i++) {
+      eph_value e = d->items[i];
+      eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+      if (key_reached(s, slot[EPH_EPHEMERON_KEY])) {
+        scavenge_slot(s, &slot[EPH_EPHEMERON_KEY]);
+        scavenge_slot(s, &slot[EPH_EPHEMERON_VALUE]);
+        progress = true;
+      } else {
+        d->items[keep++] = e;
+      }
+    }
+    d->len = keep;
+    if (!progress) {
+      size_t n = d->len;
+      for (size_t i = 0; i < n; i++) {
+        eph_value e = d->items[i];
+        eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+        if (!s->full_gc_step) eph_mourn(h, e);
+        scavenge_slot(s, &slot[EPH_EPHEMERON_KEY]);
+        scavenge_slot(s, &slot[EPH_EPHEMERON_VALUE]);
+      }
+      /* Anything deferred while copying those keys and values was appended. */
+      memmove(d->items, d->items + n, (d->len - n) * sizeof *d->items);
+      d->len -= n;
+    }
+    *old_scan = scan_to_completion(s, *old_scan);
   }
 }
 
@@ -120,14 +203,18 @@ void eph_evacuate_young(eph_heap *h, bool tenure_all) {
       .past_lo = (uintptr_t)h->past.start,
       .past_size = (uintptr_t)(h->past.top - h->past.start),
       .tenure_age = tenure_all ? 0 : (unsigned)h->params.tenure_age,
+      .full_gc_step = tenure_all,
   };
   uint64_t eden_used = (uint64_t)(h->fast.alloc_top - h->eden.start);
   h->future.top = h->future.start;
+  s.young_scan = h->future.start;
   char *old_scan = h->old_top;
 
   scan_roots(&s);
   scan_remembered_set(&s);
-  scan_to_completion(&s, old_scan);
+  old_scan = scan_to_completion(&s, old_scan);
+  settle_ephemerons(&s, &old_scan);
+  rebuild_remembered_set(h);
 
   h->phase = PHASE_EVACUATED;
   if (h->has_observer && h->observer.on_collect) h->observer.on_collect(h->observer.data, h, h->current.kind);
@@ -144,6 +231,7 @@ void eph_evacuate_young(eph_heap *h, bool tenure_all) {
 
   h->current.bytes_copied += s.copied;
   h->current.bytes_promoted += s.promoted;
+  h->stats.ephemerons_traced += s.ephemerons;
 }
 
 void eph_scavenge(eph_heap *h) {

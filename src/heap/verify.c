@@ -55,6 +55,18 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
     if ((size_t)(top - p) < eph_object_bytes(obj))
       return fail(v, "object %p (%s, %zu bytes) runs past the end of %s", (void *)p, h->classes[cls].name,
                   eph_object_bytes(obj), space_name(h, obj));
+    if (eph_format_of(obj) == EPH_FORMAT_EPHEMERON) {
+      if (eph_size_bytes(obj) < EPH_EPHEMERON_FIXED_SLOTS * EPH_WORD)
+        return fail(v, "ephemeron %p (%s) has fewer than %d slots", (void *)p, h->classes[cls].name,
+                    EPH_EPHEMERON_FIXED_SLOTS);
+      eph_value fin = eph_slot(obj, EPH_EPHEMERON_FINALIZER);
+      if (fin != EPH_NIL && (!eph_is_int(fin) || eph_int_value(fin) < 0 ||
+          (eph_int_value(fin) > 0 && (size_t)eph_int_value(fin) >= h->finalizers_len)))
+        return fail(v, "ephemeron %p (%s) has an invalid finaliser slot 0x%llx", (void *)p, h->classes[cls].name,
+                    (unsigned long long)fin);
+    } else if (hdr & EPH_HDR_MOURNED) {
+      return fail(v, "object %p (%s) is flagged mourned but is no ephemeron", (void *)p, h->classes[cls].name);
+    }
     if (hdr & EPH_HDR_REMEMBERED) {
       if (!old) return fail(v, "young object %p (%s) is marked remembered", (void *)p, h->classes[cls].name);
       v->remembered_seen++;
@@ -153,6 +165,11 @@ eph_status eph_heap_verify(eph_heap *h) {
   if (!v.failed) check_remset(&v);
   for (size_t i = 0; i < h->fast.roots_len && !v.failed; i++) check_value(&v, *h->fast.roots[i], "shadow-stack root", 0, i);
   for (size_t i = 0; i < h->globals_len && !v.failed; i++) check_value(&v, *h->globals[i], "global root", 0, i);
+  for (size_t i = h->mourn_head; i < h->mourn.len && !v.failed; i++) {
+    check_value(&v, h->mourn.items[i], "mourn queue entry", 0, i);
+    if (!v.failed && !(eph_is_ptr(h->mourn.items[i]) && eph_ephemeron_is_mourned(h->mourn.items[i])))
+      fail(&v, "mourn queue entry %zu is not a mourned ephemeron", i);
+  }
   free(v.new_starts);
   free(v.old_starts);
   return v.failed ? EPH_ERR_CORRUPT : EPH_OK;

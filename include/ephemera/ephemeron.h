@@ -1,0 +1,118 @@
+/*
+ * ephemera/ephemeron.h — ephemerons and finalisation (Hayes, OOPSLA 1997).
+ *
+ * An ephemeron is an object of a class registered with EPH_FORMAT_EPHEMERON.
+ * Its slots are:
+ *
+ *   0  key        held weakly: it does not keep the key alive
+ *   1  value      held only as strongly as the key (see the rules)
+ *   2  finaliser  a small integer: an eph_finalizer_id, 0 = the class's
+ *   3… user slots, ordinary strong slots (FiLiP keeps its record here, so
+ *                 the ephemeron is its own finaliser: one object per sample)
+ *
+ * The rules, in every collection (scavenge and full GC alike):
+ *
+ *  1. Reachability.  The collector first traces everything reachable from
+ *     the roots without going through the key or value slot of an ephemeron
+ *     whose key it has not (yet) found reachable.  An ephemeron whose key is
+ *     found reachable, now or later in the same trace, has its value traced
+ *     like an ordinary slot; this repeats until nothing changes.  In a
+ *     scavenge, everything in old space counts as reachable (and a young
+ *     key held by an old ephemeron is found through the remembered set).
+ *  2. Mourning.  Every ephemeron that was reached but whose key was not is
+ *     mourned, all in the same collection: it gets the MOURNED flag, is
+ *     appended to the mourn queue, and its key and value are then traced so
+ *     that they stay alive for the finaliser.  Anything reached only
+ *     through those keys and values — including other ephemerons — goes
+ *     through rules 1–2 again in the same collection.
+ *  3. Once.  A mourned ephemeron is an ordinary strong object from then on:
+ *     it is never mourned again, so its finaliser runs exactly once.
+ *  4. Unreachable ephemerons are reclaimed silently: no finaliser runs.
+ *     Reachability is as the collection sees it: a scavenge counts all of
+ *     old space as reachable, so a dead *old* ephemeron whose young key
+ *     dies is mourned by the scavenge (tenured garbage, as in Pharo); a
+ *     full GC reclaims it silently.
+ *  5. Immediate keys (small integers, nil, true, false) never die: such an
+ *     ephemeron holds its value strongly and is never mourned.
+ *
+ * Consequences, each covered by a test:
+ *  - key↔value cycles: a value that refers back to its own key does not keep
+ *    the key alive (the value is not traced before the key is found);
+ *  - chains (the value of E1 is the key of E2): if E1's key dies, E1 and E2
+ *    are mourned in the same collection when nothing else holds E2's key;
+ *  - many ephemerons on one key: all are mourned together;
+ *  - a young key held by an old (e.g. pretenured) ephemeron: the store
+ *    remembered the ephemeron, the scavenger applies the rules to it.
+ *
+ * Finalisers run outside the collector, at the next safe point after the
+ * collection that mourned them: before the allocation or eph_collect call
+ * that collected returns, or on demand with eph_run_finalizers.  They run
+ * in queue order (the order of mourning) and may allocate, store, collect,
+ * and resurrect: the ephemeron (and through it key and value) stays alive
+ * as long as something references it.  A finaliser that runs while
+ * finalisers are already running is queued behind them, not nested.
+ */
+#ifndef EPHEMERA_EPHEMERON_H
+#define EPHEMERA_EPHEMERON_H
+
+#include "ephemera/heap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EPH_EPHEMERON_KEY 0
+#define EPH_EPHEMERON_VALUE 1
+#define EPH_EPHEMERON_FINALIZER 2
+#define EPH_EPHEMERON_FIXED_SLOTS 3
+
+typedef uint32_t eph_finalizer_id;
+
+/* A finaliser: called with the mourned ephemeron (rooted during the call). */
+typedef void (*eph_finalizer_fn)(eph_heap *h, eph_value ephemeron, void *data);
+
+/* Registers a finaliser; returns its id (>= 1), or 0 if the table cannot grow. */
+eph_finalizer_id eph_finalizer_register(eph_heap *h, eph_finalizer_fn fn, void *data);
+
+/* Sets the finaliser of ephemerons of class cls whose own id is 0. */
+eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_id fin);
+
+/*
+ * Allocates an ephemeron of class cls with `user_slots` slots after the
+ * fixed three, holding key and value, finalised by fin (0: the class's).
+ * With pretenure, it is allocated directly in old space (FiLiP's remedy:
+ * a pretenured ephemeron costs the scavenger one remembered-set entry
+ * instead of a copy per scavenge).  Returns EPH_NIL on failure.
+ */
+eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
+                            eph_finalizer_id fin, bool pretenure);
+
+static inline eph_value eph_ephemeron_key(eph_value e) { return eph_slot(e, EPH_EPHEMERON_KEY); }
+static inline eph_value eph_ephemeron_value(eph_value e) { return eph_slot(e, EPH_EPHEMERON_VALUE); }
+static inline bool eph_ephemeron_is_mourned(eph_value e) { return (*eph_header_of(e) & EPH_HDR_MOURNED) != 0; }
+
+/* Runs the pending finalisers now; returns how many ran. */
+size_t eph_run_finalizers(eph_heap *h);
+
+/* Number of mourned ephemerons whose finaliser has not run yet. */
+size_t eph_pending_finalizers(const eph_heap *h);
+
+/*
+ * Whether finalisers run by themselves at safe points (the default), or
+ * only when the embedder calls eph_run_finalizers.
+ */
+void eph_heap_set_auto_finalize(eph_heap *h, bool on);
+
+/* What eph_heap_free does with finalisers. */
+typedef enum eph_exit_finalize {
+  EPH_EXIT_DROP_PENDING = 0, /* default: pending finalisers never run */
+  EPH_EXIT_RUN_PENDING = 1,  /* run the mourned ones still queued */
+  EPH_EXIT_RUN_ALL = 2       /* also mourn and finalise every reachable ephemeron
+                                whose key is still alive, as lua_close does */
+} eph_exit_finalize;
+void eph_heap_set_exit_finalize(eph_heap *h, eph_exit_finalize mode);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EPHEMERA_EPHEMERON_H */

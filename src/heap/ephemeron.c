@@ -1,0 +1,138 @@
+/*
+ * ephemeron.c — ephemerons outside the collector: the finaliser table,
+ * creating ephemerons, the mourn queue and running finalisers at safe
+ * points.  How collections treat ephemerons is in scavenge.c and fullgc.c;
+ * the rules are in include/ephemera/ephemeron.h.
+ */
+#include <stdlib.h>
+
+#include "heap_internal.h"
+
+void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
+  if (v->len == v->cap) {
+    size_t cap = v->cap ? v->cap * 2 : 256;
+    eph_value *items = realloc(v->items, cap * sizeof *items);
+    if (!items) eph_fatal(h, "an ephemeron queue cannot grow");
+    v->items = items;
+    v->cap = cap;
+  }
+  v->items[v->len++] = x;
+}
+
+eph_finalizer_id eph_finalizer_register(eph_heap *h, eph_finalizer_fn fn, void *data) {
+  if (!fn) {
+    eph_set_error(h, EPH_ERR_INVALID, "finaliser function is NULL");
+    return 0;
+  }
+  if (h->finalizers_len == 0) h->finalizers_len = 1; /* id 0 means "the class's" */
+  if (h->finalizers_len >= h->finalizers_cap) {
+    size_t cap = h->finalizers_cap ? h->finalizers_cap * 2 : 16;
+    eph_finalizer_entry *f = realloc(h->finalizers, cap * sizeof *f);
+    if (!f) {
+      eph_set_error(h, EPH_ERR_NOMEM, "cannot grow the finaliser table");
+      return 0;
+    }
+    h->finalizers = f;
+    h->finalizers_cap = cap;
+  }
+  h->finalizers[h->finalizers_len] = (eph_finalizer_entry){fn, data};
+  return (eph_finalizer_id)h->finalizers_len++;
+}
+
+static bool finalizer_ok(const eph_heap *h, eph_finalizer_id fin) { return fin < h->finalizers_len; }
+
+eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_id fin) {
+  if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
+    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    return EPH_ERR_INVALID;
+  }
+  if (!finalizer_ok(h, fin)) {
+    eph_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
+    return EPH_ERR_INVALID;
+  }
+  h->classes[cls].finalizer = fin;
+  return EPH_OK;
+}
+
+eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
+                            eph_finalizer_id fin, bool pretenure) {
+  if (!finalizer_ok(h, fin)) {
+    eph_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
+    return EPH_NIL;
+  }
+  if (user_slots > EPH_MAX_PAYLOAD_BYTES / EPH_WORD - EPH_EPHEMERON_FIXED_SLOTS) {
+    eph_set_error(h, EPH_ERR_TOO_LARGE, "ephemeron with %zu user slots is too large", user_slots);
+    return EPH_NIL;
+  }
+  size_t payload = (EPH_EPHEMERON_FIXED_SLOTS + user_slots) * EPH_WORD;
+  EPH_FRAME(h);
+  EPH_ROOT(h, key);
+  EPH_ROOT(h, value);
+  EPH_LOCAL(h, e);
+  e = pretenure ? eph_alloc_slow(h, cls, EPH_FORMAT_EPHEMERON, payload, true)
+                : eph__alloc(h, cls, EPH_FORMAT_EPHEMERON, payload);
+  if (e != EPH_NIL) {
+    eph_store(h, e, EPH_EPHEMERON_KEY, key);
+    eph_store(h, e, EPH_EPHEMERON_VALUE, value);
+    eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)fin));
+  }
+  EPH_RETURN(h, e);
+}
+
+/* Called by the collectors: e's key died in this collection. */
+void eph_mourn(eph_heap *h, eph_value e) {
+  *eph_header_of(e) |= EPH_HDR_MOURNED;
+  eph_vec_push(h, &h->mourn, e);
+  h->stats.ephemerons_mourned++;
+  h->current.ephemerons_mourned++;
+}
+
+size_t eph_pending_finalizers(const eph_heap *h) { return h->mourn.len - h->mourn_head; }
+
+static const eph_finalizer_entry *finalizer_of(const eph_heap *h, eph_value e) {
+  eph_value id = eph_slot(e, EPH_EPHEMERON_FINALIZER);
+  uint32_t fin = eph_is_int(id) ? (uint32_t)eph_int_value(id) : 0;
+  if (fin == 0) fin = h->classes[eph_class_of(e)].finalizer;
+  return fin && fin < h->finalizers_len ? &h->finalizers[fin] : NULL;
+}
+
+size_t eph_run_finalizers(eph_heap *h) {
+  if (h->running_finalizers || h->in_gc) return 0; /* the outer loop will get to them */
+  h->running_finalizers = true;
+  size_t ran = 0;
+  uint64_t start = eph_now_ns();
+  while (h->mourn_head < h->mourn.len) {
+    EPH_FRAME(h);
+    EPH_LOCAL(h, e);
+    e = h->mourn.items[h->mourn_head++];
+    const eph_finalizer_entry *f = finalizer_of(h, e);
+    if (f) {
+      f->fn(h, e, f->data);
+      ran++;
+    }
+    EPH_UNFRAME(h);
+  }
+  h->mourn.len = h->mourn_head = 0;
+  h->stats.finalizers_run += ran;
+  h->stats.finalize_ns += eph_now_ns() - start;
+  h->running_finalizers = false;
+  return ran;
+}
+
+void eph_safepoint(eph_heap *h) {
+  if (h->auto_finalize && h->mourn_head < h->mourn.len && !h->running_finalizers) eph_run_finalizers(h);
+}
+
+void eph_heap_set_auto_finalize(eph_heap *h, bool on) { h->auto_finalize = on; }
+
+void eph_heap_set_exit_finalize(eph_heap *h, eph_exit_finalize mode) { h->exit_finalize = mode; }
+
+/* At heap destruction: run what the embedder asked for. */
+void eph_exit_finalizers(eph_heap *h) {
+  if (h->exit_finalize == EPH_EXIT_RUN_ALL) {
+    h->mourn_all = true;
+    eph_full_gc(h);
+    h->mourn_all = false;
+  }
+  if (h->exit_finalize != EPH_EXIT_DROP_PENDING) eph_run_finalizers(h);
+}
