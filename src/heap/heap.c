@@ -176,7 +176,7 @@ eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
   if (!eph_is_ptr(obj)) return obj;
   switch (h->phase) {
     case PHASE_EVACUATED:
-      if (eph_in_space(&h->eden, obj) || eph_in_space(&h->past, obj)) {
+      if (eph_in_eden(h, obj) || eph_in_space(&h->past, obj)) {
         eph_header hdr = *eph_header_of(obj);
         return (hdr & EPH_HDR_FORWARDED) ? (eph_value)(hdr & ~EPH_HDR_FORWARDED) : EPH_NIL;
       }

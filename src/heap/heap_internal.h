@@ -65,7 +65,7 @@ struct eph_heap {
   char *new_base;
   size_t new_bytes;
   size_t survivor_bytes;
-  eph_space eden, past, future;
+  eph_space eden, past, future; /* eden.top is unused: see fast.alloc_top */
 
   /* old space */
   char *old_base, *old_top;
@@ -199,6 +199,11 @@ static inline char *eph_next_object(char *p) { return p + eph_object_bytes((eph_
 
 static inline bool eph_in_space(const eph_space *s, eph_value v) {
   return v - (uintptr_t)s->start < (uintptr_t)(s->top - s->start);
+}
+
+/* Eden's fill level lives in fast.alloc_top (eden.top is unused). */
+static inline bool eph_in_eden(const eph_heap *h, eph_value v) {
+  return v - (uintptr_t)h->eden.start < (uintptr_t)(h->fast.alloc_top - h->eden.start);
 }
 
 #endif /* EPH_HEAP_INTERNAL_H */

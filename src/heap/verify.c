@@ -31,7 +31,7 @@ static void set_start(uint64_t *bits, size_t w) { bits[w >> 6] |= UINT64_C(1) <<
 static bool is_start(const uint64_t *bits, size_t w) { return (bits[w >> 6] >> (w & 63)) & 1u; }
 
 static const char *space_name(const eph_heap *h, eph_value p) {
-  if (eph_in_space(&h->eden, p)) return "eden";
+  if (eph_in_eden(h, p)) return "eden";
   if (eph_in_space(&h->past, p)) return "survivor space";
   if (eph_in_old(h, p)) return "old space";
   return "nowhere";
@@ -87,7 +87,7 @@ static bool check_value(verifier *v, eph_value val, const char *what, eph_value 
     return false;
   }
   bool ok, young = false;
-  if (eph_in_space(&h->eden, val)) {
+  if (eph_in_eden(h, val)) {
     ok = is_start(v->new_starts, (size_t)(val - (uintptr_t)h->new_base) / EPH_WORD);
     young = true;
   } else if (eph_in_space(&h->past, val)) {
