@@ -172,9 +172,27 @@ static inline void update_slot(eph_heap *h, eph_value *slot) {
   if (eph_in_old(h, *slot)) *slot = eph_full_forward(h, *slot);
 }
 
+/*
+ * The same C variable may be registered as a root more than once (twice on
+ * the shadow stack, or there and as a global), and forwarding is not
+ * idempotent (a new address can be some other object's old one), so every
+ * root's target is computed before any is written.  The (empty) mark stack
+ * serves as scratch space.
+ */
+static void update_roots(eph_heap *h) {
+  size_t nr = h->fast.roots_len, n = nr + h->globals_len;
+  while (h->mark_cap < n) push_mark(h, EPH_NIL);
+  h->mark_len = 0;
+  eph_value *target = h->mark_stack;
+  for (size_t i = 0; i < n; i++) {
+    eph_value v = i < nr ? *h->fast.roots[i] : *h->globals[i - nr];
+    target[i] = eph_in_old(h, v) ? eph_full_forward(h, v) : v;
+  }
+  for (size_t i = 0; i < n; i++) *(i < nr ? h->fast.roots[i] : h->globals[i - nr]) = target[i];
+}
+
 static void update_pointers(eph_heap *h, size_t nwords) {
-  for (size_t i = 0; i < h->fast.roots_len; i++) update_slot(h, h->fast.roots[i]);
-  for (size_t i = 0; i < h->globals_len; i++) update_slot(h, h->globals[i]);
+  update_roots(h);
   for (size_t i = h->mourn_head; i < h->mourn.len; i++) update_slot(h, &h->mourn.items[i]);
   for (size_t w = next_set_bit(h->mark_bits, 0, nwords); w < nwords;) {
     eph_value obj = (eph_value)(h->old_base + w * EPH_WORD);
