@@ -8,9 +8,8 @@
  *
  * Callbacks run on the heap's thread.  on_alloc may allocate (nested
  * allocations are not reported again) but must root `obj` first if it does.
- * The other hooks must not allocate, store or collect.  During a full GC
- * on_collect is called twice: once after new space has been evacuated into
- * old space (fates of young objects), once after old space is marked.
+ * The other hooks must not allocate, store or collect.  on_collect is
+ * called once per collection, scavenge or full GC.
  */
 #ifndef EPHEMERA_OBSERVER_H
 #define EPHEMERA_OBSERVER_H
@@ -42,9 +41,9 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);
 
 /*
  * Only inside on_collect: where obj (an address from before this
- * collection) lives after it, or EPH_NIL if this collection found it dead.
- * Objects outside the collected spaces (old objects during a scavenge) are
- * returned unchanged.
+ * collection, young or old) lives after it, or EPH_NIL if this collection
+ * found it dead.  Objects outside the collected spaces (old objects during
+ * a scavenge) are returned unchanged.
  */
 eph_value eph_gc_fate(eph_heap *h, eph_value obj);
 

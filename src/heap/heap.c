@@ -172,19 +172,19 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
   eph_update_alloc_limit(h);
 }
 
+/* Where a young object evacuated by this collection went, or EPH_NIL. */
+static eph_value evacuated_to(eph_value obj) {
+  eph_header hdr = *eph_header_of(obj);
+  return (hdr & EPH_HDR_FORWARDED) ? (eph_value)(hdr & ~EPH_HDR_FORWARDED) : EPH_NIL;
+}
+
 eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
-  if (!eph_is_ptr(obj)) return obj;
-  switch (h->phase) {
-    case PHASE_EVACUATED:
-      if (eph_in_eden(h, obj) || eph_in_space(&h->past, obj)) {
-        eph_header hdr = *eph_header_of(obj);
-        return (hdr & EPH_HDR_FORWARDED) ? (eph_value)(hdr & ~EPH_HDR_FORWARDED) : EPH_NIL;
-      }
-      return obj;
-    case PHASE_MARKED:
-      if (eph_in_old(h, obj)) return eph_full_is_marked(h, obj) ? eph_full_forward(h, obj) : EPH_NIL;
-      return obj;
-    default:
-      return obj;
+  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
+  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
+    obj = evacuated_to(obj);
+    if (obj == EPH_NIL || h->phase == PHASE_EVACUATED) return obj;
   }
+  if (h->phase == PHASE_MARKED && eph_in_old(h, obj))
+    return eph_full_is_marked(h, obj) ? eph_full_forward(h, obj) : EPH_NIL;
+  return obj;
 }

@@ -109,6 +109,7 @@ struct eph_heap {
   /* collector state */
   bool in_gc;
   eph_gc_phase phase;
+  eph_space evacuated[2];  /* the last evacuation's from-spaces: eden and past */
   uint64_t alloc_count;    /* slow-path allocations, for stress_full */
 
   /* observer */

@@ -216,9 +216,15 @@ void eph_evacuate_young(eph_heap *h, bool tenure_all) {
   settle_ephemerons(&s, &old_scan);
   rebuild_remembered_set(h);
 
-  h->phase = PHASE_EVACUATED;
-  if (h->has_observer && h->observer.on_collect) h->observer.on_collect(h->observer.data, h, h->current.kind);
-  h->phase = PHASE_NONE;
+  /* Their forwarding headers stay readable until the mutator allocates:
+   * eph_gc_fate uses them, in this scavenge or the full GC it belongs to. */
+  h->evacuated[0] = (eph_space){h->eden.start, h->fast.alloc_top, h->eden.end};
+  h->evacuated[1] = h->past;
+  if (!tenure_all) {
+    h->phase = PHASE_EVACUATED;
+    if (h->has_observer && h->observer.on_collect) h->observer.on_collect(h->observer.data, h, EPH_GC_SCAVENGE);
+    h->phase = PHASE_NONE;
+  }
 
   /* Flip: future becomes past; eden and the old past are free again. */
   eph_space old_past = h->past;
