@@ -1,0 +1,198 @@
+/*
+ * tests/fuzz/fuzz.h — the heap fuzzer (eph-fuzz-heap): shared declarations.
+ *
+ * Three parts, one file each:
+ *
+ *   model.c  the shadow model: one record per mutator-visible object (id,
+ *            kind, size, the expected content of every slot) plus the
+ *            expected value of every root; the walk that compares the heap
+ *            with the model from the roots, and the model's own "GC" that
+ *            forgets records no root reaches any more.
+ *   ops.c    the operation table: weighted random mutator steps that change
+ *            heap and model together (allocate, store, drop roots, build
+ *            chains and trees, collect, ...).  New operations (ephemerons)
+ *            go there: add a function and a row to the table.
+ *   main.c   options, heap setup, the observer, the main loop, the report.
+ *
+ * Identity: every object with room for it carries its model id — slot 0 is
+ * eph_int(id) in a pointer object, the first 8 bytes are the id (little
+ * endian) in a byte object, the rest of a byte object is a pattern derived
+ * from (id, version).  The mutator never stores into slot 0.
+ */
+#ifndef EPH_FUZZ_H
+#define EPH_FUZZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ephemera/heap.h"
+#include "ephemera/observer.h"
+#include "rng.h"
+
+#define FZ_NLOCALS 24  /* shadow-stack roots (one frame at the bottom) */
+#define FZ_NGLOBALS 8  /* global roots, each registered or not */
+#define FZ_NROOTS (FZ_NLOCALS + FZ_NGLOBALS)
+#define FZ_NONE UINT32_MAX
+
+/* --- object kinds -------------------------------------------------------- */
+
+typedef enum fz_kind { FZ_NODE, FZ_PAIR, FZ_ARRAY, FZ_BYTES, FZ_STRING, FZ_NKINDS } fz_kind;
+
+struct fz_kind_info {
+  const char *name;
+  eph_format format;
+};
+extern const struct fz_kind_info fz_kinds[FZ_NKINDS];
+
+static inline bool fz_kind_is_bytes(fz_kind k) { return fz_kinds[k].format == EPH_FORMAT_BYTES; }
+
+/* Bytes an object with this payload occupies (eph_object_bytes semantics). */
+static inline size_t fz_obj_bytes(size_t payload) { return sizeof(eph_header) + ((payload + 7u) & ~(size_t)7u); }
+
+/* --- model values ---------------------------------------------------------- */
+
+/*
+ * A model value is either an immediate, encoded exactly like the eph_value
+ * it stands for (ints, nil, false, true), or a reference to a model record,
+ * encoded as mid << 3 | 4 (a bit pattern no immediate uses).
+ */
+typedef uint64_t fz_mval;
+#define FZ_REF_TAG 4u
+static inline bool fz_is_ref(fz_mval v) { return (v & 7u) == FZ_REF_TAG; }
+static inline uint32_t fz_ref_mid(fz_mval v) { return (uint32_t)(v >> 3); }
+static inline fz_mval fz_ref(uint32_t mid) { return ((fz_mval)mid << 3) | FZ_REF_TAG; }
+
+/* One object as the mutator believes it is. */
+typedef struct fz_obj {
+  uint64_t id;      /* unique over the run; 0 marks a free record */
+  fz_kind kind;
+  size_t size;      /* payload bytes: exact for bytes, 8 * nslots otherwise */
+  size_t nslots;    /* pointer objects only */
+  fz_mval *slots;   /* expected content of every slot (slot 0 = eph_int(id)) */
+  uint32_t version; /* byte objects: pattern generation */
+  uint32_t epoch;   /* the last walk that reached this record */
+  eph_value addr;   /* where that walk found it (stale after an allocation) */
+} fz_obj;
+
+struct fz_addr_slot {
+  eph_value addr;
+  uint32_t mid;
+  uint32_t epoch;
+};
+
+typedef struct fz_model {
+  fz_obj *objs; /* indexed by mid; records are reused, ids never */
+  uint32_t nobjs, cap;
+  uint32_t *free_mids;
+  uint32_t nfree, free_cap;
+  uint32_t records; /* records in use: reachable, or garbage not yet swept */
+  uint64_t next_id;
+
+  fz_mval roots[FZ_NROOTS];   /* locals first, then globals */
+  bool global_on[FZ_NGLOBALS]; /* registered with eph_global_root_add */
+
+  /* walk scratch */
+  uint32_t epoch;
+  uint32_t *stack;
+  size_t stack_len, stack_cap;
+  struct fz_addr_slot *addrs; /* address -> mid, to catch two ids at one address */
+  size_t addr_len, addr_cap;
+
+  /* result of the last walk */
+  size_t live_objs, live_bytes, live_young;
+} fz_model;
+
+/* --- modes ----------------------------------------------------------------- */
+
+typedef struct fz_mode {
+  const char *name;
+  const char *gc_spec;     /* applied on top of the defaults */
+  uint64_t default_ops;
+  uint32_t max_live_objs;  /* above this the mutator mostly drops things */
+  size_t max_live_bytes;
+  uint32_t check_every;    /* full heap/model check every N ops (also after every GC) */
+  size_t large_min, large_max;
+  /* weights (per 10000) of the mode-dependent operations */
+  unsigned w_large, w_scavenge, w_full, w_set_params;
+} fz_mode;
+
+/* --- the fuzzer ------------------------------------------------------------ */
+
+typedef struct fz_counters {
+  uint64_t scavenges, full_gcs;            /* seen by the observer */
+  uint64_t explicit_scavenges, explicit_fulls;
+  uint64_t checks, exact_checks, objects_checked, spot_checks;
+  uint64_t allocs, allocs_old, allocs_large, bytes_allocated;
+  uint64_t stores, old_young_stores;
+  size_t max_live_objs, max_live_bytes;
+  uint64_t sum_live_objs; /* over checks, for the mean */
+} fz_counters;
+
+typedef struct fuzz {
+  eph_heap *h;
+  const fz_mode *mode;
+  eph_gc_params params; /* as created */
+  const char *argv0;
+  const char *gc_extra; /* --gc, or NULL */
+  uint64_t check_every_opt; /* --check-every, or 0 */
+  uint64_t seed, nops, op;
+  bool verbose;
+  bool in_final; /* the closing checks after the last op */
+  fz_rng rng;
+  fz_model m;
+  eph_class_id cls[FZ_NKINDS];
+
+  /* the real roots, mirrored by m.roots */
+  eph_value locals[FZ_NLOCALS];
+  eph_value *globals; /* FZ_NGLOBALS, malloc'd so their addresses never change */
+
+  uint64_t gcs_seen;    /* collections reported by on_gc_end */
+  uint64_t gcs_checked; /* gcs_seen at the last full check */
+  bool observer_verify; /* run eph_heap_verify in on_gc_end (when params.verify is off) */
+  bool expect_exact;    /* the last thing that happened was a full GC */
+  bool pressure;        /* the live graph is over its bounds: drop things */
+  bool grow;            /* the live graph is under half its bounds: drop less */
+  const char *phase;    /* for the error handler's message */
+
+  fz_counters c;
+  uint64_t *op_counts; /* per row of the op table */
+} fuzz;
+
+/* main.c */
+_Noreturn void fz_fail(fuzz *fz, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void *fz_xrealloc(void *p, size_t n);
+
+/* model.c */
+void fz_model_init(fz_model *m);
+void fz_model_free(fz_model *m);
+/* A new record of this kind; pointer kinds get nslots = size / 8, all nil but slot 0. */
+uint32_t fz_model_new(fz_model *m, fz_kind kind, size_t size);
+/* Renders a model value / a heap value for messages. */
+const char *fz_describe_mval(fuzz *fz, fz_mval v, char *buf, size_t len);
+const char *fz_describe_value(eph_value v, char *buf, size_t len);
+/* The byte pattern of a byte object. */
+void fz_pattern_fill(uint8_t *p, size_t n, uint64_t id, uint32_t version);
+/* Index of the first byte that differs, or -1. */
+ptrdiff_t fz_pattern_check(const uint8_t *p, size_t n, uint64_t id, uint32_t version);
+/* Checks header (class, format, size, not forwarded) and the embedded id. */
+void fz_check_ident(fuzz *fz, uint32_t mid, eph_value a, const char *ctx);
+/* fz_check_ident plus every slot (refs: identity of the target) or the byte pattern. */
+void fz_check_object(fuzz *fz, uint32_t mid, eph_value a, const char *ctx);
+/*
+ * Walks the roots.  With heap: compares the heap with the model on the way
+ * (any difference fails).  Either way, forgets records no root reaches and
+ * leaves live_objs / live_bytes / live_young in m.
+ */
+void fz_walk(fuzz *fz, bool heap);
+/* The full check: eph_heap_verify, fz_walk(heap), the used-bytes bounds. */
+void fz_check(fuzz *fz, const char *why);
+
+/* ops.c */
+void fz_ops_init(fuzz *fz);
+size_t fz_op_count(void);
+const char *fz_op_name(size_t i);
+/* Runs one weighted random operation (op number fz->op). */
+void fz_op_step(fuzz *fz);
+
+#endif /* EPH_FUZZ_H */

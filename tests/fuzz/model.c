@@ -1,0 +1,379 @@
+/*
+ * tests/fuzz/model.c — the shadow model and the heap-vs-model walk.
+ *
+ * The model is the mutator's belief: for every object it ever allocated and
+ * can still reach, its id, kind, size and the expected content of every slot;
+ * for every root, the expected value.  fz_walk follows the model graph from
+ * the roots and, in parallel, the heap graph from the real roots, and fails
+ * on the first difference.  Records the walk does not reach are garbage and
+ * are forgotten (their ids are never reused).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+
+const struct fz_kind_info fz_kinds[FZ_NKINDS] = {
+    [FZ_NODE] = {"FuzzNode", EPH_FORMAT_POINTERS},  [FZ_PAIR] = {"FuzzPair", EPH_FORMAT_POINTERS},
+    [FZ_ARRAY] = {"FuzzArray", EPH_FORMAT_POINTERS}, [FZ_BYTES] = {"FuzzBytes", EPH_FORMAT_BYTES},
+    [FZ_STRING] = {"FuzzString", EPH_FORMAT_BYTES},
+};
+
+/* --- records ----------------------------------------------------------------- */
+
+void fz_model_init(fz_model *m) {
+  memset(m, 0, sizeof *m);
+  m->epoch = 1;
+  /* all roots nil (0), all globals unregistered until main registers them */
+}
+
+void fz_model_free(fz_model *m) {
+  for (uint32_t i = 0; i < m->nobjs; i++) free(m->objs[i].slots);
+  free(m->objs);
+  free(m->free_mids);
+  free(m->stack);
+  free(m->addrs);
+  memset(m, 0, sizeof *m);
+}
+
+uint32_t fz_model_new(fz_model *m, fz_kind kind, size_t size) {
+  uint32_t mid;
+  if (m->nfree) {
+    mid = m->free_mids[--m->nfree];
+  } else {
+    if (m->nobjs == m->cap) {
+      m->cap = m->cap ? m->cap * 2 : 1024;
+      m->objs = fz_xrealloc(m->objs, m->cap * sizeof *m->objs);
+    }
+    mid = m->nobjs++;
+  }
+  fz_obj *o = &m->objs[mid];
+  memset(o, 0, sizeof *o);
+  o->id = ++m->next_id;
+  o->kind = kind;
+  o->size = size;
+  if (!fz_kind_is_bytes(kind)) {
+    o->nslots = size / sizeof(eph_value);
+    if (o->nslots) {
+      o->slots = calloc(o->nslots, sizeof *o->slots); /* all nil */
+      if (!o->slots) fz_xrealloc(NULL, SIZE_MAX);
+      o->slots[0] = (fz_mval)eph_int((intptr_t)o->id);
+    }
+  }
+  m->records++;
+  return mid;
+}
+
+static void model_release(fz_model *m, uint32_t mid) {
+  fz_obj *o = &m->objs[mid];
+  free(o->slots);
+  memset(o, 0, sizeof *o);
+  if (m->nfree == m->free_cap) {
+    m->free_cap = m->free_cap ? m->free_cap * 2 : 1024;
+    m->free_mids = fz_xrealloc(m->free_mids, m->free_cap * sizeof *m->free_mids);
+  }
+  m->free_mids[m->nfree++] = mid;
+  m->records--;
+}
+
+/* --- byte pattern ------------------------------------------------------------ */
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9u;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBu;
+  x ^= x >> 31;
+  return x;
+}
+
+/* Word j of the payload: the id itself for j == 0, then a hash. */
+static uint64_t pattern_word(uint64_t id, uint32_t version, size_t j) {
+  if (j == 0) return id;
+  return mix64(id * 0x9E3779B97F4A7C15u + ((uint64_t)version << 40) + (uint64_t)j);
+}
+
+void fz_pattern_fill(uint8_t *p, size_t n, uint64_t id, uint32_t version) {
+  for (size_t j = 0; j * 8 < n; j++) {
+    uint64_t w = pattern_word(id, version, j);
+    size_t k = n - j * 8 < 8 ? n - j * 8 : 8;
+    for (size_t b = 0; b < k; b++) p[j * 8 + b] = (uint8_t)(w >> (8 * b));
+  }
+}
+
+ptrdiff_t fz_pattern_check(const uint8_t *p, size_t n, uint64_t id, uint32_t version) {
+  for (size_t j = 0; j * 8 < n; j++) {
+    uint64_t w = pattern_word(id, version, j);
+    size_t k = n - j * 8 < 8 ? n - j * 8 : 8;
+    for (size_t b = 0; b < k; b++)
+      if (p[j * 8 + b] != (uint8_t)(w >> (8 * b))) return (ptrdiff_t)(j * 8 + b);
+  }
+  return -1;
+}
+
+/* --- messages ---------------------------------------------------------------- */
+
+const char *fz_describe_value(eph_value v, char *buf, size_t len) {
+  if (v == EPH_NIL)
+    snprintf(buf, len, "nil");
+  else if (v == EPH_TRUE)
+    snprintf(buf, len, "true");
+  else if (v == EPH_FALSE)
+    snprintf(buf, len, "false");
+  else if (eph_is_int(v))
+    snprintf(buf, len, "int %" PRIdPTR, eph_int_value(v));
+  else if (eph_is_ptr(v))
+    snprintf(buf, len, "ptr %#" PRIxPTR, v);
+  else
+    snprintf(buf, len, "invalid word %#" PRIxPTR, v);
+  return buf;
+}
+
+const char *fz_describe_mval(fuzz *fz, fz_mval v, char *buf, size_t len) {
+  if (!fz_is_ref(v)) return fz_describe_value((eph_value)v, buf, len);
+  uint32_t mid = fz_ref_mid(v);
+  if (mid >= fz->m.nobjs || fz->m.objs[mid].id == 0) {
+    snprintf(buf, len, "ref to freed record %" PRIu32, mid);
+  } else {
+    const fz_obj *o = &fz->m.objs[mid];
+    snprintf(buf, len, "ref to id %" PRIu64 " (%s, %zu bytes)", o->id, fz_kinds[o->kind].name, o->size);
+  }
+  return buf;
+}
+
+static const char *describe_obj(fuzz *fz, uint32_t mid, char *buf, size_t len) {
+  const fz_obj *o = &fz->m.objs[mid];
+  snprintf(buf, len, "id %" PRIu64 " (%s, %zu bytes)", o->id, fz_kinds[o->kind].name, o->size);
+  return buf;
+}
+
+/* "local[3]", "global[1]" or "id 17 (FuzzNode, 24 bytes) slot 2". */
+static const char *describe_where(fuzz *fz, uint32_t parent, size_t slot, char *buf, size_t len) {
+  if (parent == FZ_NONE) {
+    if (slot < FZ_NLOCALS)
+      snprintf(buf, len, "local[%zu]", slot);
+    else
+      snprintf(buf, len, "global[%zu]", slot - FZ_NLOCALS);
+  } else {
+    char o[96];
+    snprintf(buf, len, "%s slot %zu", describe_obj(fz, parent, o, sizeof o), slot);
+  }
+  return buf;
+}
+
+/* --- object checks ------------------------------------------------------------ */
+
+void fz_check_ident(fuzz *fz, uint32_t mid, eph_value a, const char *ctx) {
+  const fz_obj *o = &fz->m.objs[mid];
+  char d[96];
+  if (!eph_is_ptr(a)) fz_fail(fz, "%s: %s is not a pointer: %#" PRIxPTR, ctx, describe_obj(fz, mid, d, sizeof d), a);
+  eph_header hdr = *eph_header_of(a);
+  if (hdr & EPH_HDR_FORWARDED)
+    fz_fail(fz, "%s: %s at %#" PRIxPTR " has a forwarded header %#" PRIx64 " outside a collection", ctx,
+            describe_obj(fz, mid, d, sizeof d), a, (uint64_t)hdr);
+  eph_format fmt = fz_kinds[o->kind].format;
+  if (eph_class_of(a) != fz->cls[o->kind] || eph_format_of(a) != fmt || eph_size_bytes(a) != o->size)
+    fz_fail(fz,
+            "%s: %s at %#" PRIxPTR " has header %#" PRIx64 " (class %" PRIu32 ", format %d, %zu bytes); expected class %" PRIu32
+            ", format %d",
+            ctx, describe_obj(fz, mid, d, sizeof d), a, (uint64_t)hdr, eph_class_of(a), (int)eph_format_of(a),
+            eph_size_bytes(a), fz->cls[o->kind], (int)fmt);
+  if (fmt == EPH_FORMAT_BYTES) {
+    if (o->size >= 8) {
+      uint64_t id;
+      memcpy(&id, eph_bytes(a), sizeof id);
+      if (id != o->id)
+        fz_fail(fz, "%s: byte object at %#" PRIxPTR " should be %s but carries id %" PRIu64 " (wrong object)", ctx, a,
+                describe_obj(fz, mid, d, sizeof d), id);
+    }
+  } else if (o->nslots) {
+    eph_value s0 = eph_slot(a, 0);
+    if (s0 != (eph_value)o->slots[0]) {
+      char v[64];
+      fz_fail(fz, "%s: object at %#" PRIxPTR " should be %s but its slot 0 holds %s (wrong object)", ctx, a,
+              describe_obj(fz, mid, d, sizeof d), fz_describe_value(s0, v, sizeof v));
+    }
+  }
+}
+
+static void check_bytes(fuzz *fz, uint32_t mid, eph_value a, const char *ctx) {
+  const fz_obj *o = &fz->m.objs[mid];
+  ptrdiff_t bad = fz_pattern_check(eph_bytes(a), o->size, o->id, o->version);
+  if (bad >= 0) {
+    char d[96];
+    fz_fail(fz, "%s: %s at %#" PRIxPTR ": payload byte %td is %#x, expected pattern v%" PRIu32, ctx,
+            describe_obj(fz, mid, d, sizeof d), a, bad, eph_bytes(a)[bad], o->version);
+  }
+}
+
+static void slot_mismatch(fuzz *fz, uint32_t parent, size_t slot, fz_mval exp, eph_value act, const char *ctx,
+                          const char *why) {
+  char w[160], e[96], f[64];
+  fz_fail(fz, "%s: %s: expected %s, found %s%s", ctx, describe_where(fz, parent, slot, w, sizeof w),
+          fz_describe_mval(fz, exp, e, sizeof e), fz_describe_value(act, f, sizeof f), why);
+}
+
+void fz_check_object(fuzz *fz, uint32_t mid, eph_value a, const char *ctx) {
+  fz_check_ident(fz, mid, a, ctx);
+  const fz_obj *o = &fz->m.objs[mid];
+  if (fz_kind_is_bytes(o->kind)) {
+    check_bytes(fz, mid, a, ctx);
+    return;
+  }
+  for (size_t k = 0; k < o->nslots; k++) {
+    fz_mval exp = o->slots[k];
+    eph_value act = eph_slot(a, k);
+    if (!fz_is_ref(exp)) {
+      if ((fz_mval)act != exp) slot_mismatch(fz, mid, k, exp, act, ctx, "");
+    } else {
+      if (!eph_is_ptr(act)) slot_mismatch(fz, mid, k, exp, act, ctx, "");
+      fz_check_ident(fz, fz_ref_mid(exp), act, ctx);
+    }
+  }
+  fz->c.spot_checks++;
+}
+
+/* --- the walk ------------------------------------------------------------------ */
+
+static size_t addr_hash(eph_value a) { return (size_t)((a >> 3) * 0x9E3779B97F4A7C15u >> 17); }
+
+static void addr_insert_raw(fz_model *m, eph_value a, uint32_t mid) {
+  size_t mask = m->addr_cap - 1;
+  size_t i = addr_hash(a) & mask;
+  while (m->addrs[i].epoch == m->epoch) i = (i + 1) & mask;
+  m->addrs[i].addr = a;
+  m->addrs[i].mid = mid;
+  m->addrs[i].epoch = m->epoch;
+}
+
+/* Records that the walk found model record mid at address a; fails if another record is there. */
+static void addr_insert(fuzz *fz, eph_value a, uint32_t mid) {
+  fz_model *m = &fz->m;
+  if ((m->addr_len + 1) * 2 > m->addr_cap) {
+    struct fz_addr_slot *old = m->addrs;
+    size_t old_cap = m->addr_cap;
+    m->addr_cap = old_cap ? old_cap * 2 : 4096;
+    m->addrs = calloc(m->addr_cap, sizeof *m->addrs);
+    if (!m->addrs) fz_xrealloc(NULL, SIZE_MAX);
+    for (size_t i = 0; i < old_cap; i++)
+      if (old[i].epoch == m->epoch) addr_insert_raw(m, old[i].addr, old[i].mid);
+    free(old);
+  }
+  size_t mask = m->addr_cap - 1;
+  for (size_t i = addr_hash(a) & mask; m->addrs[i].epoch == m->epoch; i = (i + 1) & mask) {
+    if (m->addrs[i].addr == a) {
+      char d1[96], d2[96];
+      fz_fail(fz, "walk: %s and %s are the same heap object at %#" PRIxPTR " (two objects merged, or a stale pointer)",
+              describe_obj(fz, m->addrs[i].mid, d1, sizeof d1), describe_obj(fz, mid, d2, sizeof d2), a);
+    }
+  }
+  addr_insert_raw(m, a, mid);
+  m->addr_len++;
+}
+
+static void visit(fuzz *fz, bool heap, fz_mval exp, eph_value act, uint32_t parent, size_t slot) {
+  fz_model *m = &fz->m;
+  if (!fz_is_ref(exp)) {
+    if (heap && (fz_mval)act != exp) slot_mismatch(fz, parent, slot, exp, act, "walk", "");
+    return;
+  }
+  uint32_t mid = fz_ref_mid(exp);
+  if (mid >= m->nobjs || m->objs[mid].id == 0) {
+    char w[160];
+    fz_fail(fz, "fuzzer bug: %s refers to freed model record %" PRIu32, describe_where(fz, parent, slot, w, sizeof w), mid);
+  }
+  fz_obj *o = &m->objs[mid];
+  if (heap && !eph_is_ptr(act)) slot_mismatch(fz, parent, slot, exp, act, "walk", "");
+  if (o->epoch == m->epoch) {
+    if (heap && o->addr != act) {
+      char w[160], d[96];
+      fz_fail(fz, "walk: %s points to %s at %#" PRIxPTR ", but another reference to it points to %#" PRIxPTR
+                  " (object duplicated, or a reference not updated)",
+              describe_where(fz, parent, slot, w, sizeof w), describe_obj(fz, mid, d, sizeof d), act, o->addr);
+    }
+    return;
+  }
+  o->epoch = m->epoch;
+  o->addr = heap ? act : 0;
+  if (heap) {
+    /* Identity first, so a wrong pointer is reported where it was found. */
+    char ctx[192], w[160];
+    if (!eph_is_ptr(act)) slot_mismatch(fz, parent, slot, exp, act, "walk", "");
+    snprintf(ctx, sizeof ctx, "walk (reached from %s)", describe_where(fz, parent, slot, w, sizeof w));
+    fz_check_ident(fz, mid, act, ctx);
+    addr_insert(fz, act, mid);
+  }
+  if (m->stack_len == m->stack_cap) {
+    m->stack_cap = m->stack_cap ? m->stack_cap * 2 : 1024;
+    m->stack = fz_xrealloc(m->stack, m->stack_cap * sizeof *m->stack);
+  }
+  m->stack[m->stack_len++] = mid;
+}
+
+static void scan(fuzz *fz, bool heap, uint32_t mid) {
+  fz_model *m = &fz->m;
+  const fz_obj *o = &m->objs[mid];
+  m->live_objs++;
+  m->live_bytes += fz_obj_bytes(o->size);
+  eph_value a = o->addr;
+  if (heap) {
+    fz->c.objects_checked++;
+    if (eph_is_young(fz->h, a)) m->live_young++;
+    if (fz_kind_is_bytes(o->kind)) check_bytes(fz, mid, a, "walk");
+  }
+  for (size_t k = 0; k < o->nslots; k++) visit(fz, heap, o->slots[k], heap ? eph_slot(a, k) : 0, mid, k);
+}
+
+void fz_walk(fuzz *fz, bool heap) {
+  fz_model *m = &fz->m;
+  m->epoch++;
+  m->stack_len = 0;
+  m->addr_len = 0;
+  m->live_objs = m->live_bytes = m->live_young = 0;
+  for (size_t r = 0; r < FZ_NROOTS; r++) {
+    eph_value act = r < FZ_NLOCALS ? fz->locals[r] : fz->globals[r - FZ_NLOCALS];
+    visit(fz, heap, m->roots[r], act, FZ_NONE, r);
+    while (m->stack_len) scan(fz, heap, m->stack[--m->stack_len]);
+  }
+  for (uint32_t mid = 0; mid < m->nobjs; mid++)
+    if (m->objs[mid].id && m->objs[mid].epoch != m->epoch) model_release(m, mid);
+  if (m->live_objs > fz->c.max_live_objs) fz->c.max_live_objs = m->live_objs;
+  if (m->live_bytes > fz->c.max_live_bytes) fz->c.max_live_bytes = m->live_bytes;
+  fz->pressure = m->live_objs > fz->mode->max_live_objs || m->live_bytes > fz->mode->max_live_bytes;
+  fz->grow = m->live_objs < fz->mode->max_live_objs / 2;
+}
+
+void fz_check(fuzz *fz, const char *why) {
+  eph_heap *h = fz->h;
+  const char *saved = fz->phase;
+  fz->phase = why;
+  if (eph_heap_verify(h) != EPH_OK) fz_fail(fz, "eph_heap_verify (%s): %s", why, eph_heap_error(h));
+  fz_walk(fz, true);
+  fz->c.checks++;
+  fz->c.sum_live_objs += fz->m.live_objs;
+
+  eph_heap_stats st;
+  eph_heap_stats_get(h, &st);
+  fz_model *m = &fz->m;
+  if (st.used < m->live_bytes)
+    fz_fail(fz, "%s: the heap says used=%" PRIu64 " bytes, but the %zu reachable objects occupy %zu", why, st.used,
+            m->live_objs, m->live_bytes);
+  if (fz->expect_exact) {
+    /* A full GC tenures every survivor and compacts: used == live, new space empty. */
+    fz->c.exact_checks++;
+    if (st.used != m->live_bytes)
+      fz_fail(fz,
+              "%s: after a full GC used=%" PRIu64 " bytes (old_used=%" PRIu64 "), but the %zu reachable objects occupy exactly %zu"
+              " (%+" PRId64 ")",
+              why, st.used, st.old_used, m->live_objs, m->live_bytes, (int64_t)(st.used - m->live_bytes));
+    if (m->live_young)
+      fz_fail(fz, "%s: after a full GC %zu reachable objects are still in new space", why, m->live_young);
+    if (st.remembered)
+      fz_fail(fz, "%s: after a full GC (no young objects) the remembered set holds %" PRIu64 " objects", why, st.remembered);
+    fz->expect_exact = false;
+  }
+  fz->gcs_checked = fz->gcs_seen;
+  fz->phase = saved;
+}

@@ -1,0 +1,630 @@
+/*
+ * tests/fuzz/ops.c — the mutator: a table of weighted random operations.
+ *
+ * Every operation changes the heap and the model together, so that between
+ * operations the model describes the heap exactly.  Rules every operation
+ * follows (the embedder's rules from heap.h):
+ *  - a heap address is used only until the next allocation; anything that
+ *    must survive an allocation sits in a root (EPH_LOCAL in a frame) and is
+ *    re-read from it;
+ *  - heap addresses come only from the roots, by walking (pick below), from
+ *    an allocation, or from a slot, never from a stale C variable;
+ *  - every store into a heap object goes through eph_store.
+ *
+ * To add an operation: write `static void op_x(fuzz *fz)` and add a row to
+ * fz_ops[] with its weight (per 10000) or a mode-dependent weight.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+
+/* --- helpers: randomness --------------------------------------------------------- */
+
+static uint64_t below(fuzz *fz, uint64_t n) { return fz_below(&fz->rng, n); }
+static bool chance(fuzz *fz, uint64_t num, uint64_t den) { return fz_chance(&fz->rng, num, den); }
+
+/* A random immediate: small ints, extremes, random 63-bit ints, nil, true, false. */
+static eph_value rand_immediate(fuzz *fz) {
+  switch (below(fz, 14)) {
+  case 0: return EPH_NIL;
+  case 1: return EPH_TRUE;
+  case 2: return EPH_FALSE;
+  case 3: return eph_int(EPH_INT_MIN);
+  case 4: return eph_int(EPH_INT_MAX);
+  case 5: return eph_int(0);
+  case 6: return eph_int(-1);
+  case 7: return eph_int((intptr_t)fz_next(&fz->rng) >> 1); /* anywhere in the 63-bit range */
+  case 8: return eph_int(EPH_INT_MIN + (intptr_t)below(fz, 4));
+  case 9: return eph_int(EPH_INT_MAX - (intptr_t)below(fz, 4));
+  default: return eph_int((intptr_t)below(fz, 2001) - 1000);
+  }
+}
+
+/* --- helpers: roots -------------------------------------------------------------- */
+
+static eph_value *root_cell(fuzz *fz, size_t r) { return r < FZ_NLOCALS ? &fz->locals[r] : &fz->globals[r - FZ_NLOCALS]; }
+
+static bool root_usable(fuzz *fz, size_t r) { return r < FZ_NLOCALS || fz->m.global_on[r - FZ_NLOCALS]; }
+
+static void root_set(fuzz *fz, size_t r, eph_value v, fz_mval mv) {
+  *root_cell(fz, r) = v;
+  fz->m.roots[r] = mv;
+}
+
+/* A random root that is a local or a registered global. */
+static size_t rand_root(fuzz *fz) {
+  for (;;) {
+    size_t r = below(fz, 4) ? below(fz, FZ_NLOCALS) : FZ_NLOCALS + below(fz, FZ_NGLOBALS);
+    if (root_usable(fz, r)) return r;
+  }
+}
+
+/* A root to overwrite: while the graph should grow, preferably one not holding a reference. */
+static size_t rand_root_to_overwrite(fuzz *fz) {
+  size_t r = rand_root(fz);
+  for (int i = 0; i < 4 && fz->grow && fz_is_ref(fz->m.roots[r]); i++) r = rand_root(fz);
+  return r;
+}
+
+/* --- helpers: picking reachable objects ------------------------------------------ */
+
+enum {
+  PK_ANY = 0,
+  PK_SLOTS2 = 1, /* a pointer object with at least 2 slots (slot 0 is the id) */
+  PK_BYTES = 2,  /* a byte object */
+  PK_OLD = 4,    /* not in new space */
+  PK_SLOTS1 = 8, /* a pointer object with at least 1 slot */
+};
+
+typedef struct fz_target {
+  uint32_t mid;
+  eph_value addr; /* valid until the next allocation */
+} fz_target;
+
+static bool pick_matches(fuzz *fz, uint32_t mid, eph_value a, unsigned flags) {
+  const fz_obj *o = &fz->m.objs[mid];
+  if ((flags & PK_SLOTS2) && o->nslots < 2) return false;
+  if ((flags & PK_SLOTS1) && o->nslots < 1) return false;
+  if ((flags & PK_BYTES) && !fz_kind_is_bytes(o->kind)) return false;
+  if ((flags & PK_OLD) && eph_is_young(fz->h, a)) return false;
+  return true;
+}
+
+/*
+ * A random reachable object matching flags: start at a random root holding a
+ * reference, then follow random reference slots a few steps, in the model and
+ * the heap together (checking identity on the way).  Decisions depend only on
+ * the model and on young/old, never on addresses, so seeds replay.
+ */
+static bool pick(fuzz *fz, unsigned flags, fz_target *t) {
+  size_t roots[FZ_NROOTS], n = 0;
+  for (size_t r = 0; r < FZ_NROOTS; r++)
+    if (fz_is_ref(fz->m.roots[r])) roots[n++] = r;
+  if (!n) return false;
+  for (int attempt = 0; attempt < 12; attempt++) {
+    size_t r = roots[below(fz, n)];
+    uint32_t mid = fz_ref_mid(fz->m.roots[r]);
+    eph_value a = *root_cell(fz, r);
+    fz_check_ident(fz, mid, a, "pick");
+    bool found = false;
+    if (pick_matches(fz, mid, a, flags)) {
+      t->mid = mid;
+      t->addr = a;
+      found = true;
+    }
+    unsigned depth = (unsigned)below(fz, 10);
+    for (unsigned d = 0; d < depth; d++) {
+      const fz_obj *o = &fz->m.objs[mid];
+      if (o->nslots < 2) break;
+      size_t k = 1 + below(fz, o->nslots - 1);
+      if (!fz_is_ref(o->slots[k])) k = 1 + below(fz, o->nslots - 1); /* one more try */
+      if (!fz_is_ref(o->slots[k])) break;
+      uint32_t next = fz_ref_mid(o->slots[k]);
+      eph_value na = eph_slot(a, k);
+      fz_check_ident(fz, next, na, "pick");
+      mid = next;
+      a = na;
+      if (pick_matches(fz, mid, a, flags) && (!found || chance(fz, 2, 3))) {
+        t->mid = mid;
+        t->addr = a;
+        found = true;
+      }
+    }
+    if (found) return true;
+  }
+  return false;
+}
+
+/* A random value: an immediate, or a reference to a reachable object. */
+static eph_value rand_value(fuzz *fz, fz_mval *mv) {
+  fz_target t;
+  if (chance(fz, 3, 5) && pick(fz, PK_ANY, &t)) {
+    *mv = fz_ref(t.mid);
+    return t.addr;
+  }
+  eph_value v = rand_immediate(fz);
+  *mv = (fz_mval)v;
+  return v;
+}
+
+/* Stores v (model mv) into slot k of target, heap and model. */
+static void store(fuzz *fz, fz_target *t, size_t k, eph_value v, fz_mval mv) {
+  if (eph_is_young(fz->h, v) && !eph_is_young(fz->h, t->addr)) fz->c.old_young_stores++;
+  eph_store(fz->h, t->addr, k, v);
+  fz->m.objs[t->mid].slots[k] = mv;
+  fz->c.stores++;
+}
+
+/* A random slot (>= 1) of t to overwrite; while the graph should grow, preferably not a reference. */
+static size_t slot_to_overwrite(fuzz *fz, const fz_target *t) {
+  size_t n = fz->m.objs[t->mid].nslots;
+  size_t k = 1 + below(fz, n - 1);
+  for (int i = 0; i < 3 && fz->grow && fz_is_ref(fz->m.objs[t->mid].slots[k]); i++) k = 1 + below(fz, n - 1);
+  return k;
+}
+
+/*
+ * Stores a new reference v (model mv) into slot k of t.  While the graph
+ * should grow and the slot holds a reference, v (if it has room) takes the
+ * displaced reference over, like a list insertion; if it cannot, returns
+ * false (most of the time) without storing.
+ */
+static bool store_growing(fuzz *fz, fz_target *t, size_t k, eph_value v, fz_mval mv) {
+  fz_mval old = fz->m.objs[t->mid].slots[k];
+  if (fz->grow && fz_is_ref(old) && fz_is_ref(mv)) {
+    uint32_t vmid = fz_ref_mid(mv);
+    if (fz->m.objs[vmid].nslots >= 2) {
+      fz_target nv = {vmid, v};
+      store(fz, &nv, 1 + below(fz, fz->m.objs[vmid].nslots - 1), eph_slot(t->addr, k), old);
+    } else if (chance(fz, 3, 4)) {
+      return false;
+    }
+  }
+  store(fz, t, k, v, mv);
+  return true;
+}
+
+/*
+ * Makes a fresh object (v, model mv) reachable: into a slot of a reachable
+ * object, or into a root.  No allocation happens here, so v stays valid.
+ */
+static void place(fuzz *fz, eph_value v, fz_mval mv) {
+  fz_target t;
+  if (chance(fz, 3, 4) && pick(fz, PK_SLOTS2, &t) && store_growing(fz, &t, slot_to_overwrite(fz, &t), v, mv)) return;
+  root_set(fz, rand_root_to_overwrite(fz), v, mv);
+}
+
+/* --- helpers: allocation --------------------------------------------------------- */
+
+/*
+ * Allocates an object of kind with n slots or n bytes (young, or pretenured
+ * when old), checks it is fresh, gives it a model record and stamps its id
+ * (and byte pattern).  The result is valid until the next allocation.
+ */
+static eph_value new_object(fuzz *fz, fz_kind kind, size_t n, bool old, uint32_t *mid_out) {
+  eph_heap *h = fz->h;
+  eph_class_id cls = fz->cls[kind];
+  bool bytes = fz_kind_is_bytes(kind);
+  eph_value o;
+  if (bytes)
+    o = old ? eph_alloc_bytes_old(h, cls, n) : eph_alloc_bytes(h, cls, n);
+  else
+    o = old ? eph_alloc_old(h, cls, n) : eph_alloc(h, cls, n);
+  size_t size = bytes ? n : n * sizeof(eph_value);
+  const char *how = old ? (bytes ? "eph_alloc_bytes_old" : "eph_alloc_old") : (bytes ? "eph_alloc_bytes" : "eph_alloc");
+  if (o == EPH_NIL) fz_fail(fz, "%s(%s, %zu) returned nil: %s", how, fz_kinds[kind].name, n, eph_heap_error(h));
+  if (!eph_is_ptr(o)) fz_fail(fz, "%s(%s, %zu) returned a non-pointer %#" PRIxPTR, how, fz_kinds[kind].name, n, o);
+  eph_header hdr = *eph_header_of(o);
+  if (eph_class_of(o) != cls || eph_format_of(o) != fz_kinds[kind].format || eph_size_bytes(o) != size ||
+      (hdr & (EPH_HDR_FORWARDED | EPH_HDR_REMEMBERED | EPH_HDR_AGE_MASK)))
+    fz_fail(fz, "%s(%s, %zu): fresh object has header %#" PRIx64 " (expected class %" PRIu32 ", %zu bytes, age 0, flags clear)",
+            how, fz_kinds[kind].name, n, (uint64_t)hdr, cls, size);
+  if (old && eph_is_young(h, o)) fz_fail(fz, "%s(%s, %zu) returned a young object", how, fz_kinds[kind].name, n);
+  if (bytes) {
+    const uint8_t *p = eph_bytes(o);
+    for (size_t i = 0; i < n; i++)
+      if (p[i]) fz_fail(fz, "%s(%s, %zu): fresh byte %zu is %#x, not zero", how, fz_kinds[kind].name, n, i, p[i]);
+  } else {
+    for (size_t i = 0; i < n; i++)
+      if (eph_slot(o, i) != EPH_NIL)
+        fz_fail(fz, "%s(%s, %zu): fresh slot %zu is %#" PRIxPTR ", not nil", how, fz_kinds[kind].name, n, i, eph_slot(o, i));
+  }
+
+  uint32_t mid = fz_model_new(&fz->m, kind, size);
+  uint64_t id = fz->m.objs[mid].id;
+  if (bytes)
+    fz_pattern_fill(eph_bytes(o), n, id, 0);
+  else if (n)
+    eph_store(h, o, 0, eph_int((intptr_t)id));
+  fz->c.allocs++;
+  if (old) fz->c.allocs_old++;
+  fz->c.bytes_allocated += fz_obj_bytes(size);
+  *mid_out = mid;
+  return o;
+}
+
+/* Fills slots [from, n) of a fresh pointer object: each with probability fill/4. */
+static void fill_slots(fuzz *fz, eph_value o, uint32_t mid, size_t from, unsigned fill) {
+  size_t n = fz->m.objs[mid].nslots;
+  fz_target t = {mid, o};
+  for (size_t k = from; k < n; k++) {
+    if (below(fz, 4) >= fill) continue;
+    fz_mval mv;
+    eph_value v;
+    if (chance(fz, 1, 20)) {
+      v = o; /* self-reference */
+      mv = fz_ref(mid);
+    } else {
+      v = rand_value(fz, &mv);
+    }
+    store(fz, &t, k, v, mv);
+  }
+}
+
+static fz_kind rand_pointer_kind(fuzz *fz) { return (fz_kind)below(fz, 3); } /* NODE, PAIR, ARRAY */
+
+static size_t rand_slot_count(fuzz *fz, fz_kind kind) {
+  switch (kind) {
+  case FZ_NODE: return 1 + below(fz, 4);
+  case FZ_PAIR: return 3;
+  default: return below(fz, 16) == 0 ? below(fz, 1000) : below(fz, 33); /* ARRAY, may be 0 */
+  }
+}
+
+static size_t rand_byte_count(fuzz *fz) { return below(fz, 8) == 0 ? below(fz, 8) : below(fz, 301); }
+
+/* --- operations ------------------------------------------------------------------ */
+
+static void op_alloc_pointers(fuzz *fz) {
+  fz_kind kind = rand_pointer_kind(fz);
+  uint32_t mid;
+  eph_value o = new_object(fz, kind, rand_slot_count(fz, kind), false, &mid);
+  fill_slots(fz, o, mid, 1, (unsigned)below(fz, 5));
+  place(fz, o, fz_ref(mid));
+}
+
+static void op_alloc_bytes(fuzz *fz) {
+  uint32_t mid;
+  eph_value o = new_object(fz, chance(fz, 1, 2) ? FZ_BYTES : FZ_STRING, rand_byte_count(fz), false, &mid);
+  place(fz, o, fz_ref(mid));
+}
+
+/* Pretenured: eph_alloc_old / eph_alloc_bytes_old; pointer ones get (often young) references at once. */
+static void op_alloc_old(fuzz *fz) {
+  uint32_t mid;
+  eph_value o;
+  if (chance(fz, 1, 3)) {
+    o = new_object(fz, chance(fz, 1, 2) ? FZ_BYTES : FZ_STRING, rand_byte_count(fz), true, &mid);
+  } else {
+    fz_kind kind = rand_pointer_kind(fz);
+    o = new_object(fz, kind, rand_slot_count(fz, kind), true, &mid);
+    fill_slots(fz, o, mid, 1, 2 + (unsigned)below(fz, 3));
+  }
+  place(fz, o, fz_ref(mid));
+}
+
+/* Large: payload in [large_min, large_max), through the young or the pretenured path. */
+static void op_alloc_large(fuzz *fz) {
+  const fz_mode *md = fz->mode;
+  size_t bytes = md->large_min + below(fz, md->large_max - md->large_min);
+  bool old = chance(fz, 1, 3);
+  uint32_t mid;
+  eph_value o;
+  if (chance(fz, 1, 2)) {
+    o = new_object(fz, FZ_BYTES, bytes, old, &mid);
+  } else {
+    o = new_object(fz, FZ_ARRAY, bytes / sizeof(eph_value), old, &mid);
+    /* a few references, near both ends and in the middle */
+    fz_target t = {mid, o};
+    size_t n = fz->m.objs[mid].nslots;
+    for (int i = 0; i < 24; i++) {
+      size_t k = i < 8 ? 1 + (size_t)i : i < 16 ? n - 1 - (size_t)(i - 8) : 1 + below(fz, n - 1);
+      fz_mval mv;
+      eph_value v = rand_value(fz, &mv);
+      store(fz, &t, k, v, mv);
+    }
+  }
+  fz->c.allocs_large++;
+  place(fz, o, fz_ref(mid));
+}
+
+static void op_store(fuzz *fz) {
+  fz_target t;
+  if (!pick(fz, PK_SLOTS2, &t)) return;
+  size_t k = slot_to_overwrite(fz, &t);
+  if (fz->grow && fz_is_ref(fz->m.objs[t.mid].slots[k]) && chance(fz, 3, 4)) return; /* rather not cut */
+  fz_mval mv;
+  eph_value v = rand_value(fz, &mv);
+  store(fz, &t, k, v, mv);
+}
+
+/* A fresh young object stored into an old one: the write barrier's main case. */
+static void op_store_young_into_old(fuzz *fz) {
+  eph_heap *h = fz->h;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, tmp);
+  uint32_t mid;
+  if (chance(fz, 1, 4)) {
+    tmp = new_object(fz, FZ_STRING, rand_byte_count(fz), false, &mid);
+  } else {
+    tmp = new_object(fz, FZ_NODE, 1 + below(fz, 4), false, &mid);
+    fill_slots(fz, tmp, mid, 1, 2);
+  }
+  fz_target t;
+  if (!pick(fz, PK_SLOTS2 | PK_OLD, &t) || !store_growing(fz, &t, slot_to_overwrite(fz, &t), tmp, fz_ref(mid)))
+    place(fz, tmp, fz_ref(mid));
+  EPH_UNFRAME(h);
+}
+
+static void op_drop_root(fuzz *fz) {
+  size_t r = rand_root(fz);
+  eph_value v = chance(fz, 1, 4) ? rand_immediate(fz) : EPH_NIL;
+  root_set(fz, r, v, (fz_mval)v);
+}
+
+static void op_move_root(fuzz *fz) {
+  size_t a = rand_root(fz), b = rand_root_to_overwrite(fz);
+  eph_value va = *root_cell(fz, a);
+  fz_mval ma = fz->m.roots[a];
+  if (chance(fz, 1, 2)) { /* swap */
+    root_set(fz, a, *root_cell(fz, b), fz->m.roots[b]);
+  }
+  root_set(fz, b, va, ma);
+}
+
+/* A root takes the value of a slot somewhere in the graph (deep objects become shallow). */
+static void op_root_from_slot(fuzz *fz) {
+  fz_target t;
+  if (!pick(fz, PK_SLOTS2, &t)) return;
+  size_t k = 1 + below(fz, fz->m.objs[t.mid].nslots - 1);
+  root_set(fz, rand_root_to_overwrite(fz), eph_slot(t.addr, k), fz->m.objs[t.mid].slots[k]);
+}
+
+/* Cuts references: one slot, or every slot of an object. */
+static void op_cut(fuzz *fz) {
+  fz_target t;
+  if (!pick(fz, PK_SLOTS2, &t)) return;
+  size_t n = fz->m.objs[t.mid].nslots;
+  if (chance(fz, 1, 3)) {
+    for (size_t k = 1; k < n; k++) store(fz, &t, k, EPH_NIL, (fz_mval)EPH_NIL);
+  } else {
+    store(fz, &t, 1 + below(fz, n - 1), EPH_NIL, (fz_mval)EPH_NIL);
+  }
+}
+
+/* A linked list (slot 1 = next, slot 2 = a random value), sometimes closed into a cycle. */
+static void op_chain(fuzz *fz) {
+  eph_heap *h = fz->h;
+  size_t len = chance(fz, 1, 16) ? 64 + below(fz, 400) : 2 + below(fz, 30);
+  if (fz->pressure) len = 2 + below(fz, 8);
+  bool cycle = chance(fz, 1, 3);
+  bool old = chance(fz, 1, 8);
+  EPH_FRAME(h);
+  EPH_LOCAL(h, head);
+  EPH_LOCAL(h, prev);
+  uint32_t head_mid = FZ_NONE, prev_mid = FZ_NONE;
+  for (size_t i = 0; i < len; i++) {
+    uint32_t mid;
+    eph_value o = new_object(fz, FZ_NODE, 3, old && chance(fz, 1, 2), &mid);
+    fz_target t = {mid, o};
+    fz_mval mv;
+    eph_value v = rand_value(fz, &mv);
+    store(fz, &t, 2, v, mv);
+    if (prev_mid == FZ_NONE) {
+      head = o;
+      head_mid = mid;
+    } else {
+      fz_target p = {prev_mid, prev};
+      store(fz, &p, 1, o, fz_ref(mid));
+    }
+    prev = o;
+    prev_mid = mid;
+  }
+  if (cycle) {
+    fz_target p = {prev_mid, prev};
+    store(fz, &p, 1, head, fz_ref(head_mid));
+  }
+  place(fz, head, fz_ref(head_mid));
+  EPH_UNFRAME(h);
+}
+
+/* A binary tree built recursively, one frame per level; sometimes a DAG (left == right). */
+static eph_value build_tree(fuzz *fz, unsigned depth, uint32_t *mid_out) {
+  eph_heap *h = fz->h;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, left);
+  EPH_LOCAL(h, right);
+  uint32_t lm = FZ_NONE, rm = FZ_NONE;
+  if (depth > 0) {
+    left = build_tree(fz, depth - 1, &lm);
+    if (chance(fz, 1, 6)) {
+      right = left;
+      rm = lm;
+    } else if (chance(fz, 5, 6)) {
+      right = build_tree(fz, depth - 1, &rm);
+    }
+  }
+  uint32_t mid;
+  eph_value node = new_object(fz, FZ_PAIR, 3, false, &mid);
+  fz_target t = {mid, node};
+  if (lm != FZ_NONE) store(fz, &t, 1, left, fz_ref(lm));
+  if (rm != FZ_NONE) store(fz, &t, 2, right, fz_ref(rm));
+  *mid_out = mid;
+  EPH_RETURN(h, node);
+}
+
+static void op_tree(fuzz *fz) {
+  uint32_t mid;
+  unsigned depth = fz->pressure ? 1 : 1 + (unsigned)below(fz, 6);
+  eph_value root = build_tree(fz, depth, &mid);
+  place(fz, root, fz_ref(mid));
+}
+
+static void op_rewrite_bytes(fuzz *fz) {
+  fz_target t;
+  if (!pick(fz, PK_BYTES, &t)) return;
+  fz_obj *o = &fz->m.objs[t.mid];
+  o->version++;
+  fz_pattern_fill(eph_bytes(t.addr), o->size, o->id, o->version);
+}
+
+static void op_spot_check(fuzz *fz) {
+  fz_target t;
+  if (pick(fz, PK_ANY, &t)) fz_check_object(fz, t.mid, t.addr, "read-back");
+}
+
+/* Unregisters a global root (it becomes nil), or registers it with a new value. */
+static void op_global_toggle(fuzz *fz) {
+  size_t g = below(fz, FZ_NGLOBALS);
+  eph_value *cell = &fz->globals[g];
+  if (fz->m.global_on[g]) {
+    eph_global_root_remove(fz->h, cell);
+    fz->m.global_on[g] = false;
+    *cell = EPH_NIL;
+    fz->m.roots[FZ_NLOCALS + g] = (fz_mval)EPH_NIL;
+  } else {
+    fz_mval mv;
+    eph_value v = rand_value(fz, &mv);
+    *cell = v;
+    eph_status s = eph_global_root_add(fz->h, cell);
+    if (s != EPH_OK) fz_fail(fz, "eph_global_root_add: %s", eph_status_name(s));
+    fz->m.global_on[g] = true;
+    fz->m.roots[FZ_NLOCALS + g] = mv;
+  }
+}
+
+/*
+ * The same variable registered twice (a local pushed again in a nested frame,
+ * a registered global also on the shadow stack), then a collection.
+ */
+static void op_duplicate_roots(fuzz *fz) {
+  eph_heap *h = fz->h;
+  EPH_FRAME(h);
+  eph_root_push(h, &fz->locals[below(fz, FZ_NLOCALS)]);
+  eph_root_push(h, &fz->locals[below(fz, FZ_NLOCALS)]);
+  size_t g = below(fz, FZ_NGLOBALS);
+  if (fz->m.global_on[g]) eph_root_push(h, &fz->globals[g]);
+  switch (below(fz, 3)) {
+  case 0:
+    if (eph_collect(h, EPH_GC_SCAVENGE) != EPH_OK) fz_fail(fz, "eph_collect(scavenge): %s", eph_heap_error(h));
+    break;
+  case 1:
+    if (eph_collect(h, EPH_GC_FULL) != EPH_OK) fz_fail(fz, "eph_collect(full): %s", eph_heap_error(h));
+    fz->expect_exact = true;
+    break;
+  default:
+    for (int i = 0; i < 4; i++) op_alloc_pointers(fz);
+    break;
+  }
+  EPH_UNFRAME(h);
+}
+
+static void op_collect_scavenge(fuzz *fz) {
+  eph_status s = eph_collect(fz->h, EPH_GC_SCAVENGE);
+  if (s != EPH_OK) fz_fail(fz, "eph_collect(scavenge) = %s: %s", eph_status_name(s), eph_heap_error(fz->h));
+  fz->c.explicit_scavenges++;
+}
+
+static void op_collect_full(fuzz *fz) {
+  eph_status s = eph_collect(fz->h, EPH_GC_FULL);
+  if (s != EPH_OK) fz_fail(fz, "eph_collect(full) = %s: %s", eph_status_name(s), eph_heap_error(fz->h));
+  fz->c.explicit_fulls++;
+  fz->expect_exact = true; /* checked right after this op */
+}
+
+/* Changes eden size and tenure age on the live heap (eph_heap_set_params). */
+static void op_set_params(fuzz *fz) {
+  eph_gc_params p = *eph_heap_params(fz->h);
+  size_t base = fz->params.eden_bytes;
+  switch (below(fz, 3)) {
+  case 0: p.eden_bytes = base; break;
+  case 1: p.eden_bytes = base * 2; break;
+  default: p.eden_bytes = base / 2; break;
+  }
+  p.tenure_age = 1 + below(fz, 5);
+  if (eph_gc_params_check(&p, NULL) != EPH_OK) return; /* e.g. eden too small: not this op's business */
+  eph_status s = eph_heap_set_params(fz->h, &p);
+  if (s != EPH_OK) fz_fail(fz, "eph_heap_set_params(eden=%zu, tenure=%lu) = %s: %s", p.eden_bytes, p.tenure_age,
+                           eph_status_name(s), eph_heap_error(fz->h));
+}
+
+/* --- the table -------------------------------------------------------------------- */
+
+typedef enum fz_weight_kind { W_FIXED, W_LARGE, W_SCAVENGE, W_FULL, W_SET_PARAMS } fz_weight_kind;
+
+typedef struct fz_op {
+  const char *name;
+  void (*fn)(fuzz *fz);
+  unsigned weight; /* per 10000, for W_FIXED */
+  fz_weight_kind wkind;
+  bool drops; /* shrinks the graph: preferred under pressure */
+} fz_op;
+
+static const fz_op fz_ops[] = {
+    {"alloc_pointers", op_alloc_pointers, 1800, W_FIXED, false},
+    {"alloc_bytes", op_alloc_bytes, 900, W_FIXED, false},
+    {"alloc_old", op_alloc_old, 250, W_FIXED, false},
+    {"alloc_large", op_alloc_large, 0, W_LARGE, false},
+    {"store", op_store, 2300, W_FIXED, false},
+    {"store_young_into_old", op_store_young_into_old, 400, W_FIXED, false},
+    {"drop_root", op_drop_root, 250, W_FIXED, true},
+    {"move_root", op_move_root, 400, W_FIXED, false},
+    {"root_from_slot", op_root_from_slot, 400, W_FIXED, false},
+    {"cut", op_cut, 200, W_FIXED, true},
+    {"chain", op_chain, 120, W_FIXED, false},
+    {"tree", op_tree, 50, W_FIXED, false},
+    {"rewrite_bytes", op_rewrite_bytes, 200, W_FIXED, false},
+    {"spot_check", op_spot_check, 400, W_FIXED, false},
+    {"global_toggle", op_global_toggle, 40, W_FIXED, false},
+    {"duplicate_roots", op_duplicate_roots, 10, W_FIXED, false},
+    {"collect_scavenge", op_collect_scavenge, 0, W_SCAVENGE, false},
+    {"collect_full", op_collect_full, 0, W_FULL, false},
+    {"set_params", op_set_params, 0, W_SET_PARAMS, false},
+};
+#define FZ_NOPS (sizeof fz_ops / sizeof fz_ops[0])
+
+static unsigned op_weight(const fuzz *fz, const fz_op *op) {
+  switch (op->wkind) {
+  case W_LARGE: return fz->mode->w_large;
+  case W_SCAVENGE: return fz->mode->w_scavenge;
+  case W_FULL: return fz->mode->w_full;
+  case W_SET_PARAMS: return fz->mode->w_set_params;
+  default: return op->weight;
+  }
+}
+
+static unsigned total_weight;
+
+void fz_ops_init(fuzz *fz) {
+  total_weight = 0;
+  for (size_t i = 0; i < FZ_NOPS; i++) total_weight += op_weight(fz, &fz_ops[i]);
+  fz->op_counts = calloc(FZ_NOPS, sizeof *fz->op_counts);
+  if (!fz->op_counts) fz_xrealloc(NULL, SIZE_MAX);
+}
+
+size_t fz_op_count(void) { return FZ_NOPS; }
+const char *fz_op_name(size_t i) { return fz_ops[i].name; }
+
+void fz_op_step(fuzz *fz) {
+  size_t i;
+  if (fz->pressure && chance(fz, 1, 2)) {
+    /* Over the bounds: shrink the graph (the next check recomputes pressure). */
+    do i = below(fz, FZ_NOPS);
+    while (!fz_ops[i].drops);
+  } else {
+    do {
+      unsigned w = (unsigned)below(fz, total_weight);
+      for (i = 0; i < FZ_NOPS; i++) {
+        unsigned wi = op_weight(fz, &fz_ops[i]);
+        if (w < wi) break;
+        w -= wi;
+      }
+    } while (fz->grow && fz_ops[i].drops && chance(fz, 3, 4)); /* small graph: drop less */
+  }
+  if (fz->verbose) fprintf(stderr, "op %" PRIu64 ": %s\n", fz->op, fz_ops[i].name);
+  fz->op_counts[i]++;
+  fz_ops[i].fn(fz);
+}
