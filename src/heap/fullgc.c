@@ -20,6 +20,19 @@
 
 #include "heap_internal.h"
 
+/* Baseline x86-64 has no POPCNT, and __builtin_popcountll then calls a
+ * table-driven libgcc routine; this inline SWAR count is faster there. */
+static inline size_t popcount64(uint64_t x) {
+#if defined(__POPCNT__)
+  return (size_t)__builtin_popcountll(x);
+#else
+  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+  x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
+  return (size_t)((x * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
+
 static inline size_t word_index(const eph_heap *h, eph_value obj) {
   return (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD;
 }
@@ -32,7 +45,7 @@ eph_value eph_full_forward(const eph_heap *h, eph_value obj) {
   size_t w = word_index(h, obj);
   size_t chunk = w >> 6;
   uint64_t below = h->mark_bits[chunk] & ((UINT64_C(1) << (w & 63)) - 1);
-  size_t live = h->chunk_live_before[chunk] + (size_t)__builtin_popcountll(below);
+  size_t live = h->chunk_live_before[chunk] + popcount64(below);
   return (eph_value)(h->old_base + live * EPH_WORD);
 }
 
@@ -162,7 +175,7 @@ static size_t compute_forwarding(eph_heap *h, size_t nwords) {
   size_t live = 0;
   for (size_t c = 0; c < nchunks; c++) {
     h->chunk_live_before[c] = live;
-    live += (size_t)__builtin_popcountll(h->mark_bits[c]);
+    live += popcount64(h->mark_bits[c]);
   }
   h->chunk_live_before[nchunks] = live;
   return live;
