@@ -75,12 +75,19 @@ const char *eph_status_name(eph_status s);
   X(shrink, shrink_threshold, SIZE, 32u << 20, "free old space above this goes back to the OS")     \
   X(ratio, gc_ratio, RATIO, 0.33, "full GC when old space grew by this fraction since the last")    \
   X(tenure, tenure_age, COUNT, 3, "scavenges an object survives before it is tenured (1..15)")      \
-  X(max, max_heap, SIZE, 0, "maximum heap (new + old space), 0 = unlimited")                        \
+  X(max, max_heap, SIZE, 0, "maximum heap (new + old space), 0 = unlimited; see eph_gc_params")      \
   X(stress, stress, COUNT, 0, "1 = scavenge before every allocation")                                \
   X(stress_full, stress_full_every, COUNT, 0, "full GC every N allocations (0 = never)")             \
   X(verify, verify, COUNT, 0, "1 = run the heap verifier after every collection")                    \
   X(events, record_events, COUNT, 1, "1 = keep a per-collection event log (pauses)")
 
+/*
+ * max_heap: allocation fails with EPH_ERR_HEAP_EXHAUSTED rather than grow
+ * old space past max_heap minus new space.  A collection cannot stop half
+ * way, so promotion may borrow up to one new-space size beyond it; the heap
+ * is then "over its maximum" until a full GC brings it back: allocations
+ * meanwhile run a full GC first and fail if it does not.
+ */
 typedef struct eph_gc_params {
   size_t eden_bytes;
   size_t growth_headroom;
@@ -141,10 +148,17 @@ eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p);
 /* Message of the last error on this heap ("" if none). */
 const char *eph_heap_error(const eph_heap *h);
 
+/* Status of the last error on this heap (EPH_OK if none). */
+eph_status eph_heap_status(const eph_heap *h);
+
 /*
- * Called on heap exhaustion, out-of-memory and verifier failures, before the
- * failing call returns.  The default handler prints the message to stderr;
- * on EPH_ERR_CORRUPT the heap then aborts, since continuing would be unsafe.
+ * The error handler is called, before the failing call returns, for heap
+ * exhaustion (EPH_ERR_HEAP_EXHAUSTED), objects too large (EPH_ERR_TOO_LARGE),
+ * memory the OS refuses (EPH_ERR_NOMEM) and a failed verification after a
+ * collection in verify mode (EPH_ERR_CORRUPT; the heap aborts after the
+ * handler returns, since continuing would be unsafe).  Argument errors
+ * (EPH_ERR_INVALID) and an explicit eph_heap_verify only set the error.
+ * The default handler prints the message to stderr.
  */
 typedef void (*eph_error_fn)(void *data, eph_heap *h, eph_status status, const char *message);
 void eph_heap_set_error_handler(eph_heap *h, eph_error_fn fn, void *data);
@@ -195,8 +209,19 @@ static inline bool eph_is_young(const eph_heap *h, eph_value v) {
   return (v & 7) == 0 && v - f->young_lo < f->young_size;
 }
 
+/*
+ * Passing a class of another format than the allocator's is a programming
+ * error: builds with EPH_CHECKED defined (the sanitizer build) check it on
+ * every allocation; otherwise the slow path rejects it (EPH_NIL with
+ * EPH_ERR_INVALID) and the verifier reports objects made by the fast path.
+ */
+eph_format eph__class_format_checked(eph_heap *h, eph_class_id cls);
+
 static inline eph_value eph__alloc(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload) {
   struct eph_heap_fast *f = eph__fast(h);
+#ifdef EPH_CHECKED
+  if (eph__class_format_checked(h, cls) != fmt) return eph_alloc_slow(h, cls, fmt, payload, false);
+#endif
   size_t total = sizeof(eph_header) + ((payload + 7u) & ~(size_t)7u);
   if (EPH_LIKELY(payload < f->large_object_bytes && (size_t)(f->alloc_limit - f->alloc_top) >= total)) {
     char *p = f->alloc_top;

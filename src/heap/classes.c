@@ -62,3 +62,5 @@ eph_format eph_class_format(const eph_heap *h, eph_class_id cls) {
 }
 
 size_t eph_class_count(const eph_heap *h) { return h->classes_len; }
+
+eph_format eph__class_format_checked(eph_heap *h, eph_class_id cls) { return eph_class_format(h, cls); }

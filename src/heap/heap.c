@@ -28,7 +28,7 @@ static void default_error_handler(void *data, eph_heap *h, eph_status st, const 
 
 /* Records the error message without calling the handler. */
 void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) {
-  (void)st;
+  h->status = st;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(h->error, sizeof h->error, fmt, ap);
@@ -37,6 +37,7 @@ void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) {
 
 /* Records the error and tells the embedder's handler. */
 void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) {
+  h->status = st;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(h->error, sizeof h->error, fmt, ap);
@@ -51,6 +52,8 @@ void eph_fatal(eph_heap *h, const char *what) {
 }
 
 const char *eph_heap_error(const eph_heap *h) { return h->error; }
+
+eph_status eph_heap_status(const eph_heap *h) { return h->status; }
 
 void eph_heap_set_error_handler(eph_heap *h, eph_error_fn fn, void *data) {
   h->error_fn = fn;

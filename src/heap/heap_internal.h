@@ -119,6 +119,7 @@ struct eph_heap {
 
   /* errors */
   char error[256];
+  eph_status status;
   eph_error_fn error_fn;
   void *error_data;
 

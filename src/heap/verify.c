@@ -172,6 +172,7 @@ eph_status eph_heap_verify(eph_heap *h) {
   }
   free(v.new_starts);
   free(v.old_starts);
+  if (v.failed) h->status = EPH_ERR_CORRUPT;
   return v.failed ? EPH_ERR_CORRUPT : EPH_OK;
 }
 
