@@ -64,7 +64,7 @@ void eph_heap_set_error_handler(eph_heap *h, eph_error_fn fn, void *data) {
  * alloc_limit; pulling the limit down to the top sends every allocation
  * there (stress mode, allocation observers) at no cost to the fast path. */
 void eph_update_alloc_limit(eph_heap *h) {
-  bool every = h->params.stress || (h->has_observer && h->observer.on_alloc);
+  bool every = h->params.stress || h->params.stress_full_every || (h->has_observer && h->observer.on_alloc);
   h->fast.alloc_limit = every ? h->fast.alloc_top : h->eden.end;
 }
 
