@@ -42,6 +42,7 @@ static inline bool bit_is_set(const uint64_t *bits, size_t w) { return (bits[w >
 bool eph_full_is_marked(const eph_heap *h, eph_value obj) { return bit_is_set(h->mark_bits, word_index(h, obj)); }
 
 eph_value eph_full_forward(const eph_heap *h, eph_value obj) {
+  if (obj < (eph_value)h->dense_end) return obj; /* nothing below moves */
   size_t w = word_index(h, obj);
   size_t chunk = w >> 6;
   uint64_t below = h->mark_bits[chunk] & ((UINT64_C(1) << (w & 63)) - 1);
@@ -178,6 +179,12 @@ static size_t compute_forwarding(eph_heap *h, size_t nwords) {
     live += popcount64(h->mark_bits[c]);
   }
   h->chunk_live_before[nchunks] = live;
+  /* The dense prefix: everything below the first dead word stays put. */
+  size_t first_dead = 0;
+  while (first_dead < nchunks && h->mark_bits[first_dead] == ~UINT64_C(0)) first_dead++;
+  size_t w = first_dead * 64;
+  if (first_dead < nchunks) w += (size_t)__builtin_ctzll(~h->mark_bits[first_dead]);
+  h->dense_end = h->old_base + (w < nwords ? w : nwords) * EPH_WORD;
   return live;
 }
 
@@ -251,6 +258,7 @@ void eph_full_gc(eph_heap *h) {
   update_pointers(h, nwords);
   h->current.bytes_compacted += slide(h, nwords);
   (void)live_words;
+  h->dense_end = h->old_base;
   eph_old_space_resize_after_full(h);
   eph_gc_end(h);
 }

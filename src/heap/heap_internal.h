@@ -78,6 +78,7 @@ struct eph_heap {
   size_t mark_bits_words;
   size_t *chunk_live_before; /* live words before each 64-word chunk */
   size_t chunk_cap;
+  char *dense_end;        /* during a full GC: below this, nothing moves */
   eph_value *mark_stack;
   size_t mark_len, mark_cap;
 
