@@ -180,6 +180,33 @@ eph_format eph_class_format(const eph_heap *h, eph_class_id cls);
 /* Number of registered classes plus one (index 0 is reserved). */
 size_t eph_class_count(const eph_heap *h);
 
+/* The first member of every eph_heap; see struct eph_heap_fast below. */
+struct eph_heap_fast;
+static inline struct eph_heap_fast *eph__fast(eph_heap *h) { return (struct eph_heap_fast *)(void *)h; }
+
+/* --- allocation sites ------------------------------------------------------ */
+
+/*
+ * An allocation site: where in the embedder's source an object was made.
+ * EPH_AT(h) records the site of the next allocation on h.  The descriptor
+ * is a static built by the compiler, so the run-time cost is one store.
+ * Tools (the profiler) read it with eph_heap_site from an on_alloc hook.
+ *
+ *   EPH_AT(h); obj = eph_alloc(h, Point, 2);
+ *   obj = EPH_ALLOC_AT(h, eph_alloc(h, Point, 2));   (the same, as an expression)
+ */
+typedef struct eph_site {
+  const char *file;
+  const char *function;
+  int line;
+  uint32_t id; /* 0 until a tool numbers it */
+} eph_site;
+
+#define EPH_SITE_HERE \
+  (__extension__({ static eph_site eph_site__ = {__FILE__, __func__, __LINE__, 0}; &eph_site__; }))
+#define EPH_AT(h) (eph__fast(h)->site = EPH_SITE_HERE)
+#define EPH_ALLOC_AT(h, alloc_expr) (EPH_AT(h), (alloc_expr))
+
 /* --- the inline fast paths ------------------------------------------------ */
 
 /*
@@ -195,9 +222,9 @@ struct eph_heap_fast {
   size_t roots_len;
   size_t roots_cap;
   size_t large_object_bytes; /* payloads at least this large go to old space */
+  eph_site *site;       /* site of the next allocation (EPH_AT), or NULL */
 };
 
-static inline struct eph_heap_fast *eph__fast(eph_heap *h) { return (struct eph_heap_fast *)(void *)h; }
 
 /* Slow paths behind the inline functions; callable directly. */
 eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload_bytes, bool pretenure);

@@ -36,6 +36,12 @@ typedef struct eph_observer {
   void (*on_gc_end)(void *data, eph_heap *h, const eph_gc_event *ev);
 } eph_observer;
 
+/*
+ * Only inside on_alloc: the site recorded by EPH_AT for this allocation, or
+ * NULL if none was.  The heap forgets the site after on_alloc returns.
+ */
+eph_site *eph_heap_site(eph_heap *h);
+
 /* Installs obs (copied), or removes the observer when obs is NULL. */
 void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);
 

@@ -104,6 +104,9 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
     h->observer.on_alloc(h->observer.data, h, obj);
     eph_roots_reset(h, height);
     h->in_observer = false;
+    h->fast.site = NULL;
   }
   return obj;
 }
+
+eph_site *eph_heap_site(eph_heap *h) { return h->fast.site; }

@@ -1,0 +1,15 @@
+/*
+ * cli.h — the `ephemera` command's subcommands.  Each returns the process
+ * exit status: 0 success, 1 the work failed (a self-check, a bad file),
+ * 2 bad usage.  Errors are one line on stderr starting with "ephemera: ".
+ */
+#ifndef EPH_CLI_H
+#define EPH_CLI_H
+
+int cmd_workloads(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* Prints "ephemera: <message>" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

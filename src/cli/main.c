@@ -1,0 +1,44 @@
+/*
+ * main.c — `ephemera COMMAND ...`: dispatch to the subcommands.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("ephemera: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+static const struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *help;
+} COMMANDS[] = {
+    {"workloads", cmd_workloads, "list the workloads, their sizes and options"},
+    {"run", cmd_run, "run a workload: ephemera run WORKLOAD [--size S] [--gc PARAMS] [--retain CLASSES]"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: ephemera COMMAND [ARGS...]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].help);
+  fprintf(out, "\n'ephemera COMMAND --help' describes a command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+  cli_error("unknown command '%s' (try 'ephemera --help')", argv[1]);
+  return 2;
+}
