@@ -61,6 +61,7 @@ const wl_workload wl_binarytrees = {
     .unit = "depth",
     .sizes = {.small = 10, .normal = 20, .large = 22},
     .classes = classes,
+    .short_lived_class = "TreeNode",
     .nclasses = NCLASSES,
     .run = run,
 };

@@ -71,6 +71,9 @@ typedef struct wl_workload {
   wl_sizes sizes;
   const wl_class *classes;
   size_t nclasses;
+  /* A class whose instances mostly die young: the --retain test keeps it
+   * alive and expects the peak heap to rise. */
+  const char *short_lived_class;
   /* Workload options beyond the common ones: "--steps N  simulation steps". */
   const char *options_help;
   /*

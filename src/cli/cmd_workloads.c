@@ -28,6 +28,7 @@ int cmd_workloads(int argc, char **argv) {
       printf("%12s classes:", "");
       for (size_t k = 0; k < wl->nclasses; k++) printf(" %s", wl->classes[k].name);
       printf("\n");
+      if (wl->short_lived_class) printf("%12s short-lived: %s\n", "", wl->short_lived_class);
       if (wl->options_help) printf("%12s options: %s\n", "", wl->options_help);
     }
   }
