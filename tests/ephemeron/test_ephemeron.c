@@ -479,13 +479,13 @@ static void test_stress_mode(void **state) {
   keys = eph_alloc(h, B, 100);
   ephs = eph_alloc(h, B, 100);
   for (int i = 0; i < 100; i++) {
-    EPH_FRAME(h);
+    size_t height = eph_roots_height(h); /* a frame per iteration */
     EPH_LOCAL(h, k);
     k = eph_alloc(h, B, 1);
     eph_store(h, keys, (size_t)i, k);
     eph_value e = eph_ephemeron_new(h, E, k, eph_int(i), 0, fin, i % 3 == 0);
     eph_store(h, ephs, (size_t)i, e);
-    EPH_UNFRAME(h);
+    eph_roots_reset(h, height);
   }
   for (int i = 0; i < 100; i += 2) eph_store(h, keys, (size_t)i, EPH_NIL);
   assert_int_equal(eph_collect(h, EPH_GC_FULL), EPH_OK);
