@@ -223,6 +223,7 @@ struct eph_heap_fast {
   size_t roots_cap;
   size_t large_object_bytes; /* payloads at least this large go to old space */
   eph_site *site;       /* site of the next allocation (EPH_AT), or NULL */
+  uint64_t alloc_countdown; /* the slow path runs when this reaches 0 (sampling) */
 };
 
 
@@ -250,7 +251,8 @@ static inline eph_value eph__alloc(eph_heap *h, eph_class_id cls, eph_format fmt
   if (eph__class_format_checked(h, cls) != fmt) return eph_alloc_slow(h, cls, fmt, payload, false);
 #endif
   size_t total = sizeof(eph_header) + ((payload + 7u) & ~(size_t)7u);
-  if (EPH_LIKELY(payload < f->large_object_bytes && (size_t)(f->alloc_limit - f->alloc_top) >= total)) {
+  if (EPH_LIKELY(payload < f->large_object_bytes && (size_t)(f->alloc_limit - f->alloc_top) >= total &&
+                 --f->alloc_countdown != 0)) {
     char *p = f->alloc_top;
     f->alloc_top = p + total;
     *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
@@ -394,6 +396,7 @@ typedef struct eph_heap_stats {
   uint64_t scavenge_ns, full_ns;      /* wall time per kind */
   uint64_t max_pause_ns;
   uint64_t bytes_allocated;           /* all allocations, young and old */
+  uint64_t objects_allocated;
   uint64_t bytes_allocated_old;       /* of which pretenured or large */
   uint64_t bytes_copied, bytes_promoted, bytes_compacted, bytes_reclaimed;
   uint64_t used;                      /* bytes in objects now */
@@ -416,6 +419,8 @@ void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out);
 
 /* Bytes allocated so far (the GC literature's clock).  Cheap. */
 uint64_t eph_heap_allocated(const eph_heap *h);
+/* Objects allocated so far.  Cheap. */
+uint64_t eph_heap_objects_allocated(const eph_heap *h);
 
 /* The event log (empty if params.record_events is 0); valid until the next collection. */
 const eph_gc_event *eph_heap_events(const eph_heap *h, size_t *count);

@@ -1,10 +1,12 @@
 /*
  * ephemera/observer.h — how tools (the profiler) watch a heap.
  *
- * One observer per heap.  Installing one costs nothing on the allocation
- * fast path unless it asks to see allocations (then every allocation takes
- * the slow path, which calls on_alloc); the collector calls the other hooks
- * once per collection.
+ * One observer per heap.  The collector calls its hooks once per
+ * collection.  on_alloc sees allocations at *sample points* only, so that
+ * unsampled allocations keep the inline fast path: by default every
+ * allocation is one; eph_heap_sample_next spaces them out by a count of
+ * objects (the fast path counts down) or by bytes allocated (the fast
+ * path's limit stops at the point), as tcmalloc's sampler does.
  *
  * Callbacks run on the heap's thread.  on_alloc may allocate (nested
  * allocations are not reported again) but must root `obj` first if it does.
@@ -41,6 +43,17 @@ typedef struct eph_observer {
  * NULL if none was.  The heap forgets the site after on_alloc returns.
  */
 eph_site *eph_heap_site(eph_heap *h);
+
+/*
+ * Sets the sample points: on_alloc is called for the allocation that is the
+ * `objects`-th from now (0: no count trigger), and for the first allocation
+ * that ends more than `bytes` beyond the current allocation clock (0: no
+ * byte trigger).  The setting is re-armed the same way after each sample
+ * point; call this from on_alloc to choose each gap (e.g. exponentially
+ * distributed).  Installing an observer with on_alloc sets (1, 0): every
+ * allocation.  (0, 0): none.
+ */
+void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
 
 /* Installs obs (copied), or removes the observer when obs is NULL. */
 void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);

@@ -81,31 +81,34 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
     return EPH_NIL;
   }
   size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD);
+  /* The fast path decremented the countdown only if it got that far. */
+  bool count_point = h->fast.alloc_countdown == 0 || --h->fast.alloc_countdown == 0;
   if (h->params.stress || h->params.stress_full_every) stress_collect(h);
 
   bool old = pretenure || payload >= h->fast.large_object_bytes;
   char *p = old ? alloc_old(h, total) : alloc_young(h, total);
   if (!p) {
+    if (count_point) h->fast.alloc_countdown = 1; /* not allocated: the next one is the sample */
     eph_update_alloc_limit(h);
     return exhausted(h, total);
   }
   *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
   memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
-  if (old) {
-    h->stats.bytes_allocated_old += total;
-  }
-  eph_update_alloc_limit(h);
+  if (old) h->stats.bytes_allocated_old += total;
 
   eph_value obj = (eph_value)p;
-  if (h->has_observer && h->observer.on_alloc && !h->in_observer) {
+  bool sample_point = count_point || eph_heap_allocated(h) > h->sample_at_bytes;
+  if (sample_point) eph_sample_arm(h); /* on_alloc may choose the next gap */
+  else eph_update_alloc_limit(h);
+  if (sample_point && h->has_observer && h->observer.on_alloc && !h->in_observer) {
     h->in_observer = true;
     eph_root_push(h, &obj);
     size_t height = eph_roots_height(h) - 1;
     h->observer.on_alloc(h->observer.data, h, obj);
     eph_roots_reset(h, height);
     h->in_observer = false;
-    h->fast.site = NULL;
   }
+  h->fast.site = NULL;
   return obj;
 }
 

@@ -64,8 +64,35 @@ void eph_heap_set_error_handler(eph_heap *h, eph_error_fn fn, void *data) {
  * alloc_limit; pulling the limit down to the top sends every allocation
  * there (stress mode, allocation observers) at no cost to the fast path. */
 void eph_update_alloc_limit(eph_heap *h) {
-  bool every = h->params.stress || h->params.stress_full_every || (h->has_observer && h->observer.on_alloc);
-  h->fast.alloc_limit = every ? h->fast.alloc_top : h->eden.end;
+  if (h->params.stress || h->params.stress_full_every) {
+    h->fast.alloc_limit = h->fast.alloc_top;
+    return;
+  }
+  h->fast.alloc_limit = h->eden.end;
+  if (h->sample_at_bytes != UINT64_MAX) {
+    uint64_t now = eph_heap_allocated(h);
+    uint64_t gap = h->sample_at_bytes > now ? h->sample_at_bytes - now : 0;
+    if (gap < (uint64_t)(h->eden.end - h->fast.alloc_top)) h->fast.alloc_limit = h->fast.alloc_top + gap;
+  }
+}
+
+/* Re-arms both sample triggers from the current clocks. */
+void eph_sample_arm(eph_heap *h) {
+  h->objects_base += h->countdown_start - h->fast.alloc_countdown;
+  h->fast.alloc_countdown = h->sample_objects ? h->sample_objects : EPH_NO_COUNTDOWN;
+  h->countdown_start = h->fast.alloc_countdown;
+  h->sample_at_bytes = h->sample_bytes ? eph_heap_allocated(h) + h->sample_bytes : UINT64_MAX;
+  eph_update_alloc_limit(h);
+}
+
+void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes) {
+  h->sample_objects = objects;
+  h->sample_bytes = bytes;
+  eph_sample_arm(h);
+}
+
+uint64_t eph_heap_objects_allocated(const eph_heap *h) {
+  return h->objects_base + (h->countdown_start - h->fast.alloc_countdown);
 }
 
 eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *err) {
@@ -90,6 +117,8 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
   h->page = eph_os_page_size();
   h->error_fn = default_error_handler;
   h->auto_finalize = true;
+  h->fast.alloc_countdown = h->countdown_start = EPH_NO_COUNTDOWN;
+  h->sample_at_bytes = UINT64_MAX;
   h->start_wall_ns = eph_now_ns();
   h->start_cpu_ns = eph_cpu_ns();
   h->fast.roots_cap = 256;
@@ -172,7 +201,7 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
     memset(&h->observer, 0, sizeof h->observer);
     h->has_observer = false;
   }
-  eph_update_alloc_limit(h);
+  eph_heap_sample_next(h, h->has_observer && h->observer.on_alloc ? 1 : 0, 0);
 }
 
 /* Where a young object evacuated by this collection went, or EPH_NIL. */

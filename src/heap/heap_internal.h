@@ -113,6 +113,13 @@ struct eph_heap {
   eph_space evacuated[2];  /* the last evacuation's from-spaces: eden and past */
   uint64_t alloc_count;    /* slow-path allocations, for stress_full */
 
+  /* sample points (observer.h): the fast path counts fast.alloc_countdown
+   * down and stops at alloc_limit, which sits at the byte sample point */
+  uint64_t sample_objects, sample_bytes; /* the gaps to re-arm with; 0 = none */
+  uint64_t sample_at_bytes;              /* allocation clock of the byte trigger */
+  uint64_t countdown_start;              /* alloc_countdown when last armed */
+  uint64_t objects_base;                 /* objects counted before that */
+
   /* observer */
   eph_observer observer;
   bool has_observer;
@@ -150,6 +157,8 @@ void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) __attribute
 void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void eph_fatal(eph_heap *h, const char *what) __attribute__((noreturn));
 void eph_update_alloc_limit(eph_heap *h);
+void eph_sample_arm(eph_heap *h);
+#define EPH_NO_COUNTDOWN (UINT64_MAX / 2)
 void eph_error_fill(eph_error *err, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* newspace.c */

@@ -20,6 +20,7 @@ void eph_note_committed(eph_heap *h) {
 void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out) {
   eph_heap_stats *s = &h->stats;
   s->bytes_allocated = eph_heap_allocated(h);
+  s->objects_allocated = eph_heap_objects_allocated(h);
   s->used = eph_heap_used(h);
   if (s->used > s->peak_used) s->peak_used = s->used;
   s->old_used = eph_old_used(h);
@@ -54,8 +55,8 @@ void eph_heap_stats_print(eph_heap *h, FILE *out) {
   fprintf(out, "  scavenges   %llu in %.1f ms;  full GCs %llu in %.1f ms;  max pause %.2f ms\n",
           (unsigned long long)s.scavenges, ms(s.scavenge_ns), (unsigned long long)s.full_gcs, ms(s.full_ns),
           ms(s.max_pause_ns));
-  fprintf(out, "  allocated   %.1f MiB (%.1f MiB in old space directly)\n", mib(s.bytes_allocated),
-          mib(s.bytes_allocated_old));
+  fprintf(out, "  allocated   %.1f MiB in %llu objects (%.1f MiB in old space directly)\n", mib(s.bytes_allocated),
+          (unsigned long long)s.objects_allocated, mib(s.bytes_allocated_old));
   fprintf(out, "  moved       %.1f MiB copied, %.1f MiB promoted, %.1f MiB compacted; %.1f MiB reclaimed\n",
           mib(s.bytes_copied), mib(s.bytes_promoted), mib(s.bytes_compacted), mib(s.bytes_reclaimed));
   fprintf(out, "  heap        %.1f MiB used (peak %.1f), old %.1f of %.1f MiB committed, new space %.1f MiB, peak committed %.1f MiB\n",

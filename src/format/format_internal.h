@@ -1,0 +1,120 @@
+/*
+ * format_internal.h — shared pieces of the .eph writer and reader:
+ * constants of the byte layout (docs/eph-format.md), growable byte buffers,
+ * little-endian integers, LEB128 varints and the chunk framing.
+ *
+ * Internal names start with `ephf_` (the library also holds the heap and
+ * the profiler).
+ */
+#ifndef EPH_FORMAT_INTERNAL_H
+#define EPH_FORMAT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ephemera/format.h"
+
+/* --- the byte layout ------------------------------------------------------- */
+
+#define EPHF_MAGIC "EPHEMERA"
+#define EPHF_MAGIC_LEN 8
+#define EPHF_FILE_HEADER_LEN 16  /* magic, version u32, flags u32 */
+#define EPHF_FILE_FLAG_COMPRESS 1u /* informational: the writer deflated its chunks */
+
+#define EPHF_CHUNK_HEADER_LEN 24 /* type, flags, stored, raw, payload crc, header crc */
+#define EPHF_CHUNK_FLAG_DEFLATE 1u
+#define EPHF_CHUNK_MAX ((uint32_t)1 << 24) /* 16 MiB: stored and raw payload limit */
+#define EPHF_CHUNK_TARGET ((size_t)64 << 10) /* writers flush a chunk at 64 KiB */
+/* deflate cannot expand more than 1032:1; a larger claimed raw size is a lie. */
+#define EPHF_DEFLATE_MAX_RATIO 1032u
+
+/* Chunk types: four ASCII bytes, read as a little-endian u32. */
+#define EPHF_FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define EPHF_CHUNK_META EPHF_FOURCC('M', 'E', 'T', 'A')
+#define EPHF_CHUNK_CLASSES EPHF_FOURCC('C', 'L', 'A', 'S')
+#define EPHF_CHUNK_SITES EPHF_FOURCC('S', 'I', 'T', 'E')
+#define EPHF_CHUNK_RECORDS EPHF_FOURCC('R', 'E', 'C', 'S')
+#define EPHF_CHUNK_GCS EPHF_FOURCC('G', 'C', 'E', 'V')
+#define EPHF_CHUNK_EVENTS EPHF_FOURCC('E', 'V', 'T', 'S')
+#define EPHF_CHUNK_CLOSE EPHF_FOURCC('C', 'L', 'O', 'S')
+
+/* Record flags byte. */
+#define EPHF_REC_KIND_MASK 0x07u
+#define EPHF_REC_WEIGHT_INT 0x08u  /* weight is a uvarint, not 8 raw bytes */
+#define EPHF_REC_AU_DEATH 0x10u    /* alive_until == death, not stored */
+#define EPHF_REC_RESERVED 0xe0u
+
+/* Event head byte. */
+#define EPHF_EV_KIND_MASK 0x0fu
+#define EPHF_EV_HAS_OBJ 0x10u
+#define EPHF_EV_HAS_A 0x20u
+#define EPHF_EV_HAS_B 0x40u
+#define EPHF_EV_HAS_C 0x80u
+
+/* Largest encodings of one item (for reserving buffer space). */
+#define EPHF_VARINT_MAX 10
+#define EPHF_RECORD_MAX (1 + 4 * EPHF_VARINT_MAX + 8 + 3 * 4 * EPHF_VARINT_MAX)
+#define EPHF_GC_MAX (1 + 12 * EPHF_VARINT_MAX)
+#define EPHF_EVENT_MAX (1 + 5 * EPHF_VARINT_MAX)
+
+/* Name of a chunk type for messages ("RECORDS"), or NULL if unknown. */
+const char *ephf_chunk_name(uint32_t type);
+
+/* --- growable byte buffers (plain malloc) ------------------------------------ */
+
+typedef struct ephf_buf {
+  uint8_t *p;
+  size_t len, cap;
+} ephf_buf;
+
+/* Makes room for n more bytes; false if memory ran out. */
+bool ephf_buf_reserve(ephf_buf *b, size_t n);
+void ephf_buf_free(ephf_buf *b);
+
+/* Appends without checking capacity (reserve first). */
+void ephf_put_u8(ephf_buf *b, uint8_t v);
+void ephf_put_u32(ephf_buf *b, uint32_t v);
+void ephf_put_u64(ephf_buf *b, uint64_t v);
+void ephf_put_uvarint(ephf_buf *b, uint64_t v);
+/* Zigzag varint of the wrapping difference v - base: small for v near base. */
+void ephf_put_delta(ephf_buf *b, uint64_t v, uint64_t base);
+void ephf_put_bytes(ephf_buf *b, const void *p, size_t n);
+/* uvarint length + bytes. */
+void ephf_put_string(ephf_buf *b, const char *s, size_t n);
+size_t ephf_uvarint_len(uint64_t v);
+
+void ephf_store_u32(uint8_t *p, uint32_t v);
+uint32_t ephf_load_u32(const uint8_t *p);
+uint64_t ephf_load_u64(const uint8_t *p);
+
+/* --- bounded reading ------------------------------------------------------------ */
+
+/*
+ * A cursor over one payload.  Every get checks the remaining length and
+ * returns false (with `bad` describing the problem) rather than read past it.
+ */
+typedef struct ephf_cursor {
+  const uint8_t *p;
+  size_t len, pos;
+  const char *bad; /* static text: what went wrong */
+} ephf_cursor;
+
+bool ephf_get_u8(ephf_cursor *c, uint8_t *out);
+bool ephf_get_u64(ephf_cursor *c, uint64_t *out);
+bool ephf_get_uvarint(ephf_cursor *c, uint64_t *out);
+/* The inverse of ephf_put_delta. */
+bool ephf_get_delta(ephf_cursor *c, uint64_t base, uint64_t *out);
+/* A string: points into the payload (not NUL-terminated); rejects NUL bytes. */
+bool ephf_get_string(ephf_cursor *c, const char **s, size_t *n);
+
+/* --- chunk framing ---------------------------------------------------------------- */
+
+/*
+ * Fills the 24-byte chunk header at hdr for a payload of stored_len bytes at
+ * payload (raw_len before compression).
+ */
+void ephf_chunk_header(uint8_t *hdr, uint32_t type, uint32_t flags, const uint8_t *payload, uint32_t stored_len,
+                       uint32_t raw_len);
+
+#endif

@@ -1,0 +1,498 @@
+/*
+ * writer.c — eph_writer: appends an .eph file chunk by chunk.
+ *
+ * Items are encoded into one buffer per chunk type as they come; a buffer
+ * becomes a chunk (one write(2): header + payload) when it reaches
+ * EPHF_CHUNK_TARGET, on eph_writer_flush and on close.  The class and site
+ * buffers are always written before any data chunk, and every record or
+ * event may only name a class or site declared earlier, so each data chunk
+ * in the file follows the table entries it uses: a process killed between
+ * two writes leaves a file that reads up to its last chunk.
+ *
+ * Memory is plain malloc (never an Ephemera heap); the writer never exits.
+ * Argument errors reject one call (EPH_ERR_INVALID); a failed write(2)
+ * fails the writer for good, since the file may end in a partial chunk.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "format_internal.h"
+
+enum { B_META, B_CLASSES, B_SITES, B_GCS, B_RECORDS, B_EVENTS, B_CLOSE, NBUF };
+
+static const uint32_t BUF_TYPE[NBUF] = {EPHF_CHUNK_META,    EPHF_CHUNK_CLASSES, EPHF_CHUNK_SITES, EPHF_CHUNK_GCS,
+                                        EPHF_CHUNK_RECORDS, EPHF_CHUNK_EVENTS,  EPHF_CHUNK_CLOSE};
+
+typedef struct site_def {
+  char *file, *function; /* file != NULL: declared */
+  int line;
+} site_def;
+
+struct eph_writer {
+  int fd;
+  char *path;
+  bool compress;
+  eph_status failed; /* sticky: a write failed */
+  char error[256];
+  z_stream z;
+  bool z_ready;
+  ephf_buf zout;
+  ephf_buf buf[NBUF]; /* each starts with EPHF_CHUNK_HEADER_LEN reserved bytes */
+  /* Delta bases, reset with each chunk (chunks decode on their own). */
+  uint64_t rec_prev_id;
+  eph_stamp rec_prev_birth;
+  uint64_t gc_prev_index, gc_prev_start, gc_prev_allocated;
+  uint64_t ev_prev_time, ev_prev_obj;
+  uint64_t nrecords;
+  /* Declared tables, indexed by id. */
+  char **classes;
+  size_t classes_cap;
+  site_def *sites;
+  size_t sites_cap;
+};
+
+/* Message of the last failed close on this thread: eph_writer_error(NULL). */
+static _Thread_local char close_error[256];
+
+static eph_status fail(eph_writer *w, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static eph_status fail(eph_writer *w, eph_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->error, sizeof w->error, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+static eph_status io_fail(eph_writer *w, const char *what, int errnum) {
+  w->failed = EPH_ERR_INVALID; /* eph_status has no I/O code; the message says what happened */
+  return fail(w, w->failed, "%s %s: %s", what, w->path, strerror(errnum));
+}
+
+static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
+  while (n) {
+    ssize_t k = write(w->fd, p, n);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return io_fail(w, "write", errno);
+    }
+    if (k == 0) return io_fail(w, "write", ENOSPC);
+    p += k;
+    n -= (size_t)k;
+  }
+  return EPH_OK;
+}
+
+static void reset_bases(eph_writer *w, int which) {
+  switch (which) {
+    case B_RECORDS:
+      w->rec_prev_id = 0;
+      memset(&w->rec_prev_birth, 0, sizeof w->rec_prev_birth);
+      break;
+    case B_GCS: w->gc_prev_index = w->gc_prev_start = w->gc_prev_allocated = 0; break;
+    case B_EVENTS: w->ev_prev_time = w->ev_prev_obj = 0; break;
+    default: break;
+  }
+}
+
+/* Writes buffer `which` as one chunk if it holds anything (or always, for CLOSE). */
+static eph_status write_buf(eph_writer *w, int which) {
+  ephf_buf *b = &w->buf[which];
+  size_t raw = b->len - EPHF_CHUNK_HEADER_LEN;
+  if (raw == 0 && which != B_CLOSE) return EPH_OK;
+  if (w->failed) return w->failed;
+  uint8_t *out = b->p;
+  uint32_t stored = (uint32_t)raw, flags = 0;
+  if (w->compress && raw > 0) {
+    uLong bound = deflateBound(&w->z, (uLong)raw);
+    w->zout.len = 0;
+    if (deflateReset(&w->z) == Z_OK && ephf_buf_reserve(&w->zout, EPHF_CHUNK_HEADER_LEN + (size_t)bound)) {
+      w->z.next_in = b->p + EPHF_CHUNK_HEADER_LEN;
+      w->z.avail_in = (uInt)raw;
+      w->z.next_out = w->zout.p + EPHF_CHUNK_HEADER_LEN;
+      w->z.avail_out = (uInt)bound;
+      if (deflate(&w->z, Z_FINISH) == Z_STREAM_END && w->z.total_out < raw) {
+        out = w->zout.p;
+        stored = (uint32_t)w->z.total_out;
+        flags = EPHF_CHUNK_FLAG_DEFLATE;
+      }
+    } /* otherwise (out of memory): store the chunk uncompressed */
+  }
+  ephf_chunk_header(out, BUF_TYPE[which], flags, out + EPHF_CHUNK_HEADER_LEN, stored, (uint32_t)raw);
+  eph_status st = write_all(w, out, EPHF_CHUNK_HEADER_LEN + (size_t)stored);
+  b->len = EPHF_CHUNK_HEADER_LEN;
+  reset_bases(w, which);
+  return st;
+}
+
+/* Writes data buffer `which`, after the table entries it may use. */
+static eph_status write_data(eph_writer *w, int which) {
+  eph_status st = write_buf(w, B_CLASSES);
+  if (st == EPH_OK) st = write_buf(w, B_SITES);
+  if (st == EPH_OK) st = write_buf(w, which);
+  return st;
+}
+
+/*
+ * Makes room for an item of at most n bytes in buffer `which`.  A full
+ * buffer is written first (tables alone; data after the tables).
+ */
+static eph_status make_room(eph_writer *w, int which, size_t n) {
+  if (w->failed) return w->failed;
+  ephf_buf *b = &w->buf[which];
+  if (n > EPHF_CHUNK_MAX) return fail(w, EPH_ERR_TOO_LARGE, "an entry of %zu bytes exceeds the chunk limit", n);
+  size_t raw = b->len - EPHF_CHUNK_HEADER_LEN;
+  if (raw > 0 && (raw >= EPHF_CHUNK_TARGET || n > EPHF_CHUNK_MAX - raw)) {
+    eph_status st = which <= B_SITES ? write_buf(w, which) : write_data(w, which);
+    if (st != EPH_OK) return st;
+  }
+  if (!ephf_buf_reserve(b, n)) return fail(w, EPH_ERR_NOMEM, "out of memory buffering a chunk of %s", w->path);
+  return EPH_OK;
+}
+
+/* After an item: write the buffer once it reached the target size. */
+static eph_status item_done(eph_writer *w, int which) {
+  if (w->buf[which].len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
+  return which <= B_SITES ? write_buf(w, which) : write_data(w, which);
+}
+
+static eph_status put_strings(eph_writer *w, int which, const char *s1, const char *s2, uint64_t id, bool has_id,
+                              const int *line, const char *s3) {
+  size_t n1 = strlen(s1), n2 = s2 ? strlen(s2) : 0, n3 = s3 ? strlen(s3) : 0;
+  if (n1 > EPHF_CHUNK_MAX || n2 > EPHF_CHUNK_MAX || n3 > EPHF_CHUNK_MAX)
+    return fail(w, EPH_ERR_TOO_LARGE, "a string of more than %u bytes", (unsigned)EPHF_CHUNK_MAX);
+  size_t need = 4 * EPHF_VARINT_MAX + n1 + n2 + n3;
+  eph_status st = make_room(w, which, need);
+  if (st != EPH_OK) return st;
+  ephf_buf *b = &w->buf[which];
+  if (has_id) ephf_put_uvarint(b, id);
+  ephf_put_string(b, s1, n1);
+  if (line) ephf_put_delta(b, (uint64_t)(int64_t)*line, 0);
+  if (s2) ephf_put_string(b, s2, n2);
+  if (s3) ephf_put_string(b, s3, n3);
+  return item_done(w, which);
+}
+
+static void free_writer(eph_writer *w) {
+  if (w->z_ready) deflateEnd(&w->z);
+  ephf_buf_free(&w->zout);
+  for (int i = 0; i < NBUF; i++) ephf_buf_free(&w->buf[i]);
+  for (size_t i = 0; i < w->classes_cap; i++) free(w->classes[i]);
+  free(w->classes);
+  for (size_t i = 0; i < w->sites_cap; i++) {
+    free(w->sites[i].file);
+    free(w->sites[i].function);
+  }
+  free(w->sites);
+  free(w->path);
+  free(w);
+}
+
+static void set_err(eph_error *err, eph_status st, const char *msg) {
+  if (!err) return;
+  err->status = st;
+  snprintf(err->message, sizeof err->message, "%s", msg);
+}
+
+eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t nmeta, bool compress, eph_error *err) {
+  if (!path || (nmeta && !meta)) {
+    set_err(err, EPH_ERR_INVALID, "eph_writer_open: no path or no metadata array");
+    return NULL;
+  }
+  for (size_t i = 0; i < nmeta; i++)
+    if (!meta[i].key) {
+      set_err(err, EPH_ERR_INVALID, "eph_writer_open: metadata pair without a key");
+      return NULL;
+    }
+  eph_writer *w = calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup(path))) {
+    free(w);
+    set_err(err, EPH_ERR_NOMEM, "out of memory opening an .eph writer");
+    return NULL;
+  }
+  w->fd = -1;
+  w->compress = compress;
+  for (int i = 0; i < NBUF; i++) {
+    if (!ephf_buf_reserve(&w->buf[i], i == B_CLOSE ? 128 : 4096)) {
+      free_writer(w);
+      set_err(err, EPH_ERR_NOMEM, "out of memory opening an .eph writer");
+      return NULL;
+    }
+    w->buf[i].len = EPHF_CHUNK_HEADER_LEN;
+  }
+  if (compress) {
+    if (deflateInit(&w->z, Z_BEST_SPEED) != Z_OK) {
+      free_writer(w);
+      set_err(err, EPH_ERR_NOMEM, "cannot initialise zlib");
+      return NULL;
+    }
+    w->z_ready = true;
+  }
+  w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (w->fd < 0) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "cannot create %s: %s", path, strerror(errno));
+    free_writer(w);
+    set_err(err, EPH_ERR_INVALID, msg);
+    return NULL;
+  }
+  uint8_t hdr[EPHF_FILE_HEADER_LEN];
+  memcpy(hdr, EPHF_MAGIC, EPHF_MAGIC_LEN);
+  ephf_store_u32(hdr + 8, EPH_FORMAT_VERSION);
+  ephf_store_u32(hdr + 12, compress ? EPHF_FILE_FLAG_COMPRESS : 0);
+  eph_status st = write_all(w, hdr, sizeof hdr);
+  for (size_t i = 0; i < nmeta && st == EPH_OK; i++)
+    st = put_strings(w, B_META, meta[i].key, meta[i].value ? meta[i].value : "", 0, false, NULL, NULL);
+  if (st == EPH_OK) st = write_buf(w, B_META);
+  if (st != EPH_OK) {
+    set_err(err, st, w->error);
+    close(w->fd);
+    free_writer(w);
+    return NULL;
+  }
+  if (err) {
+    err->status = EPH_OK;
+    err->message[0] = 0;
+  }
+  return w;
+}
+
+/* Grows a table indexed by id to hold id; false if out of memory. */
+static bool grow_table(void **table, size_t *cap, size_t elem, uint32_t id) {
+  if (id < *cap) return true;
+  size_t n = *cap ? *cap : 64;
+  while (n <= id) n *= 2;
+  void *t = realloc(*table, n * elem);
+  if (!t) return false;
+  memset((char *)t + *cap * elem, 0, (n - *cap) * elem);
+  *table = t;
+  *cap = n;
+  return true;
+}
+
+eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  if (id == 0 || id > EPH_FORMAT_MAX_ID)
+    return fail(w, EPH_ERR_INVALID, "class id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
+  if (!name) return fail(w, EPH_ERR_INVALID, "class %u has no name", (unsigned)id);
+  if (!grow_table((void **)&w->classes, &w->classes_cap, sizeof *w->classes, id))
+    return fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
+  if (w->classes[id]) {
+    if (!strcmp(w->classes[id], name)) return EPH_OK;
+    return fail(w, EPH_ERR_INVALID, "class %u is already declared as '%s'", (unsigned)id, w->classes[id]);
+  }
+  char *copy = strdup(name);
+  if (!copy) return fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
+  eph_status st = put_strings(w, B_CLASSES, name, NULL, id, true, NULL, NULL);
+  if (st != EPH_OK) {
+    free(copy);
+    return st;
+  }
+  w->classes[id] = copy;
+  return EPH_OK;
+}
+
+eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int line, const char *function) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  if (id == 0 || id > EPH_FORMAT_MAX_ID)
+    return fail(w, EPH_ERR_INVALID, "site id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
+  if (!file) file = "";
+  if (!function) function = "";
+  if (!grow_table((void **)&w->sites, &w->sites_cap, sizeof *w->sites, id))
+    return fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
+  site_def *s = &w->sites[id];
+  if (s->file) {
+    if (!strcmp(s->file, file) && !strcmp(s->function, function) && s->line == line) return EPH_OK;
+    return fail(w, EPH_ERR_INVALID, "site %u is already declared as %s:%d:%s", (unsigned)id, s->file, s->line,
+                s->function);
+  }
+  char *f = strdup(file), *fn = strdup(function);
+  if (!f || !fn) {
+    free(f);
+    free(fn);
+    return fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
+  }
+  eph_status st = put_strings(w, B_SITES, file, NULL, id, true, &line, function);
+  if (st != EPH_OK) {
+    free(f);
+    free(fn);
+    return st;
+  }
+  s->file = f;
+  s->function = fn;
+  s->line = line;
+  return EPH_OK;
+}
+
+static bool class_declared(const eph_writer *w, uint64_t id) {
+  return id == 0 || (id < w->classes_cap && w->classes[id] != NULL);
+}
+
+static bool site_declared(const eph_writer *w, uint64_t id) {
+  return id == 0 || (id < w->sites_cap && w->sites[id].file != NULL);
+}
+
+/* Stamp s as deltas from base. */
+static void put_stamp(ephf_buf *b, const eph_stamp *s, const eph_stamp *base) {
+  ephf_put_delta(b, s->bytes, base->bytes);
+  ephf_put_delta(b, s->wall_ns, base->wall_ns);
+  ephf_put_delta(b, s->scavenges, base->scavenges);
+  ephf_put_delta(b, s->full_gcs, base->full_gcs);
+}
+
+static bool stamp_eq(const eph_stamp *a, const eph_stamp *b) {
+  return a->bytes == b->bytes && a->wall_ns == b->wall_ns && a->scavenges == b->scavenges &&
+         a->full_gcs == b->full_gcs;
+}
+
+eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  if (!r) return fail(w, EPH_ERR_INVALID, "eph_writer_record: no record");
+  if (r->death_kind < EPH_DEATH_FINALIZED || r->death_kind > EPH_DEATH_FREED)
+    return fail(w, EPH_ERR_INVALID, "record %llu: bad death kind %u", (unsigned long long)r->id,
+                (unsigned)r->death_kind);
+  if (!isfinite(r->weight) || r->weight < 0)
+    return fail(w, EPH_ERR_INVALID, "record %llu: weight %g is not a finite non-negative number",
+                (unsigned long long)r->id, r->weight);
+  if (!class_declared(w, r->class_id))
+    return fail(w, EPH_ERR_INVALID, "record %llu: class %u was not declared (eph_writer_class)",
+                (unsigned long long)r->id, (unsigned)r->class_id);
+  if (!site_declared(w, r->site_id))
+    return fail(w, EPH_ERR_INVALID, "record %llu: site %u was not declared (eph_writer_site)",
+                (unsigned long long)r->id, (unsigned)r->site_id);
+  eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
+  if (st != EPH_OK) return st;
+  ephf_buf *b = &w->buf[B_RECORDS];
+  uint8_t flags = r->death_kind;
+  /* Integral weights (the usual 1 or a sampling rate) as a varint; -0.0 stays raw. */
+  bool wint = r->weight <= 9007199254740992.0 && r->weight == (double)(uint64_t)r->weight && !signbit(r->weight);
+  bool au = stamp_eq(&r->alive_until, &r->death);
+  if (wint) flags |= EPHF_REC_WEIGHT_INT;
+  if (au) flags |= EPHF_REC_AU_DEATH;
+  ephf_put_u8(b, flags);
+  ephf_put_delta(b, r->id, w->rec_prev_id);
+  ephf_put_uvarint(b, r->class_id);
+  ephf_put_uvarint(b, r->site_id);
+  ephf_put_uvarint(b, r->size);
+  if (wint) {
+    ephf_put_uvarint(b, (uint64_t)r->weight);
+  } else {
+    uint64_t bits;
+    memcpy(&bits, &r->weight, sizeof bits);
+    ephf_put_u64(b, bits);
+  }
+  put_stamp(b, &r->birth, &w->rec_prev_birth);
+  put_stamp(b, &r->death, &r->birth);
+  if (!au) put_stamp(b, &r->alive_until, &r->birth);
+  w->rec_prev_id = r->id;
+  w->rec_prev_birth = r->birth;
+  w->nrecords++;
+  return item_done(w, B_RECORDS);
+}
+
+eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  if (!ev) return fail(w, EPH_ERR_INVALID, "eph_writer_gc: no event");
+  if (ev->kind != EPH_GC_SCAVENGE && ev->kind != EPH_GC_FULL)
+    return fail(w, EPH_ERR_INVALID, "gc %llu: bad kind %d", (unsigned long long)ev->index, (int)ev->kind);
+  eph_status st = make_room(w, B_GCS, EPHF_GC_MAX);
+  if (st != EPH_OK) return st;
+  ephf_buf *b = &w->buf[B_GCS];
+  ephf_put_u8(b, (uint8_t)ev->kind);
+  ephf_put_delta(b, ev->index, w->gc_prev_index);
+  ephf_put_delta(b, ev->start_ns, w->gc_prev_start);
+  ephf_put_uvarint(b, ev->duration_ns);
+  ephf_put_uvarint(b, ev->cpu_ns);
+  ephf_put_delta(b, ev->allocated, w->gc_prev_allocated);
+  ephf_put_uvarint(b, ev->used_before);
+  ephf_put_uvarint(b, ev->used_after);
+  ephf_put_uvarint(b, ev->bytes_copied);
+  ephf_put_uvarint(b, ev->bytes_promoted);
+  ephf_put_uvarint(b, ev->bytes_compacted);
+  ephf_put_uvarint(b, ev->old_committed);
+  ephf_put_uvarint(b, ev->ephemerons_mourned);
+  w->gc_prev_index = ev->index;
+  w->gc_prev_start = ev->start_ns;
+  w->gc_prev_allocated = ev->allocated;
+  return item_done(w, B_GCS);
+}
+
+eph_status eph_writer_event(eph_writer *w, const eph_event *ev) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  if (!ev) return fail(w, EPH_ERR_INVALID, "eph_writer_event: no event");
+  if (ev->kind < EPH_EV_ALLOC || ev->kind > EPH_EV_TICK)
+    return fail(w, EPH_ERR_INVALID, "event at time %llu: bad kind %u", (unsigned long long)ev->time,
+                (unsigned)ev->kind);
+  if (ev->kind == EPH_EV_ALLOC && (!class_declared(w, ev->a) || !site_declared(w, ev->c)))
+    return fail(w, EPH_ERR_INVALID, "alloc event of object %llu: class %llu or site %llu was not declared",
+                (unsigned long long)ev->obj, (unsigned long long)ev->a, (unsigned long long)ev->c);
+  if (ev->kind == EPH_EV_GC && (ev->a > EPH_GC_FULL || ev->b > 1))
+    return fail(w, EPH_ERR_INVALID, "gc event at time %llu: bad gc kind %llu or phase %llu",
+                (unsigned long long)ev->time, (unsigned long long)ev->a, (unsigned long long)ev->b);
+  eph_status st = make_room(w, B_EVENTS, EPHF_EVENT_MAX);
+  if (st != EPH_OK) return st;
+  ephf_buf *b = &w->buf[B_EVENTS];
+  uint8_t head = ev->kind;
+  if (ev->obj) head |= EPHF_EV_HAS_OBJ;
+  if (ev->a) head |= EPHF_EV_HAS_A;
+  if (ev->b) head |= EPHF_EV_HAS_B;
+  if (ev->c) head |= EPHF_EV_HAS_C;
+  ephf_put_u8(b, head);
+  ephf_put_delta(b, ev->time, w->ev_prev_time);
+  if (ev->obj) {
+    ephf_put_delta(b, ev->obj, w->ev_prev_obj);
+    w->ev_prev_obj = ev->obj;
+  }
+  if (ev->a) ephf_put_uvarint(b, ev->a);
+  if (ev->b) ephf_put_uvarint(b, ev->b);
+  if (ev->c) ephf_put_uvarint(b, ev->c);
+  w->ev_prev_time = ev->time;
+  return item_done(w, B_EVENTS);
+}
+
+eph_status eph_writer_flush(eph_writer *w) {
+  if (!w) return EPH_ERR_INVALID;
+  eph_status st = write_buf(w, B_CLASSES);
+  if (st == EPH_OK) st = write_buf(w, B_SITES);
+  if (st == EPH_OK) st = write_buf(w, B_GCS);
+  if (st == EPH_OK) st = write_buf(w, B_RECORDS);
+  if (st == EPH_OK) st = write_buf(w, B_EVENTS);
+  return st;
+}
+
+eph_status eph_writer_close(eph_writer *w, const eph_totals *totals) {
+  if (!w) return EPH_OK;
+  eph_totals zero;
+  if (!totals) {
+    memset(&zero, 0, sizeof zero);
+    totals = &zero;
+  }
+  eph_status st = eph_writer_flush(w);
+  if (st == EPH_OK) {
+    ephf_buf *b = &w->buf[B_CLOSE];
+    const uint64_t fields[] = {totals->wall_ns,  totals->cpu_ns,  totals->gc_wall_ns,        totals->bytes_allocated,
+                               totals->objects_allocated, totals->records, totals->censored, totals->scavenges,
+                               totals->full_gcs, totals->peak_heap};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) ephf_put_uvarint(b, fields[i]);
+    st = write_buf(w, B_CLOSE);
+  }
+  if (close(w->fd) != 0 && st == EPH_OK) st = io_fail(w, "close", errno);
+  close_error[0] = 0;
+  if (st != EPH_OK) snprintf(close_error, sizeof close_error, "%s", w->error);
+  free_writer(w);
+  return st;
+}
+
+const char *eph_writer_error(const eph_writer *w) { return w ? w->error : close_error; }
