@@ -27,6 +27,9 @@ extern "C" {
 
 #define EPH_FORMAT_VERSION 1
 
+/* Largest class or site id a file may use (ids index dense tables). */
+#define EPH_FORMAT_MAX_ID ((1u << 20) - 1)
+
 /* How a sampled object's life ended (or did not). */
 typedef enum eph_death_kind {
   EPH_DEATH_FINALIZED = 1,  /* finalization mode: its ephemeron's finaliser ran */
@@ -114,10 +117,12 @@ eph_status eph_writer_event(eph_writer *w, const eph_event *ev);
 /* Writes the buffered chunk now (the writer also does when a chunk fills). */
 eph_status eph_writer_flush(eph_writer *w);
 
-/* Writes the closing chunk and closes the file; frees w.  NULL allowed. */
+/* Writes the closing chunk and closes the file; frees w.  NULL allowed.
+ * totals NULL: zero totals.  On a failed write the file stays incomplete. */
 eph_status eph_writer_close(eph_writer *w, const eph_totals *totals);
 
-/* Message of the writer's last error. */
+/* Message of the writer's last error.  eph_writer_error(NULL): the message
+ * of this thread's last eph_writer_close that failed (w is gone by then). */
 const char *eph_writer_error(const eph_writer *w);
 
 /* --- reading ------------------------------------------------------------------ */

@@ -59,6 +59,9 @@ typedef struct eph_error {
 /* Static name of a status ("heap exhausted", ...). */
 const char *eph_status_name(eph_status s);
 
+/* Fills err (if not NULL) with a status and a printf-style message. */
+void eph_error_fill(eph_error *err, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* --- parameters ---------------------------------------------------------- */
 
 /*

@@ -36,7 +36,12 @@ typedef struct eph_observer {
   void (*on_collect)(void *data, eph_heap *h, eph_gc_kind kind);
   /* A collection ended; ev describes it. */
   void (*on_gc_end)(void *data, eph_heap *h, const eph_gc_event *ev);
+  /* The heap is being freed; it is still fully usable during the call. */
+  void (*on_heap_free)(void *data, eph_heap *h);
 } eph_observer;
+
+/* The installed observer, or NULL. */
+const eph_observer *eph_heap_get_observer(const eph_heap *h);
 
 /*
  * Only inside on_alloc: the site recorded by EPH_AT for this allocation, or

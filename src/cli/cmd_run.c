@@ -6,7 +6,42 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ephemera/profile.h"
 #include "workload.h"
+
+/* The profiler rides on the runner's hooks: started once the heap and the
+ * workload's classes exist, stopped (censoring what is alive) before the
+ * heap goes away. */
+typedef struct profiling {
+  eph_profile_spec spec;
+  const char *command;
+  char size[32];
+  eph_profile_stats stats;
+  eph_error err;
+} profiling;
+
+static int profile_before(wl_ctx *w, void *data) {
+  profiling *pr = data;
+  snprintf(pr->size, sizeof pr->size, "%llu", (unsigned long long)w->size);
+  char seed[32];
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)w->seed);
+  eph_meta_pair meta[] = {{"program", "ephemera run"}, {"workload", w->workload->name}, {"size", pr->size},
+                          {"unit", w->workload->unit}, {"seed", seed}, {"command", pr->command}};
+  if (eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK) {
+    cli_error("%s", pr->err.message);
+    return 1;
+  }
+  return 0;
+}
+
+static int profile_after(wl_ctx *w, void *data) {
+  profiling *pr = data;
+  if (eph_profile_stop(w->h, &pr->stats, &pr->err) != EPH_OK) {
+    cli_error("%s", pr->err.message);
+    return 1;
+  }
+  return 0;
+}
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -16,6 +51,8 @@ static void usage(FILE *out) {
           "  --gc PARAMS    GC parameters, e.g. eden=64M,headroom=64M,shrink=128M,ratio=2.5\n"
           "  --retain C,..  keep every instance of these classes alive until the end\n"
           "  --seed N       input generator seed (default 42)\n"
+          "  --profile SPEC profile lifetimes: mode=gc|finalization,sample=1/N|bytes:B,classes=A,B,pretenure=on|off\n"
+          "  -o FILE        where the profile goes (default ephemera.eph)\n"
           "'ephemera workloads -v' lists workloads, classes and options.  GC parameters:\n");
   eph_gc_params_describe(out);
 }
@@ -33,12 +70,15 @@ int cmd_run(int argc, char **argv) {
     return 2;
   }
   wl_run_options opt = {0};
+  const char *profile_spec = NULL, *out = NULL;
   char **rest = calloc((size_t)argc, sizeof *rest);
   int nrest = 0;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     const char **target = NULL;
-    if (!strcmp(a, "--size")) target = &opt.size;
+    if (!strcmp(a, "--profile")) target = &profile_spec;
+    else if (!strcmp(a, "-o") || !strcmp(a, "--output")) target = &out;
+    else if (!strcmp(a, "--size")) target = &opt.size;
     else if (!strcmp(a, "--gc")) target = &opt.gc;
     else if (!strcmp(a, "--retain")) target = &opt.retain;
     if (target || !strcmp(a, "--seed")) {
@@ -66,6 +106,20 @@ int cmd_run(int argc, char **argv) {
   }
   opt.argc = nrest;
   opt.argv = rest;
+  profiling pr = {.command = argv[1]};
+  eph_profile_spec_init(&pr.spec);
+  if (profile_spec || out) {
+    eph_error e;
+    if (profile_spec && eph_profile_spec_parse(&pr.spec, profile_spec, &e) != EPH_OK) {
+      cli_error("--profile: %s", e.message);
+      free(rest);
+      return 2;
+    }
+    if (out) snprintf(pr.spec.out, sizeof pr.spec.out, "%s", out);
+    opt.before = profile_before;
+    opt.after = profile_after;
+    opt.data = &pr;
+  }
   wl_result res;
   char err[512];
   int rc = wl_run(wl, &opt, &res, err, sizeof err);
@@ -87,5 +141,10 @@ int cmd_run(int argc, char **argv) {
   if (res.nevents)
     printf("  latency    %zu events: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", res.nevents, res.event_p50_ms,
            res.event_p99_ms, res.event_max_ms);
+  if (opt.before) {
+    printf("  profile    %s: %llu records (%llu deaths, %llu censored), profiler memory peak %.1f MiB\n", pr.spec.out,
+           (unsigned long long)pr.stats.samples, (unsigned long long)pr.stats.deaths,
+           (unsigned long long)pr.stats.censored, mib(pr.stats.peak_memory_bytes));
+  }
   return res.check_ok ? 0 : 1;
 }

@@ -81,8 +81,9 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
     return EPH_NIL;
   }
   size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD);
-  /* The fast path decremented the countdown only if it got that far. */
-  bool count_point = h->fast.alloc_countdown == 0 || --h->fast.alloc_countdown == 0;
+  /* The fast path decremented the countdown only if it got that far.  An
+   * observer's own allocations (inside on_alloc) are no sample points. */
+  bool count_point = !h->in_observer && (h->fast.alloc_countdown == 0 || --h->fast.alloc_countdown == 0);
   if (h->params.stress || h->params.stress_full_every) stress_collect(h);
 
   bool old = pretenure || payload >= h->fast.large_object_bytes;
@@ -97,16 +98,18 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
   if (old) h->stats.bytes_allocated_old += total;
 
   eph_value obj = (eph_value)p;
-  bool sample_point = count_point || eph_heap_allocated(h) > h->sample_at_bytes;
+  bool sample_point = count_point || (!h->in_observer && eph_heap_allocated(h) > h->sample_at_bytes);
   if (sample_point) eph_sample_arm(h); /* on_alloc may choose the next gap */
   else eph_update_alloc_limit(h);
   if (sample_point && h->has_observer && h->observer.on_alloc && !h->in_observer) {
     h->in_observer = true;
+    eph_update_alloc_limit(h);
     eph_root_push(h, &obj);
     size_t height = eph_roots_height(h) - 1;
     h->observer.on_alloc(h->observer.data, h, obj);
     eph_roots_reset(h, height);
     h->in_observer = false;
+    eph_update_alloc_limit(h);
   }
   h->fast.site = NULL;
   return obj;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ephemera/profile.h"
 #include "heap_internal.h"
 
 const char *eph_status_name(eph_status s) {
@@ -64,7 +65,9 @@ void eph_heap_set_error_handler(eph_heap *h, eph_error_fn fn, void *data) {
  * alloc_limit; pulling the limit down to the top sends every allocation
  * there (stress mode, allocation observers) at no cost to the fast path. */
 void eph_update_alloc_limit(eph_heap *h) {
-  if (h->params.stress || h->params.stress_full_every) {
+  /* Allocations made by an observer inside on_alloc take the slow path,
+   * which leaves them out of the sample countdown. */
+  if (h->params.stress || h->params.stress_full_every || h->in_observer) {
     h->fast.alloc_limit = h->fast.alloc_top;
     return;
   }
@@ -139,12 +142,28 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
     return st;
   }
   eph_note_committed(h);
+  /* Any program that takes the environment's parameters can be profiled. */
+  const char *profile = params ? NULL : getenv("EPHEMERA_PROFILE");
+  if (profile && *profile) {
+    eph_profile_spec spec;
+    eph_error perr;
+    eph_profile_spec_init(&spec);
+    st = eph_profile_spec_parse(&spec, profile, &perr);
+    if (st == EPH_OK) st = eph_profile_start(h, &spec, NULL, 0, &perr);
+    if (st != EPH_OK) {
+      eph_error_fill(err, st, "EPHEMERA_PROFILE: %s", perr.message);
+      eph_heap_free(h);
+      return st;
+    }
+  }
   *out = h;
   return EPH_OK;
 }
 
 void eph_heap_free(eph_heap *h) {
   if (!h) return;
+  if (h->has_observer && h->observer.on_heap_free && h->new_base && h->old_base)
+    h->observer.on_heap_free(h->observer.data, h);
   if (h->new_base && h->old_base) eph_exit_finalizers(h);
   eph_new_space_release(h);
   eph_os_release(h->old_base, h->old_reserved);
@@ -209,6 +228,8 @@ static eph_value evacuated_to(eph_value obj) {
   eph_header hdr = *eph_header_of(obj);
   return (hdr & EPH_HDR_FORWARDED) ? (eph_value)(hdr & ~EPH_HDR_FORWARDED) : EPH_NIL;
 }
+
+const eph_observer *eph_heap_get_observer(const eph_heap *h) { return h->has_observer ? &h->observer : NULL; }
 
 eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
   if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;

@@ -159,7 +159,6 @@ void eph_fatal(eph_heap *h, const char *what) __attribute__((noreturn));
 void eph_update_alloc_limit(eph_heap *h);
 void eph_sample_arm(eph_heap *h);
 #define EPH_NO_COUNTDOWN (UINT64_MAX / 2)
-void eph_error_fill(eph_error *err, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* newspace.c */
 eph_status eph_new_space_init(eph_heap *h, size_t eden_bytes);

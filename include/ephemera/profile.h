@@ -1,0 +1,101 @@
+/*
+ * ephemera/profile.h — the object-lifetime profiler.
+ *
+ * Switched on per heap: from code (eph_profile_start / eph_profile_stop),
+ * from the environment for any program that creates its heap with
+ * eph_heap_new(NULL, ...) (EPHEMERA_PROFILE="mode=gc,sample=1/100,out=run.eph";
+ * the profile is written when the heap is freed), or from the CLI
+ * (`ephemera run WORKLOAD --profile SPEC -o FILE`).
+ *
+ * Each sampled allocation gets an off-heap record (format.h: eph_record):
+ * class, size, site, birth and death in three clocks (bytes allocated, wall
+ * time, collections so far) and how it died.  Objects still alive when the
+ * profile stops are written as censored records, never dropped.  Records
+ * are streamed to the .eph file as they complete.
+ *
+ * Modes:
+ *   gc            the collector reports a sampled object's death when a
+ *                 scavenge or full GC finds it unreachable; the record
+ *                 holds the interval (last collection survived, the one
+ *                 that found it dead].  No heap objects are added.
+ *   finalization  FiLiP (ISMM'24): one ephemeron per sampled object, whose
+ *                 key is the object and which is its own finaliser (one
+ *                 heap object per sample); pretenured unless pretenure=off.
+ *                 Death = when the finaliser runs.  The ephemerons live in
+ *                 a registry of pretenured chunks, as FiLiP's do in Pharo.
+ *
+ * Sampling: sample=1/N keeps every N-th allocation (FiLiP), each standing
+ * for N objects; sample=bytes:B samples the allocation that crosses points
+ * spaced by exponentially distributed gaps of mean B bytes (tcmalloc), an
+ * object of size s standing for 1/(1-exp(-s/B)) objects, so that weighted
+ * sums are unbiased estimates of objects and bytes allocated.  classes=A,B
+ * restricts sampling to those classes.
+ *
+ * The SPEC string: comma-separated key=value pairs
+ *   mode=gc|finalization   sample=1/N | N | all | bytes:B (B with K/M/G)
+ *   out=FILE   pretenure=on|off   compress=on|off   seed=N   classes=A,B,...
+ * (a token without '=' after classes= continues the class list).
+ */
+#ifndef EPHEMERA_PROFILE_H
+#define EPHEMERA_PROFILE_H
+
+#include "ephemera/format.h"
+#include "ephemera/heap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum eph_profile_mode { EPH_MODE_GC = 0, EPH_MODE_FINALIZATION = 1 } eph_profile_mode;
+
+typedef struct eph_profile_spec {
+  eph_profile_mode mode;
+  uint64_t sample_every; /* count sampling: 1 in N (1 = every allocation) */
+  uint64_t sample_bytes; /* byte sampling: mean gap in bytes; 0 = count sampling */
+  bool pretenure;        /* finalization mode: pretenure the ephemerons */
+  bool compress;         /* deflate the file's chunks */
+  uint64_t seed;         /* byte sampler's random stream */
+  char out[1024];        /* the .eph file */
+  char classes[1024];    /* comma-separated class filter; "" = all classes */
+} eph_profile_spec;
+
+/* Defaults: mode=gc, sample=1/1, pretenure=on, compress=off, out=ephemera.eph. */
+void eph_profile_spec_init(eph_profile_spec *s);
+
+/* Applies a SPEC string over s.  A bad key or value: EPH_ERR_INVALID, s
+ * unchanged, and err names the key. */
+eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_error *err);
+
+/* Writes s as a SPEC string. */
+void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len);
+
+/*
+ * Starts profiling h into spec->out, with extra metadata pairs (workload,
+ * size, command...; may be NULL).  Installs the heap's observer.  Fails if
+ * a profiler already runs on h, a class in the filter is unknown to h at
+ * this point, or the file cannot be created.
+ */
+eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const eph_meta_pair *meta, size_t nmeta,
+                             eph_error *err);
+
+typedef struct eph_profile_stats {
+  uint64_t samples;       /* records started */
+  uint64_t deaths;        /* records completed by a death */
+  uint64_t censored;
+  uint64_t memory_bytes;  /* the profiler's own off-heap memory now */
+  uint64_t peak_memory_bytes;
+  uint64_t own_objects, own_bytes; /* heap objects the profiler allocated (finalization mode) */
+} eph_profile_stats;
+
+/* Writes censored records for objects still alive, the totals, closes the
+ * file, and removes the observer; fills *final (may be NULL) with the last
+ * statistics.  EPH_OK if no profiler runs. */
+eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err);
+
+/* Statistics of the profiler running on h; false if none runs. */
+bool eph_profile_stats_get(eph_heap *h, eph_profile_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* EPHEMERA_PROFILE_H */

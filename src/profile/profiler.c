@@ -1,0 +1,308 @@
+/*
+ * profiler.c — starting and stopping a profile, the record pool, stamps,
+ * the class and site tables, and the observer hooks shared by the modes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profiler.h"
+
+static uint64_t wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+eph_stamp prof_now(eph_profiler *p) {
+  return (eph_stamp){
+      .bytes = eph_heap_allocated(p->h),
+      .wall_ns = wall_ns() - p->start_ns,
+      .scavenges = p->scavenges,
+      .full_gcs = p->full_gcs,
+  };
+}
+
+void prof_write_error(eph_profiler *p, eph_status st) {
+  if (st == EPH_OK || p->error != EPH_OK) return;
+  p->error = st;
+  snprintf(p->error_message, sizeof p->error_message, "%s", eph_writer_error(p->out));
+}
+
+void prof_note_memory(eph_profiler *p) {
+  uint64_t m = sizeof *p + p->pool_cap * (sizeof *p->pool + sizeof *p->free_recs) +
+               (p->young.cap + p->old.cap) * sizeof(tracked) + p->chunks_cap * sizeof *p->chunks +
+               p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len;
+  p->stats.memory_bytes = m;
+  if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
+}
+
+/* --- tables ----------------------------------------------------------------- */
+
+static uint32_t class_id_for(eph_profiler *p, eph_class_id cls) {
+  if (cls >= p->class_written_len) {
+    size_t len = (size_t)cls * 2 + 16;
+    uint8_t *wr = realloc(p->class_written, len);
+    if (!wr) return cls; /* the entry will be missing; the reader reports it */
+    memset(wr + p->class_written_len, 0, len - p->class_written_len);
+    p->class_written = wr;
+    p->class_written_len = len;
+  }
+  if (!p->class_written[cls]) {
+    p->class_written[cls] = 1;
+    const char *name = eph_class_name(p->h, cls);
+    prof_write_error(p, eph_writer_class(p->out, cls, name ? name : "?"));
+  }
+  return cls;
+}
+
+static size_t site_slot(const site_map *m, const eph_site *s) {
+  size_t i = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15u & (m->cap - 1);
+  while (m->keys[i] && m->keys[i] != s) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+/* Sites are numbered per profile (not in eph_site.id: two heaps in one
+ * process may profile the same call site). */
+static uint32_t site_id_for(eph_profiler *p, const eph_site *s) {
+  if (!s) return 0;
+  site_map *m = &p->sites;
+  if (2 * (m->len + 1) > m->cap) {
+    site_map bigger = {.cap = m->cap ? 2 * m->cap : 256};
+    bigger.keys = calloc(bigger.cap, sizeof *bigger.keys);
+    bigger.ids = calloc(bigger.cap, sizeof *bigger.ids);
+    if (!bigger.keys || !bigger.ids) {
+      free(bigger.keys);
+      free(bigger.ids);
+      return 0;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+      if (!m->keys[i]) continue;
+      size_t j = site_slot(&bigger, m->keys[i]);
+      bigger.keys[j] = m->keys[i];
+      bigger.ids[j] = m->ids[i];
+    }
+    bigger.len = m->len;
+    free(m->keys);
+    free(m->ids);
+    *m = bigger;
+  }
+  size_t i = site_slot(m, s);
+  if (!m->keys[i]) {
+    m->keys[i] = s;
+    m->ids[i] = ++p->next_site_id;
+    m->len++;
+    prof_write_error(p, eph_writer_site(p->out, m->ids[i], s->file, s->line, s->function));
+  }
+  return m->ids[i];
+}
+
+/* --- records ------------------------------------------------------------------ */
+
+uint32_t prof_new_record(eph_profiler *p, eph_value obj, double weight) {
+  uint32_t rec;
+  if (p->nfree) {
+    rec = p->free_recs[--p->nfree];
+  } else {
+    if (p->pool_len == p->pool_cap) {
+      size_t cap = p->pool_cap ? 2 * p->pool_cap : 4096;
+      eph_record *pool = realloc(p->pool, cap * sizeof *pool);
+      uint32_t *fr = pool ? realloc(p->free_recs, cap * sizeof *fr) : NULL;
+      if (pool) p->pool = pool;
+      if (!pool || !fr) {
+        fprintf(stderr, "ephemera: profiler: out of memory for records\n");
+        abort();
+      }
+      p->free_recs = fr;
+      p->pool_cap = cap;
+      prof_note_memory(p);
+    }
+    rec = (uint32_t)p->pool_len++;
+  }
+  eph_record *r = &p->pool[rec];
+  memset(r, 0, sizeof *r);
+  r->id = ++p->stats.samples;
+  r->class_id = class_id_for(p, eph_class_of(obj));
+  r->site_id = site_id_for(p, eph_heap_site(p->h));
+  r->size = eph_object_bytes(obj);
+  r->weight = weight;
+  r->birth = prof_now(p);
+  r->alive_until = r->birth;
+  return rec;
+}
+
+void prof_finish_record(eph_profiler *p, uint32_t rec, const eph_stamp *death, const eph_stamp *alive_until,
+                        eph_death_kind kind) {
+  eph_record *r = &p->pool[rec];
+  r->death = *death;
+  r->alive_until = *alive_until;
+  r->death_kind = (uint8_t)kind;
+  prof_write_error(p, eph_writer_record(p->out, r));
+  if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
+  else p->stats.deaths++;
+  p->free_recs[p->nfree++] = rec;
+}
+
+/* --- observer hooks -------------------------------------------------------------- */
+
+static void on_alloc(void *data, eph_heap *h, eph_value obj) {
+  (void)h;
+  eph_profiler *p = data;
+  double weight;
+  if (!sampler_take(p, obj, &weight)) return;
+  uint32_t rec = prof_new_record(p, obj, weight);
+  if (p->spec.mode == EPH_MODE_GC) gc_mode_track(p, obj, rec);
+  else fin_mode_track(p, obj, rec);
+}
+
+static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
+  (void)h;
+  eph_profiler *p = data;
+  if (p->spec.mode == EPH_MODE_GC) gc_mode_collect(p, kind);
+}
+
+static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
+  (void)h;
+  eph_profiler *p = data;
+  if (ev->kind == EPH_GC_SCAVENGE) p->scavenges++;
+  else p->full_gcs++;
+  prof_write_error(p, eph_writer_gc(p->out, ev));
+}
+
+static void on_heap_free(void *data, eph_heap *h) {
+  (void)data;
+  eph_error err;
+  if (eph_profile_stop(h, NULL, &err) != EPH_OK) fprintf(stderr, "ephemera: %s\n", err.message);
+}
+
+static eph_profiler *profiler_of(eph_heap *h) {
+  const eph_observer *o = eph_heap_get_observer(h);
+  return o && o->on_alloc == on_alloc ? o->data : NULL;
+}
+
+/* --- start and stop ------------------------------------------------------------- */
+
+static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char (*buf)[256],
+                         const eph_meta_pair *extra, size_t nextra) {
+  size_t n = 0;
+  meta[n++] = (eph_meta_pair){"runtime", "ephemera"};
+  meta[n++] = (eph_meta_pair){"mode", p->spec.mode == EPH_MODE_GC ? "gc" : "finalization"};
+  eph_profile_spec_format(&p->spec, buf[0], sizeof buf[0]);
+  meta[n++] = (eph_meta_pair){"profile", buf[0]};
+  if (p->spec.sample_bytes) snprintf(buf[1], sizeof buf[1], "bytes:%llu", (unsigned long long)p->spec.sample_bytes);
+  else snprintf(buf[1], sizeof buf[1], "1/%llu", (unsigned long long)p->spec.sample_every);
+  meta[n++] = (eph_meta_pair){"sample", buf[1]};
+  eph_gc_params_format(eph_heap_params(p->h), buf[2], sizeof buf[2]);
+  meta[n++] = (eph_meta_pair){"gc", buf[2]};
+  meta[n++] = (eph_meta_pair){"clocks", "bytes allocated, wall ns since start, collections completed"};
+  if (gethostname(buf[3], sizeof buf[3]) != 0) snprintf(buf[3], sizeof buf[3], "unknown");
+  meta[n++] = (eph_meta_pair){"host", buf[3]};
+  time_t t = time(NULL);
+  struct tm tm;
+  strftime(buf[4], sizeof buf[4], "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+  meta[n++] = (eph_meta_pair){"date", buf[4]};
+  if (p->spec.classes[0]) meta[n++] = (eph_meta_pair){"classes", p->spec.classes};
+  for (size_t i = 0; i < nextra && n < cap; i++) meta[n++] = extra[i];
+  return n;
+}
+
+eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const eph_meta_pair *meta, size_t nmeta,
+                             eph_error *err) {
+  if (eph_heap_get_observer(h)) {
+    eph_error_fill(err, EPH_ERR_INVALID, "a profiler (or another observer) is already attached to this heap");
+    return EPH_ERR_INVALID;
+  }
+  if (spec->sample_every == 0) {
+    eph_error_fill(err, EPH_ERR_INVALID, "profile spec: sample=1/0");
+    return EPH_ERR_INVALID;
+  }
+  eph_profiler *p = calloc(1, sizeof *p);
+  if (!p) {
+    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+    return EPH_ERR_NOMEM;
+  }
+  p->h = h;
+  p->spec = *spec;
+  p->rng = spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1;
+  p->start_ns = wall_ns();
+  eph_heap_stats s;
+  eph_heap_stats_get(h, &s);
+  p->scavenges = (uint32_t)s.scavenges;
+  p->full_gcs = (uint32_t)s.full_gcs;
+
+  eph_meta_pair pairs[64];
+  char buf[5][256];
+  size_t n = build_meta(p, pairs, 64, buf, meta, nmeta);
+  p->out = eph_writer_open(spec->out, pairs, n, spec->compress, err);
+  if (!p->out) {
+    free(p);
+    return err ? err->status : EPH_ERR_INVALID;
+  }
+  if (spec->mode == EPH_MODE_FINALIZATION) {
+    eph_status st = fin_mode_start(p, err);
+    if (st != EPH_OK) {
+      eph_writer_close(p->out, NULL);
+      free(p);
+      return st;
+    }
+  }
+  eph_observer obs = {
+      .data = p, .on_alloc = on_alloc, .on_collect = on_collect, .on_gc_end = on_gc_end, .on_heap_free = on_heap_free};
+  eph_heap_set_observer(h, &obs);
+  sampler_arm(p);
+  prof_note_memory(p);
+  return EPH_OK;
+}
+
+eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err) {
+  eph_profiler *p = profiler_of(h);
+  if (!p) return EPH_OK;
+  if (p->spec.mode == EPH_MODE_GC) gc_mode_stop(p);
+  else fin_mode_stop(p);
+  eph_heap_set_observer(h, NULL);
+
+  eph_heap_stats s;
+  eph_heap_stats_get(h, &s);
+  eph_totals totals = {
+      .wall_ns = wall_ns() - p->start_ns,
+      .cpu_ns = s.cpu_ns,
+      .gc_wall_ns = s.gc_wall_ns,
+      .bytes_allocated = s.bytes_allocated - p->stats.own_bytes,
+      .objects_allocated = s.objects_allocated - p->stats.own_objects,
+      .records = p->stats.samples,
+      .censored = p->stats.censored,
+      .scavenges = s.scavenges,
+      .full_gcs = s.full_gcs,
+      .peak_heap = s.peak_committed,
+  };
+  eph_status st = eph_writer_close(p->out, &totals);
+  if (st != EPH_OK && p->error == EPH_OK) {
+    p->error = st;
+    snprintf(p->error_message, sizeof p->error_message, "could not finish writing the file (%s)", eph_status_name(st));
+  }
+  eph_status result = p->error;
+  prof_note_memory(p);
+  if (final) *final = p->stats;
+  if (result != EPH_OK) eph_error_fill(err, result, "profile %s: %s", p->spec.out, p->error_message);
+  free(p->pool);
+  free(p->free_recs);
+  free(p->young.items);
+  free(p->old.items);
+  free(p->chunks);
+  free(p->sites.keys);
+  free(p->sites.ids);
+  free(p->class_state);
+  free(p->class_written);
+  free(p);
+  return result;
+}
+
+bool eph_profile_stats_get(eph_heap *h, eph_profile_stats *out) {
+  eph_profiler *p = profiler_of(h);
+  if (!p) return false;
+  prof_note_memory(p);
+  *out = p->stats;
+  return true;
+}

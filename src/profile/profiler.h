@@ -1,0 +1,102 @@
+/*
+ * profiler.h — the profiler's private state, shared by the files of src/profile.
+ *
+ * Live sampled objects have an entry in the record pool (an eph_record
+ * being filled in); a record leaves the pool when its object dies or the
+ * profile stops, and is then written to the file.  How a mode learns of
+ * deaths differs (mode_gc.c, mode_finalization.c); everything else —
+ * sampling, stamps, the tables, the file — is shared (profiler.c).
+ */
+#ifndef EPH_PROFILER_H
+#define EPH_PROFILER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ephemera/ephemeron.h"
+#include "ephemera/format.h"
+#include "ephemera/heap.h"
+#include "ephemera/observer.h"
+#include "ephemera/profile.h"
+
+/* A gc-mode tracking entry: where a sampled object is now. */
+typedef struct tracked {
+  eph_value addr;
+  uint32_t rec; /* index in the record pool */
+} tracked;
+
+typedef struct tracked_vec {
+  tracked *items;
+  size_t len, cap;
+} tracked_vec;
+
+/* Pointer -> id map for allocation sites (open addressing). */
+typedef struct site_map {
+  const eph_site **keys;
+  uint32_t *ids;
+  size_t cap, len;
+} site_map;
+
+typedef struct eph_profiler {
+  eph_heap *h;
+  eph_profile_spec spec;
+  eph_writer *out;
+  uint64_t start_ns;
+
+  /* sampling */
+  uint64_t rng;               /* xorshift state for byte gaps */
+  uint8_t *class_state;       /* per heap class: 0 unknown, 1 sampled, 2 filtered out */
+  size_t class_state_len;
+  uint8_t *class_written;     /* class entry already in the file */
+  size_t class_written_len;
+  uint64_t filtered_count;    /* allocations of filtered classes seen (count sampling with a filter) */
+
+  /* the record pool */
+  eph_record *pool;
+  uint32_t *free_recs;
+  size_t pool_len, pool_cap, nfree;
+
+  /* clocks the profiler keeps itself */
+  uint32_t scavenges, full_gcs;
+
+  /* gc mode */
+  tracked_vec young, old;
+
+  /* finalization mode */
+  eph_class_id eph_class;
+  eph_finalizer_id fin, noop_fin;
+  eph_value *chunks;          /* registry chunks, each cell a global root */
+  size_t nchunks, chunks_cap;
+
+  site_map sites;
+  uint32_t next_site_id;
+  eph_profile_stats stats;
+  eph_status error;           /* first write error, reported at stop */
+  char error_message[256];
+} eph_profiler;
+
+#define REGISTRY_CHUNK 1024
+
+/* profiler.c */
+eph_stamp prof_now(eph_profiler *p);
+uint32_t prof_new_record(eph_profiler *p, eph_value obj, double weight);
+void prof_finish_record(eph_profiler *p, uint32_t rec, const eph_stamp *death, const eph_stamp *alive_until,
+                        eph_death_kind kind);
+void prof_note_memory(eph_profiler *p);
+void prof_write_error(eph_profiler *p, eph_status st);
+
+/* sampler.c */
+void sampler_arm(eph_profiler *p);
+bool sampler_take(eph_profiler *p, eph_value obj, double *weight);
+
+/* mode_gc.c */
+void gc_mode_track(eph_profiler *p, eph_value obj, uint32_t rec);
+void gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
+void gc_mode_stop(eph_profiler *p);
+
+/* mode_finalization.c */
+eph_status fin_mode_start(eph_profiler *p, eph_error *err);
+void fin_mode_track(eph_profiler *p, eph_value obj, uint32_t rec);
+void fin_mode_stop(eph_profiler *p);
+
+#endif

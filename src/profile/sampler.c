@@ -1,0 +1,83 @@
+/*
+ * sampler.c — which allocations get a record, and what each stands for.
+ *
+ * The heap calls on_alloc only at sample points (observer.h), so unsampled
+ * allocations keep the inline fast path:
+ *   1/N            the heap counts N allocations down; each sample stands
+ *                  for N objects.  With a class filter the profiler must see
+ *                  every allocation and counts only the filtered classes.
+ *   bytes:B        points on the allocation clock with exponential gaps of
+ *                  mean B (a Poisson process): an object of s bytes is hit
+ *                  with probability 1 - exp(-s/B), so its weight is the
+ *                  inverse (tcmalloc's unbiased estimator).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler.h"
+
+static double next_unit(eph_profiler *p) {
+  uint64_t x = p->rng;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  p->rng = x;
+  return ((double)(x >> 11) + 0.5) * 0x1.0p-53; /* (0, 1) */
+}
+
+static uint64_t exponential_gap(eph_profiler *p) {
+  double gap = -log(next_unit(p)) * (double)p->spec.sample_bytes;
+  return gap < 1.0 ? 1 : (uint64_t)gap;
+}
+
+void sampler_arm(eph_profiler *p) {
+  if (p->spec.sample_bytes)
+    eph_heap_sample_next(p->h, 0, exponential_gap(p));
+  else if (p->spec.classes[0])
+    eph_heap_sample_next(p->h, 1, 0);
+  else
+    eph_heap_sample_next(p->h, p->spec.sample_every, 0);
+}
+
+/* Is class cls in the filter?  Resolved by name on first sight and cached:
+ * classes may be registered after the profiler starts. */
+static bool class_selected(eph_profiler *p, eph_class_id cls) {
+  if (!p->spec.classes[0]) return true;
+  if (cls >= p->class_state_len) {
+    size_t len = (size_t)cls * 2 + 16;
+    uint8_t *st = realloc(p->class_state, len);
+    if (!st) return false;
+    memset(st + p->class_state_len, 0, len - p->class_state_len);
+    p->class_state = st;
+    p->class_state_len = len;
+  }
+  if (!p->class_state[cls]) {
+    const char *name = eph_class_name(p->h, cls);
+    size_t n = name ? strlen(name) : 0;
+    bool found = false;
+    for (const char *c = p->spec.classes; name && *c && !found;) {
+      const char *end = strchr(c, ',');
+      size_t len = end ? (size_t)(end - c) : strlen(c);
+      found = len == n && !strncmp(c, name, n);
+      c += len + (end ? 1 : 0);
+    }
+    p->class_state[cls] = found ? 1 : 2;
+  }
+  return p->class_state[cls] == 1;
+}
+
+bool sampler_take(eph_profiler *p, eph_value obj, double *weight) {
+  bool selected = class_selected(p, eph_class_of(obj));
+  if (p->spec.sample_bytes) {
+    eph_heap_sample_next(p->h, 0, exponential_gap(p));
+    if (!selected) return false;
+    double s = (double)eph_object_bytes(obj);
+    *weight = 1.0 / -expm1(-s / (double)p->spec.sample_bytes);
+    return true;
+  }
+  if (!selected) return false;
+  if (p->spec.classes[0] && ++p->filtered_count % p->spec.sample_every != 0) return false;
+  *weight = (double)p->spec.sample_every;
+  return true;
+}

@@ -1,0 +1,129 @@
+/*
+ * spec.c — the profiler's SPEC strings: "mode=gc,sample=1/100,out=run.eph".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler.h"
+
+void eph_profile_spec_init(eph_profile_spec *s) {
+  memset(s, 0, sizeof *s);
+  s->mode = EPH_MODE_GC;
+  s->sample_every = 1;
+  s->pretenure = true;
+  s->seed = 1;
+  snprintf(s->out, sizeof s->out, "ephemera.eph");
+}
+
+static bool parse_u64(const char *v, uint64_t *out) {
+  if (!isdigit((unsigned char)*v)) return false;
+  errno = 0;
+  char *end;
+  unsigned long long x = strtoull(v, &end, 10);
+  uint64_t mult = 1;
+  if (*end == 'k' || *end == 'K') mult = 1024, end++;
+  else if (*end == 'm' || *end == 'M') mult = 1024 * 1024, end++;
+  else if (*end == 'g' || *end == 'G') mult = 1024 * 1024 * 1024, end++;
+  if (errno || *end || x == 0) return false;
+  *out = (uint64_t)x * mult;
+  return true;
+}
+
+static bool parse_bool(const char *v, bool *out) {
+  if (!strcmp(v, "on") || !strcmp(v, "1") || !strcmp(v, "yes") || !strcmp(v, "true")) return *out = true, true;
+  if (!strcmp(v, "off") || !strcmp(v, "0") || !strcmp(v, "no") || !strcmp(v, "false")) return *out = false, true;
+  return false;
+}
+
+static bool parse_sample(eph_profile_spec *s, const char *v) {
+  if (!strcmp(v, "all")) {
+    s->sample_every = 1;
+    s->sample_bytes = 0;
+    return true;
+  }
+  if (!strncmp(v, "bytes:", 6)) {
+    s->sample_every = 1;
+    return parse_u64(v + 6, &s->sample_bytes);
+  }
+  if (!strncmp(v, "1/", 2)) v += 2;
+  s->sample_bytes = 0;
+  return parse_u64(v, &s->sample_every) && s->sample_every < (UINT64_C(1) << 62);
+}
+
+static eph_status bad(eph_error *err, const char *key, const char *value, const char *expect) {
+  eph_error_fill(err, EPH_ERR_INVALID, "profile spec: '%s': bad value '%s' (expected %s)", key, value, expect);
+  return EPH_ERR_INVALID;
+}
+
+eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_error *err) {
+  eph_profile_spec t = *s;
+  char buf[2048];
+  if (strlen(text) >= sizeof buf) {
+    eph_error_fill(err, EPH_ERR_INVALID, "profile spec too long");
+    return EPH_ERR_INVALID;
+  }
+  strcpy(buf, text);
+  bool in_classes = false;
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    while (isspace((unsigned char)*item)) item++;
+    if (!*item) continue;
+    char *eq = strchr(item, '=');
+    if (!eq) {
+      if (in_classes) { /* classes=A,B,C: the list goes on */
+        size_t n = strlen(t.classes);
+        snprintf(t.classes + n, sizeof t.classes - n, ",%s", item);
+        continue;
+      }
+      eph_error_fill(err, EPH_ERR_INVALID, "profile spec: '%s' has no value (expected KEY=VALUE)", item);
+      return EPH_ERR_INVALID;
+    }
+    *eq = '\0';
+    const char *key = item, *v = eq + 1;
+    in_classes = false;
+    if (!*v) {
+      eph_error_fill(err, EPH_ERR_INVALID, "profile spec: '%s' has an empty value", key);
+      return EPH_ERR_INVALID;
+    }
+    if (!strcmp(key, "mode")) {
+      if (!strcmp(v, "gc")) t.mode = EPH_MODE_GC;
+      else if (!strcmp(v, "finalization") || !strcmp(v, "fin")) t.mode = EPH_MODE_FINALIZATION;
+      else if (!strcmp(v, "merlin") || !strcmp(v, "brute")) {
+        eph_error_fill(err, EPH_ERR_INVALID, "profile spec: mode '%s' is not available yet (gc, finalization)", v);
+        return EPH_ERR_INVALID;
+      } else return bad(err, key, v, "gc or finalization");
+    } else if (!strcmp(key, "sample")) {
+      if (!parse_sample(&t, v)) return bad(err, key, v, "1/N, N, all or bytes:B");
+    } else if (!strcmp(key, "out") || !strcmp(key, "o")) {
+      if (strlen(v) >= sizeof t.out) return bad(err, key, v, "a shorter path");
+      snprintf(t.out, sizeof t.out, "%s", v);
+    } else if (!strcmp(key, "pretenure")) {
+      if (!parse_bool(v, &t.pretenure)) return bad(err, key, v, "on or off");
+    } else if (!strcmp(key, "compress")) {
+      if (!parse_bool(v, &t.compress)) return bad(err, key, v, "on or off");
+    } else if (!strcmp(key, "seed")) {
+      if (!parse_u64(v, &t.seed)) return bad(err, key, v, "a positive integer");
+    } else if (!strcmp(key, "classes")) {
+      snprintf(t.classes, sizeof t.classes, "%s", v);
+      in_classes = true;
+    } else {
+      eph_error_fill(err, EPH_ERR_INVALID,
+                     "profile spec: unknown key '%s' (known: mode, sample, out, pretenure, compress, seed, classes)", key);
+      return EPH_ERR_INVALID;
+    }
+  }
+  *s = t;
+  return EPH_OK;
+}
+
+void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len) {
+  char sample[64];
+  if (s->sample_bytes) snprintf(sample, sizeof sample, "bytes:%llu", (unsigned long long)s->sample_bytes);
+  else snprintf(sample, sizeof sample, "1/%llu", (unsigned long long)s->sample_every);
+  snprintf(buf, len, "mode=%s,sample=%s,pretenure=%s,compress=%s,seed=%llu%s%s",
+           s->mode == EPH_MODE_GC ? "gc" : "finalization", sample, s->pretenure ? "on" : "off",
+           s->compress ? "on" : "off", (unsigned long long)s->seed, s->classes[0] ? ",classes=" : "", s->classes);
+}
