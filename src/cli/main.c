@@ -23,6 +23,7 @@ static const struct command {
 } COMMANDS[] = {
     {"workloads", cmd_workloads, "list the workloads, their sizes and options"},
     {"run", cmd_run, "run a workload: ephemera run WORKLOAD [--size S] [--gc PARAMS] [--retain CLASSES]"},
+    {"dump", cmd_dump, "print an .eph file: ephemera dump FILE [--csv|--json]"},
 };
 
 static void usage(FILE *out) {

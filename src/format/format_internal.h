@@ -117,4 +117,22 @@ bool ephf_get_string(ephf_cursor *c, const char **s, size_t *n);
 void ephf_chunk_header(uint8_t *hdr, uint32_t type, uint32_t flags, const uint8_t *payload, uint32_t stored_len,
                        uint32_t raw_len);
 
+/* --- reading into an eph_profile ---------------------------------------------- */
+
+/* A profile being read, with the capacities of its growing arrays. */
+typedef struct ephf_builder {
+  eph_profile *p;
+  size_t cap_meta, cap_classes, cap_sites, cap_records, cap_gcs, cap_events;
+} ephf_builder;
+
+/*
+ * Decodes one known chunk's (decompressed) payload into b->p.  Returns
+ * EPH_OK, EPH_ERR_NOMEM, or EPH_ERR_INVALID with what is wrong in detail.
+ */
+eph_status ephf_decode_chunk(ephf_builder *b, uint32_t type, const uint8_t *payload, size_t len, char *detail,
+                             size_t detail_len);
+
+/* Grows *arr (elements of elem bytes, capacity *cap) to hold n; false if out of memory. */
+bool ephf_grow(void **arr, size_t *cap, size_t elem, size_t n);
+
 #endif

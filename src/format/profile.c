@@ -1,0 +1,51 @@
+/*
+ * profile.c — the in-memory eph_profile: growing its arrays while reading,
+ * metadata lookup, freeing.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format_internal.h"
+
+bool ephf_grow(void **arr, size_t *cap, size_t elem, size_t n) {
+  if (n <= *cap) return true;
+  size_t c = *cap ? *cap : 16;
+  while (c < n) {
+    if (c > SIZE_MAX / 2) return false;
+    c *= 2;
+  }
+  if (c > SIZE_MAX / elem) return false;
+  void *a = realloc(*arr, c * elem);
+  if (!a) return false;
+  memset((char *)a + *cap * elem, 0, (c - *cap) * elem);
+  *arr = a;
+  *cap = c;
+  return true;
+}
+
+const char *eph_profile_meta(const eph_profile *p, const char *key) {
+  if (!p || !key) return NULL;
+  for (size_t i = 0; i < p->nmeta; i++)
+    if (!strcmp(p->meta[i].key, key)) return p->meta[i].value;
+  return NULL;
+}
+
+void eph_profile_free(eph_profile *p) {
+  if (!p) return;
+  for (size_t i = 0; i < p->nmeta; i++) {
+    free((char *)p->meta[i].key);
+    free((char *)p->meta[i].value);
+  }
+  free(p->meta);
+  for (size_t i = 0; i < p->nclasses; i++) free(p->class_names[i]);
+  free(p->class_names);
+  for (size_t i = 0; i < p->nsites; i++) {
+    free(p->sites[i].file);
+    free(p->sites[i].function);
+  }
+  free(p->sites);
+  free(p->records);
+  free(p->gcs);
+  free(p->events);
+  free(p);
+}
