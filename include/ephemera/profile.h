@@ -10,7 +10,8 @@
  * Each sampled allocation gets an off-heap record (format.h: eph_record):
  * class, size, site, birth and death in three clocks (bytes allocated, wall
  * time, collections so far) and how it died.  Objects still alive when the
- * profile stops are written as censored records, never dropped.  Records
+ * profile stops (after a last full GC) are written as censored records,
+ * never dropped.  Records
  * are streamed to the .eph file as they complete.
  *
  * Modes:
@@ -87,9 +88,10 @@ typedef struct eph_profile_stats {
   uint64_t own_objects, own_bytes; /* heap objects the profiler allocated (finalization mode) */
 } eph_profile_stats;
 
-/* Writes censored records for objects still alive, the totals, closes the
- * file, and removes the observer; fills *final (may be NULL) with the last
- * statistics.  EPH_OK if no profiler runs. */
+/* Runs a last full GC (so that garbage is reported dead, not censored),
+ * writes censored records for objects still reachable, the totals, closes
+ * the file, and removes the observer; fills *final (may be NULL) with the
+ * last statistics.  EPH_OK if no profiler runs. */
 eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err);
 
 /* Statistics of the profiler running on h; false if none runs. */

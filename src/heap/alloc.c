@@ -84,6 +84,7 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
   /* The fast path decremented the countdown only if it got that far.  An
    * observer's own allocations (inside on_alloc) are no sample points. */
   bool count_point = !h->in_observer && (h->fast.alloc_countdown == 0 || --h->fast.alloc_countdown == 0);
+  if (h->in_observer) h->objects_base++; /* counted, but outside the countdown */
   if (h->params.stress || h->params.stress_full_every) stress_collect(h);
 
   bool old = pretenure || payload >= h->fast.large_object_bytes;

@@ -259,6 +259,9 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
 eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err) {
   eph_profiler *p = profiler_of(h);
   if (!p) return EPH_OK;
+  /* A last full GC settles every object that is already garbage, so that
+   * only objects still reachable at the end are censored. */
+  eph_collect(h, EPH_GC_FULL);
   if (p->spec.mode == EPH_MODE_GC) gc_mode_stop(p);
   else fin_mode_stop(p);
   eph_heap_set_observer(h, NULL);

@@ -1,0 +1,332 @@
+/*
+ * The lifetime profiler: lifetimes known by construction in both modes,
+ * sampling rates and the byte sampler's unbiasedness, the class filter,
+ * censored records, EPHEMERA_PROFILE, and the file it writes.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ephemera/format.h"
+#include "ephemera/heap.h"
+#include "ephemera/profile.h"
+
+static char path[256];
+
+static eph_heap *heap_with(const char *gc) {
+  eph_gc_params p;
+  eph_gc_params_init(&p);
+  assert_int_equal(eph_gc_params_parse(&p, gc, NULL), EPH_OK);
+  eph_heap *h;
+  assert_int_equal(eph_heap_new(&p, &h, NULL), EPH_OK);
+  return h;
+}
+
+static void start(eph_heap *h, const char *spec_text) {
+  eph_profile_spec spec;
+  eph_error err;
+  eph_profile_spec_init(&spec);
+  assert_int_equal(eph_profile_spec_parse(&spec, spec_text, &err), EPH_OK);
+  snprintf(path, sizeof path, "/tmp/eph-test-profile-%d.eph", (int)getpid());
+  snprintf(spec.out, sizeof spec.out, "%s", path);
+  if (eph_profile_start(h, &spec, NULL, 0, &err) != EPH_OK) fail_msg("start: %s", err.message);
+}
+
+static eph_profile *stop_and_load(eph_heap *h) {
+  eph_error err;
+  if (eph_profile_stop(h, NULL, &err) != EPH_OK) fail_msg("stop: %s", err.message);
+  eph_profile *prof;
+  if (eph_profile_load(path, &prof, &err) != EPH_OK) fail_msg("load: %s", err.message);
+  assert_true(prof->complete);
+  unlink(path);
+  return prof;
+}
+
+static const eph_record *record_of_class(const eph_profile *p, const char *name) {
+  for (size_t i = 0; i < p->nrecords; i++) {
+    uint32_t c = p->records[i].class_id;
+    if (c < p->nclasses && p->class_names[c] && !strcmp(p->class_names[c], name)) return &p->records[i];
+  }
+  return NULL;
+}
+
+/* Fills eden with garbage until a scavenge happens. */
+static void churn_until_scavenge(eph_heap *h, eph_class_id junk) {
+  eph_heap_stats s0, s;
+  eph_heap_stats_get(h, &s0);
+  do {
+    eph_alloc(h, junk, 6);
+    eph_heap_stats_get(h, &s);
+  } while (s.scavenges == s0.scavenges);
+}
+
+/* gc mode: an object dropped at a known time is reported dead by the first
+ * collection after it, and the recorded interval contains the drop. */
+static void test_gc_mode_known_death(void **state) {
+  (void)state;
+  eph_heap *h = heap_with("eden=64K,headroom=64K");
+  eph_class_id Tracked = eph_class_register(h, "Tracked", EPH_FORMAT_POINTERS);
+  eph_class_id Junk = eph_class_register(h, "Junk", EPH_FORMAT_POINTERS);
+  start(h, "mode=gc,classes=Tracked");
+  EPH_FRAME(h);
+  EPH_LOCAL(h, t);
+  t = eph_alloc(h, Tracked, 2);
+  churn_until_scavenge(h, Junk); /* it survives one scavenge */
+  uint64_t dropped_at = eph_heap_allocated(h);
+  eph_heap_stats s;
+  eph_heap_stats_get(h, &s);
+  uint64_t scavenges_at_drop = s.scavenges;
+  t = EPH_NIL;
+  churn_until_scavenge(h, Junk);
+  EPH_UNFRAME(h);
+  eph_profile *p = stop_and_load(h);
+  const eph_record *r = record_of_class(p, "Tracked");
+  assert_non_null(r);
+  assert_int_equal(p->nrecords, 1); /* the filter kept Junk out */
+  assert_int_equal(r->death_kind, EPH_DEATH_SCAVENGE);
+  assert_true(r->alive_until.bytes <= dropped_at);
+  assert_true(r->death.bytes >= dropped_at);
+  /* within one collection: found by the first scavenge after the drop */
+  assert_int_equal(r->death.scavenges, scavenges_at_drop);
+  assert_int_equal(r->death.scavenges - r->birth.scavenges, 1); /* survived exactly one */
+  assert_true(r->death.bytes - dropped_at <= 64 * 1024 + 64);
+  eph_profile_free(p);
+  eph_heap_free(h);
+}
+
+/* gc mode, old objects: a tenured object is found dead by the next full GC. */
+static void test_gc_mode_full_gc_death(void **state) {
+  (void)state;
+  eph_heap *h = heap_with("eden=64K,headroom=64K,ratio=100");
+  eph_class_id Tracked = eph_class_register(h, "Tracked", EPH_FORMAT_POINTERS);
+  start(h, "mode=gc");
+  EPH_FRAME(h);
+  EPH_LOCAL(h, t);
+  t = eph_alloc(h, Tracked, 2);
+  assert_int_equal(eph_collect(h, EPH_GC_FULL), EPH_OK); /* tenures it */
+  t = EPH_NIL;
+  assert_int_equal(eph_collect(h, EPH_GC_SCAVENGE), EPH_OK); /* cannot see old garbage */
+  assert_int_equal(eph_collect(h, EPH_GC_FULL), EPH_OK);
+  EPH_UNFRAME(h);
+  eph_profile *p = stop_and_load(h);
+  const eph_record *r = record_of_class(p, "Tracked");
+  assert_non_null(r);
+  assert_int_equal(r->death_kind, EPH_DEATH_FULL_GC);
+  assert_int_equal(r->death.full_gcs, 1);  /* the second full GC found it */
+  assert_int_equal(r->death.scavenges, 1);
+  /* a scavenge never examines old objects: last seen alive by the first full GC */
+  assert_int_equal(r->alive_until.full_gcs, 0);
+  assert_int_equal(r->alive_until.scavenges, 0);
+  eph_profile_free(p);
+  eph_heap_free(h);
+}
+
+/* finalization mode: death = when the finaliser runs, right after the first
+ * collection that finds the key dead (one finaliser pass late at most). */
+static void test_finalization_known_death(void **state) {
+  (void)state;
+  for (int pretenure = 0; pretenure < 2; pretenure++) {
+    eph_heap *h = heap_with("eden=64K,headroom=64K");
+    eph_class_id Tracked = eph_class_register(h, "Tracked", EPH_FORMAT_POINTERS);
+    eph_class_id Junk = eph_class_register(h, "Junk", EPH_FORMAT_POINTERS);
+    start(h, pretenure ? "mode=finalization,classes=Tracked,pretenure=on" : "mode=finalization,classes=Tracked,pretenure=off");
+    EPH_FRAME(h);
+    EPH_LOCAL(h, t);
+    t = eph_alloc(h, Tracked, 2);
+    churn_until_scavenge(h, Junk);
+    uint64_t dropped_at = eph_heap_allocated(h);
+    eph_heap_stats s;
+    eph_heap_stats_get(h, &s);
+    t = EPH_NIL;
+    churn_until_scavenge(h, Junk);
+    EPH_UNFRAME(h);
+    eph_profile *p = stop_and_load(h);
+    const eph_record *r = record_of_class(p, "Tracked");
+    assert_non_null(r);
+    assert_int_equal(r->death_kind, EPH_DEATH_FINALIZED);
+    assert_true(r->death.bytes >= dropped_at);
+    /* the finaliser ran after the first scavenge following the drop */
+    assert_int_equal(r->death.scavenges, s.scavenges + 1);
+    eph_profile_free(p);
+    eph_heap_free(h);
+  }
+}
+
+/* 1/N keeps every N-th allocation, weight N. */
+static void test_count_sampling(void **state) {
+  (void)state;
+  for (int mode = 0; mode < 2; mode++) {
+    eph_heap *h = heap_with("eden=256K");
+    eph_class_id C = eph_class_register(h, "C", EPH_FORMAT_POINTERS);
+    start(h, mode ? "mode=finalization,sample=1/7" : "mode=gc,sample=1/7");
+    for (int i = 0; i < 70000; i++) eph_alloc(h, C, (size_t)(i % 5));
+    eph_profile *p = stop_and_load(h);
+    assert_int_equal(p->nrecords, 10000);
+    for (size_t i = 0; i < p->nrecords; i++) assert_true(p->records[i].weight == 7.0);
+    assert_int_equal(p->totals.objects_allocated, 70000); /* the profiler's own objects are not counted */
+    eph_profile_free(p);
+    eph_heap_free(h);
+  }
+}
+
+/* bytes:B: weighted sums estimate objects and bytes without bias.  Over 20
+ * seeds each estimate must be within 10 % and their mean within 2 %. */
+static void test_byte_sampler_unbiased(void **state) {
+  (void)state;
+  const int seeds = 20;
+  double sum_obj_err = 0, sum_byte_err = 0;
+  for (int seed = 1; seed <= seeds; seed++) {
+    eph_heap *h = heap_with("eden=1M");
+    eph_class_id S = eph_class_register(h, "Small", EPH_FORMAT_POINTERS);
+    eph_class_id B = eph_class_register(h, "Big", EPH_FORMAT_BYTES);
+    char spec[64];
+    snprintf(spec, sizeof spec, "mode=gc,sample=bytes:4096,seed=%d", seed);
+    start(h, spec);
+    uint64_t true_objects = 0, true_bytes = 0;
+    for (int i = 0; i < 200000; i++) {
+      eph_value v = (i % 10 == 0) ? eph_alloc_bytes(h, B, 200 + (size_t)(i % 7) * 300) : eph_alloc(h, S, 1 + (size_t)(i % 3));
+      true_objects++;
+      true_bytes += eph_object_bytes(v);
+    }
+    eph_profile *p = stop_and_load(h);
+    double est_obj = 0, est_bytes = 0;
+    for (size_t i = 0; i < p->nrecords; i++) {
+      est_obj += p->records[i].weight;
+      est_bytes += p->records[i].weight * (double)p->records[i].size;
+    }
+    double eo = est_obj / (double)true_objects - 1, eb = est_bytes / (double)true_bytes - 1;
+    assert_true(fabs(eo) < 0.10);
+    assert_true(fabs(eb) < 0.10);
+    sum_obj_err += eo;
+    sum_byte_err += eb;
+    eph_profile_free(p);
+    eph_heap_free(h);
+  }
+  print_message("byte sampler mean relative error: objects %+.4f, bytes %+.4f over %d seeds\n", sum_obj_err / seeds,
+                sum_byte_err / seeds, seeds);
+  assert_true(fabs(sum_obj_err / seeds) < 0.02);
+  assert_true(fabs(sum_byte_err / seeds) < 0.02);
+}
+
+/* Objects alive at stop are censored, never dropped or counted as deaths. */
+static void test_censored(void **state) {
+  (void)state;
+  for (int mode = 0; mode < 2; mode++) {
+    eph_heap *h = heap_with("eden=64K");
+    eph_class_id C = eph_class_register(h, "C", EPH_FORMAT_POINTERS);
+    start(h, mode ? "mode=finalization" : "mode=gc");
+    EPH_FRAME(h);
+    EPH_LOCAL(h, keep);
+    keep = eph_alloc(h, C, 50);
+    for (size_t i = 0; i < 50; i++) {
+      eph_value v = eph_alloc(h, C, 1);
+      eph_store(h, keep, i, v);
+    }
+    for (int i = 0; i < 20000; i++) eph_alloc(h, C, 2); /* garbage, collected */
+    eph_profile *p = stop_and_load(h);
+    size_t censored = 0, dead = 0;
+    for (size_t i = 0; i < p->nrecords; i++) {
+      if (p->records[i].death_kind == EPH_DEATH_CENSORED) censored++;
+      else dead++;
+    }
+    assert_int_equal(censored, 51);
+    assert_int_equal(p->totals.censored, 51);
+    assert_int_equal(censored + dead, 20051);
+    assert_int_equal(dead, 20000); /* the last full GC at stop found all garbage */
+    EPH_UNFRAME(h);
+    eph_profile_free(p);
+    eph_heap_free(h);
+  }
+}
+
+/* Sites and classes round-trip through the file. */
+static void test_sites_in_file(void **state) {
+  (void)state;
+  eph_heap *h = heap_with("eden=64K");
+  eph_class_id C = eph_class_register(h, "SiteClass", EPH_FORMAT_POINTERS);
+  start(h, "mode=gc");
+  EPH_AT(h);
+  int line = __LINE__ - 1;
+  eph_alloc(h, C, 1);
+  eph_alloc(h, C, 1); /* no site */
+  eph_profile *p = stop_and_load(h);
+  assert_int_equal(p->nrecords, 2);
+  const eph_record *r = &p->records[0];
+  assert_string_equal(p->class_names[r->class_id], "SiteClass");
+  assert_true(r->site_id > 0 && r->site_id < p->nsites);
+  assert_int_equal(p->sites[r->site_id].line, line);
+  assert_non_null(strstr(p->sites[r->site_id].file, "test_profile.c"));
+  assert_string_equal(p->sites[r->site_id].function, "test_sites_in_file");
+  assert_int_equal(p->records[1].site_id, 0);
+  assert_string_equal(eph_profile_meta(p, "mode"), "gc");
+  eph_profile_free(p);
+  eph_heap_free(h);
+}
+
+/* EPHEMERA_PROFILE profiles any program that takes the environment's
+ * parameters; a bad spec fails heap creation naming the key. */
+static void test_environment(void **state) {
+  (void)state;
+  char spec[512];
+  snprintf(path, sizeof path, "/tmp/eph-test-env-%d.eph", (int)getpid());
+  snprintf(spec, sizeof spec, "mode=gc,sample=1/2,out=%s", path);
+  setenv("EPHEMERA_PROFILE", spec, 1);
+  eph_heap *h;
+  eph_error err;
+  assert_int_equal(eph_heap_new(NULL, &h, &err), EPH_OK);
+  eph_class_id C = eph_class_register(h, "EnvClass", EPH_FORMAT_POINTERS);
+  for (int i = 0; i < 1000; i++) eph_alloc(h, C, 1);
+  eph_heap_free(h); /* writes the profile */
+  eph_profile *p;
+  assert_int_equal(eph_profile_load(path, &p, &err), EPH_OK);
+  assert_int_equal(p->nrecords, 500);
+  assert_true(p->complete);
+  eph_profile_free(p);
+  unlink(path);
+
+  setenv("EPHEMERA_PROFILE", "mode=gc,smaple=1/2", 1);
+  assert_int_equal(eph_heap_new(NULL, &h, &err), EPH_ERR_INVALID);
+  assert_null(h);
+  assert_non_null(strstr(err.message, "smaple"));
+  unsetenv("EPHEMERA_PROFILE");
+}
+
+static void test_spec_parsing(void **state) {
+  (void)state;
+  eph_profile_spec s;
+  eph_error err;
+  eph_profile_spec_init(&s);
+  assert_int_equal(eph_profile_spec_parse(&s, "mode=finalization,sample=1/100,classes=Fraction,Array,pretenure=off", &err), EPH_OK);
+  assert_int_equal(s.mode, EPH_MODE_FINALIZATION);
+  assert_int_equal(s.sample_every, 100);
+  assert_string_equal(s.classes, "Fraction,Array");
+  assert_false(s.pretenure);
+  assert_int_equal(eph_profile_spec_parse(&s, "sample=bytes:64K", &err), EPH_OK);
+  assert_int_equal(s.sample_bytes, 65536);
+  const char *bad[] = {"mode=fast", "sample=1/0", "sample=bytes:", "pretenure=maybe", "colour=red", "out="};
+  const char *key[] = {"mode", "sample", "sample", "pretenure", "colour", "out"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    eph_profile_spec before = s;
+    assert_int_equal(eph_profile_spec_parse(&s, bad[i], &err), EPH_ERR_INVALID);
+    assert_non_null(strstr(err.message, key[i]));
+    assert_memory_equal(&before, &s, sizeof s);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gc_mode_known_death),   cmocka_unit_test(test_gc_mode_full_gc_death),
+      cmocka_unit_test(test_finalization_known_death), cmocka_unit_test(test_count_sampling),
+      cmocka_unit_test(test_byte_sampler_unbiased), cmocka_unit_test(test_censored),
+      cmocka_unit_test(test_sites_in_file),         cmocka_unit_test(test_environment),
+      cmocka_unit_test(test_spec_parsing),
+  };
+  return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
+}
