@@ -1,0 +1,336 @@
+/*
+ * test_roundtrip.c — write, read back, compare field by field; the
+ * writer's argument checks and write errors; chunk sizes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <sys/stat.h>
+
+#include "format_test.h"
+
+static void roundtrip(const sample_spec *spec, bool compress, size_t flush_every) {
+  sample s;
+  sample_build(&s, spec);
+  const char *path = tmp_path(compress ? "rt-z.eph" : "rt.eph");
+  write_sample(&s, path, compress, flush_every, true);
+  eph_profile *p = load_ok(path);
+  assert_true(p->complete);
+  assert_string_equal(p->warning, "");
+  const char *diff = sample_check(&s, p, false);
+  if (diff) fail_msg("round trip (compress=%d): %s", compress, diff);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(p->valid_bytes, (uint64_t)sb.st_size);
+  /* The buffer loader reads the same. */
+  size_t len;
+  uint8_t *data = sample_read_file(path, &len);
+  assert_non_null(data);
+  eph_profile *q = NULL;
+  eph_error err;
+  assert_int_equal(eph_profile_load_buffer(data, len, &q, &err), EPH_OK);
+  assert_null(sample_check(&s, q, false));
+  eph_profile_free(q);
+  free(data);
+  eph_profile_free(p);
+  sample_free(&s);
+}
+
+static void test_roundtrip_plain(void **state) {
+  (void)state;
+  sample_spec spec = {.nrecords = 20000, .ngcs = 300, .nevents = 50000, .seed = 1};
+  roundtrip(&spec, false, 0);
+}
+
+static void test_roundtrip_compressed(void **state) {
+  (void)state;
+  sample_spec spec = {.nrecords = 20000, .ngcs = 300, .nevents = 50000, .seed = 2};
+  roundtrip(&spec, true, 0);
+}
+
+static void test_roundtrip_extreme(void **state) {
+  (void)state;
+  sample_spec spec = {.nrecords = 500, .ngcs = 20, .nevents = 600, .extreme = true, .seed = 3};
+  roundtrip(&spec, false, 0);
+  roundtrip(&spec, true, 0);
+  roundtrip(&spec, false, 7); /* many small chunks */
+  roundtrip(&spec, true, 7);
+}
+
+static void test_roundtrip_empty(void **state) {
+  (void)state;
+  const char *path = tmp_path("empty.eph");
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+  eph_profile *p = load_ok(path);
+  assert_true(p->complete);
+  assert_int_equal(p->nmeta + p->nclasses + p->nsites + p->nrecords + p->ngcs + p->nevents, 0);
+  assert_int_equal(p->totals.records, 0);
+  assert_null(eph_profile_meta(p, "runtime"));
+  eph_profile_free(p);
+  eph_profile_free(NULL);
+  assert_int_equal(eph_writer_close(NULL, NULL), EPH_OK);
+}
+
+static void test_meta_lookup(void **state) {
+  (void)state;
+  eph_meta_pair meta[] = {{"runtime", "lua"}, {"workload", "binarytrees"}, {"empty", NULL}};
+  const char *path = tmp_path("meta.eph");
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, meta, 3, true, &err);
+  assert_non_null(w);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+  eph_profile *p = load_ok(path);
+  assert_string_equal(eph_profile_meta(p, "runtime"), "lua");
+  assert_string_equal(eph_profile_meta(p, "workload"), "binarytrees");
+  assert_string_equal(eph_profile_meta(p, "empty"), "");
+  assert_null(eph_profile_meta(p, "nope"));
+  assert_null(eph_profile_meta(p, NULL));
+  assert_null(eph_profile_meta(NULL, "runtime"));
+  eph_profile_free(p);
+}
+
+static eph_record good_record(uint32_t cls, uint32_t site) {
+  eph_record r;
+  memset(&r, 0, sizeof r);
+  r.id = 1;
+  r.class_id = cls;
+  r.site_id = site;
+  r.size = 32;
+  r.weight = 1;
+  r.death_kind = EPH_DEATH_SCAVENGE;
+  return r;
+}
+
+static void expect_rejected(eph_writer *w, eph_status got, eph_status want, const char *what) {
+  if (got != want) fail_msg("expected status %d for %s, got %d", (int)want, what, (int)got);
+  if (!strstr(eph_writer_error(w), what)) fail_msg("message \"%s\" should mention '%s'", eph_writer_error(w), what);
+}
+
+static void test_writer_arguments(void **state) {
+  (void)state;
+  const char *path = tmp_path("args.eph");
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  assert_string_equal(eph_writer_error(w), "");
+  expect_rejected(w, eph_writer_class(w, 0, "X"), EPH_ERR_INVALID, "out of range");
+  expect_rejected(w, eph_writer_class(w, EPH_FORMAT_MAX_ID + 1, "X"), EPH_ERR_INVALID, "out of range");
+  expect_rejected(w, eph_writer_class(w, 3, NULL), EPH_ERR_INVALID, "no name");
+  assert_int_equal(eph_writer_class(w, 3, "Point"), EPH_OK);
+  assert_int_equal(eph_writer_class(w, 3, "Point"), EPH_OK); /* the same again: fine */
+  expect_rejected(w, eph_writer_class(w, 3, "Other"), EPH_ERR_INVALID, "already declared");
+  expect_rejected(w, eph_writer_site(w, 0, "f.c", 1, "f"), EPH_ERR_INVALID, "out of range");
+  assert_int_equal(eph_writer_site(w, 2, "f.c", 10, "f"), EPH_OK);
+  assert_int_equal(eph_writer_site(w, 2, "f.c", 10, "f"), EPH_OK);
+  expect_rejected(w, eph_writer_site(w, 2, "f.c", 11, "f"), EPH_ERR_INVALID, "already declared");
+  assert_int_equal(eph_writer_site(w, 4, NULL, -5, NULL), EPH_OK);
+
+  eph_record r = good_record(3, 2);
+  assert_int_equal(eph_writer_record(w, &r), EPH_OK);
+  r = good_record(4, 2);
+  expect_rejected(w, eph_writer_record(w, &r), EPH_ERR_INVALID, "class 4 was not declared");
+  r = good_record(3, 5);
+  expect_rejected(w, eph_writer_record(w, &r), EPH_ERR_INVALID, "site 5 was not declared");
+  r = good_record(0, 0); /* 0: unknown, always allowed */
+  assert_int_equal(eph_writer_record(w, &r), EPH_OK);
+  r.death_kind = 0;
+  expect_rejected(w, eph_writer_record(w, &r), EPH_ERR_INVALID, "death kind");
+  r.death_kind = 7;
+  expect_rejected(w, eph_writer_record(w, &r), EPH_ERR_INVALID, "death kind");
+  r = good_record(3, 2);
+  r.weight = NAN;
+  expect_rejected(w, eph_writer_record(w, &r), EPH_ERR_INVALID, "weight");
+  r.weight = INFINITY;
+  expect_rejected(w, eph_writer_record(w, &r), EPH_ERR_INVALID, "weight");
+  r.weight = -1;
+  expect_rejected(w, eph_writer_record(w, &r), EPH_ERR_INVALID, "weight");
+  expect_rejected(w, eph_writer_record(w, NULL), EPH_ERR_INVALID, "no record");
+
+  eph_gc_event g;
+  memset(&g, 0, sizeof g);
+  g.kind = (eph_gc_kind)2;
+  expect_rejected(w, eph_writer_gc(w, &g), EPH_ERR_INVALID, "bad kind");
+  g.kind = EPH_GC_FULL;
+  assert_int_equal(eph_writer_gc(w, &g), EPH_OK);
+
+  eph_event e = {.kind = 0};
+  expect_rejected(w, eph_writer_event(w, &e), EPH_ERR_INVALID, "bad kind");
+  e.kind = 7;
+  expect_rejected(w, eph_writer_event(w, &e), EPH_ERR_INVALID, "bad kind");
+  e = (eph_event){.kind = EPH_EV_ALLOC, .obj = 1, .a = 9, .b = 16, .c = 2};
+  expect_rejected(w, eph_writer_event(w, &e), EPH_ERR_INVALID, "not declared");
+  e.a = 3;
+  assert_int_equal(eph_writer_event(w, &e), EPH_OK);
+  e = (eph_event){.kind = EPH_EV_GC, .a = 2};
+  expect_rejected(w, eph_writer_event(w, &e), EPH_ERR_INVALID, "gc kind");
+  e = (eph_event){.kind = EPH_EV_GC, .a = 1, .b = 1};
+  assert_int_equal(eph_writer_event(w, &e), EPH_OK);
+
+  /* The rejected calls left no trace: the file holds exactly the accepted items. */
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+  eph_profile *p = load_ok(path);
+  assert_true(p->complete);
+  assert_int_equal(p->nrecords, 2);
+  assert_int_equal(p->ngcs, 1);
+  assert_int_equal(p->nevents, 2);
+  assert_int_equal(p->nclasses, 4);
+  assert_string_equal(p->class_names[3], "Point");
+  assert_null(p->class_names[1]);
+  assert_int_equal(p->nsites, 5);
+  assert_string_equal(p->sites[2].file, "f.c");
+  assert_int_equal(p->sites[2].line, 10);
+  assert_string_equal(p->sites[4].file, "");
+  assert_string_equal(p->sites[4].function, "");
+  assert_int_equal(p->sites[4].line, -5);
+  assert_null(p->sites[3].file);
+  eph_profile_free(p);
+
+  /* NULL writers and open arguments. */
+  assert_int_equal(eph_writer_record(NULL, &r), EPH_ERR_INVALID);
+  assert_int_equal(eph_writer_flush(NULL), EPH_ERR_INVALID);
+  assert_null(eph_writer_open(NULL, NULL, 0, false, &err));
+  assert_int_equal(err.status, EPH_ERR_INVALID);
+  eph_meta_pair bad = {NULL, "x"};
+  assert_null(eph_writer_open(path, &bad, 1, false, &err));
+}
+
+/* The descriptor the writer holds for path (found through /proc/self/fd). */
+static int writer_fd(const char *path) {
+  char real[PATH_MAX];
+  if (!realpath(path, real)) return -1;
+  for (int fd = 3; fd < 1024; fd++) {
+    char link[64], target[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = 0;
+    if (!strcmp(target, real)) return fd;
+  }
+  return -1;
+}
+
+static void test_write_errors(void **state) {
+  (void)state;
+  eph_error err;
+  memset(&err, 0, sizeof err);
+  /* Disk full at once: the header cannot be written. */
+  assert_null(eph_writer_open("/dev/full", NULL, 0, false, &err));
+  assert_int_not_equal(err.status, EPH_OK);
+  if (!strstr(err.message, "/dev/full") || !strstr(err.message, strerror(ENOSPC)))
+    fail_msg("unexpected message: %s", err.message);
+  assert_null(eph_writer_open("/nonexistent-dir/x.eph", NULL, 0, false, &err));
+  assert_non_null(strstr(err.message, "cannot create /nonexistent-dir/x.eph"));
+
+  /* Disk full in the middle of a run: swap /dev/full in under the writer. */
+  const char *path = tmp_path("full.eph");
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  assert_int_equal(eph_writer_class(w, 1, "A"), EPH_OK);
+  eph_record r = good_record(1, 0);
+  for (int i = 0; i < 100; i++) assert_int_equal(eph_writer_record(w, &r), EPH_OK);
+  assert_int_equal(eph_writer_flush(w), EPH_OK);
+  int fd = writer_fd(path), full = open("/dev/full", O_WRONLY);
+  assert_true(fd >= 0 && full >= 0);
+  assert_true(dup2(full, fd) == fd);
+  close(full);
+  eph_status st = EPH_OK;
+  for (int i = 0; i < 100000 && st == EPH_OK; i++) st = eph_writer_record(w, &r);
+  assert_int_not_equal(st, EPH_OK);
+  assert_non_null(strstr(eph_writer_error(w), strerror(ENOSPC)));
+  /* The failure sticks. */
+  assert_int_equal(eph_writer_record(w, &r), st);
+  assert_int_equal(eph_writer_flush(w), st);
+  assert_int_equal(eph_writer_close(w, NULL), st);
+  assert_non_null(strstr(eph_writer_error(NULL), strerror(ENOSPC)));
+  /* What reached the file before the failure still reads. */
+  eph_profile *p = load_ok(path);
+  assert_false(p->complete);
+  assert_int_equal(p->nrecords, 100);
+  eph_profile_free(p);
+
+  /* A bad descriptor (EBADF) at close time. */
+  w = eph_writer_open(path, NULL, 0, true, &err);
+  assert_non_null(w);
+  fd = writer_fd(path);
+  assert_true(fd >= 0);
+  close(fd);
+  st = eph_writer_close(w, NULL);
+  assert_int_not_equal(st, EPH_OK);
+  assert_non_null(strstr(eph_writer_error(NULL), strerror(EBADF)));
+}
+
+/* Walks the chunk framing: number of chunks of each size class. */
+static void chunk_sizes(const uint8_t *d, size_t n, size_t *count, uint32_t *max_raw, uint32_t *compressed) {
+  *count = 0;
+  *max_raw = 0;
+  *compressed = 0;
+  for (size_t off = 16; off + 24 <= n;) {
+    uint32_t stored = read_u32(d + off + 8), raw = read_u32(d + off + 12);
+    if (memcmp(d + off, "META", 4) && raw > *max_raw) *max_raw = raw;
+    if (read_u32(d + off + 4) & 1) (*compressed)++;
+    (*count)++;
+    off += 24 + stored;
+  }
+}
+
+static void test_chunks_bounded_and_compressed(void **state) {
+  (void)state;
+  sample_spec spec = {.nrecords = 30000, .ngcs = 100, .nevents = 100000, .seed = 4};
+  sample s;
+  sample_build(&s, &spec);
+  size_t plain_len, z_len, count;
+  uint32_t max_raw, compressed;
+  write_sample(&s, tmp_path("big.eph"), false, 0, true);
+  uint8_t *plain = sample_read_file(tmp_path("big.eph"), &plain_len);
+  write_sample(&s, tmp_path("big-z.eph"), true, 0, true);
+  uint8_t *z = sample_read_file(tmp_path("big-z.eph"), &z_len);
+  assert_non_null(plain);
+  assert_non_null(z);
+  chunk_sizes(plain, plain_len, &count, &max_raw, &compressed);
+  assert_true(count > 10);
+  assert_true(max_raw <= 64 * 1024 + 256); /* chunks flush at 64 KiB */
+  assert_int_equal(compressed, 0);
+  chunk_sizes(z, z_len, &count, &max_raw, &compressed);
+  assert_true(compressed > 10);
+  assert_true(z_len < plain_len * 3 / 4);
+  /* Records are compact: a few bytes each even uncompressed. */
+  assert_true(plain_len < (spec.nrecords * 40 + spec.nevents * 12));
+  free(plain);
+  free(z);
+  sample_free(&s);
+}
+
+static void test_flush_empty_is_noop(void **state) {
+  (void)state;
+  const char *path = tmp_path("flush.eph");
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  struct stat a, b;
+  assert_int_equal(eph_writer_flush(w), EPH_OK);
+  assert_int_equal(stat(path, &a), 0);
+  assert_int_equal(eph_writer_flush(w), EPH_OK);
+  assert_int_equal(stat(path, &b), 0);
+  assert_int_equal(a.st_size, 16);
+  assert_int_equal(a.st_size, b.st_size);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_roundtrip_plain),
+      cmocka_unit_test(test_roundtrip_compressed),
+      cmocka_unit_test(test_roundtrip_extreme),
+      cmocka_unit_test(test_roundtrip_empty),
+      cmocka_unit_test(test_meta_lookup),
+      cmocka_unit_test(test_writer_arguments),
+      cmocka_unit_test(test_write_errors),
+      cmocka_unit_test(test_chunks_bounded_and_compressed),
+      cmocka_unit_test(test_flush_empty_is_noop),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
