@@ -87,7 +87,7 @@ static eph_status dec_classes(dec *d) {
       if (same(p->class_names[id], s, n)) continue;
       return bad(d, "class %llu defined again with another name", (unsigned long long)id);
     }
-    if (!ephf_grow((void **)&p->class_names, &d->b->cap_classes, sizeof *p->class_names, (size_t)id + 1))
+    if (!ephf_grow_table((void **)&p->class_names, &d->b->cap_classes, sizeof *p->class_names, (size_t)id + 1))
       return EPH_ERR_NOMEM;
     if (!(p->class_names[id] = dup_n(s, n))) return EPH_ERR_NOMEM;
     if (p->nclasses <= id) p->nclasses = (size_t)id + 1;
@@ -114,7 +114,7 @@ static eph_status dec_sites(dec *d) {
       if (same(e->file, f, fl) && same(e->function, fn, fnl) && e->line == (int)line) continue;
       return bad(d, "site %llu defined again differently", (unsigned long long)id);
     }
-    if (!ephf_grow((void **)&p->sites, &d->b->cap_sites, sizeof *p->sites, (size_t)id + 1)) return EPH_ERR_NOMEM;
+    if (!ephf_grow_table((void **)&p->sites, &d->b->cap_sites, sizeof *p->sites, (size_t)id + 1)) return EPH_ERR_NOMEM;
     char *file = dup_n(f, fl), *function = dup_n(fn, fnl);
     if (!file || !function) {
       free(file);

@@ -134,5 +134,7 @@ eph_status ephf_decode_chunk(ephf_builder *b, uint32_t type, const uint8_t *payl
 
 /* Grows *arr (elements of elem bytes, capacity *cap) to hold n; false if out of memory. */
 bool ephf_grow(void **arr, size_t *cap, size_t elem, size_t n);
+/* The same for tables indexed by id (sparse ones stay cheap). */
+bool ephf_grow_table(void **arr, size_t *cap, size_t elem, size_t n);
 
 #endif

@@ -17,7 +17,24 @@ bool ephf_grow(void **arr, size_t *cap, size_t elem, size_t n) {
   if (c > SIZE_MAX / elem) return false;
   void *a = realloc(*arr, c * elem);
   if (!a) return false;
-  memset((char *)a + *cap * elem, 0, (c - *cap) * elem);
+  *arr = a;
+  *cap = c;
+  return true;
+}
+
+bool ephf_grow_table(void **arr, size_t *cap, size_t elem, size_t n) {
+  if (n <= *cap) return true;
+  size_t c = *cap ? *cap : 16;
+  while (c < n) {
+    if (c > SIZE_MAX / 2) return false;
+    c *= 2;
+  }
+  /* calloc, not realloc + memset: a sparse table (one id near the top)
+   * then costs untouched zero pages, not a pass over all of it. */
+  void *a = calloc(c, elem);
+  if (!a) return false;
+  if (*cap) memcpy(a, *arr, *cap * elem);
+  free(*arr);
   *arr = a;
   *cap = c;
   return true;

@@ -264,26 +264,13 @@ eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t 
   return w;
 }
 
-/* Grows a table indexed by id to hold id; false if out of memory. */
-static bool grow_table(void **table, size_t *cap, size_t elem, uint32_t id) {
-  if (id < *cap) return true;
-  size_t n = *cap ? *cap : 64;
-  while (n <= id) n *= 2;
-  void *t = realloc(*table, n * elem);
-  if (!t) return false;
-  memset((char *)t + *cap * elem, 0, (n - *cap) * elem);
-  *table = t;
-  *cap = n;
-  return true;
-}
-
 eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (id == 0 || id > EPH_FORMAT_MAX_ID)
     return fail(w, EPH_ERR_INVALID, "class id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
   if (!name) return fail(w, EPH_ERR_INVALID, "class %u has no name", (unsigned)id);
-  if (!grow_table((void **)&w->classes, &w->classes_cap, sizeof *w->classes, id))
+  if (!ephf_grow_table((void **)&w->classes, &w->classes_cap, sizeof *w->classes, (size_t)id + 1))
     return fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
   if (w->classes[id]) {
     if (!strcmp(w->classes[id], name)) return EPH_OK;
@@ -307,7 +294,7 @@ eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int lin
     return fail(w, EPH_ERR_INVALID, "site id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
   if (!file) file = "";
   if (!function) function = "";
-  if (!grow_table((void **)&w->sites, &w->sites_cap, sizeof *w->sites, id))
+  if (!ephf_grow_table((void **)&w->sites, &w->sites_cap, sizeof *w->sites, (size_t)id + 1))
     return fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
   site_def *s = &w->sites[id];
   if (s->file) {
@@ -464,6 +451,7 @@ eph_status eph_writer_event(eph_writer *w, const eph_event *ev) {
 
 eph_status eph_writer_flush(eph_writer *w) {
   if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
   eph_status st = write_buf(w, B_CLASSES);
   if (st == EPH_OK) st = write_buf(w, B_SITES);
   if (st == EPH_OK) st = write_buf(w, B_GCS);

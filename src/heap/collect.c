@@ -4,8 +4,36 @@
  * public eph_collect.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "heap_internal.h"
+
+/* In verify mode and checked builds, memory a collection vacated is filled
+ * with a pattern whose every word has an invalid tag (…100) and is an
+ * invalid header, so that a C variable left unrooted across a collection
+ * reads garbage at once instead of a stale but plausible old copy. */
+#define EPH_POISON_BYTE 0xDC
+
+bool eph_poisoning(const eph_heap *h) {
+#ifdef EPH_CHECKED
+  (void)h;
+  return true;
+#else
+  return h->params.verify != 0;
+#endif
+}
+
+static void poison_evacuated(eph_heap *h) {
+  for (int i = 0; i < 2; i++) {
+    eph_space *s = &h->evacuated[i];
+    if (s->top > s->start) memset(s->start, EPH_POISON_BYTE, (size_t)(s->top - s->start));
+    s->top = s->start;
+  }
+}
+
+void eph_poison(char *from, char *to) {
+  if (to > from) memset(from, EPH_POISON_BYTE, (size_t)(to - from));
+}
 
 void eph_gc_begin(eph_heap *h, eph_gc_kind kind) {
   if (h->has_observer && h->observer.on_gc_start) h->observer.on_gc_start(h->observer.data, h, kind);
@@ -59,6 +87,7 @@ void eph_gc_end(eph_heap *h) {
   eph_note_committed(h);
   log_event(h, ev);
   h->in_gc = false;
+  if (eph_poisoning(h)) poison_evacuated(h);
 
   if (h->params.verify) eph_verify_after_gc(h);
   if (h->has_observer && h->observer.on_gc_end) h->observer.on_gc_end(h->observer.data, h, ev);

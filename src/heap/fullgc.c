@@ -226,6 +226,7 @@ static void update_pointers(eph_heap *h, size_t nwords) {
 }
 
 static uint64_t slide(eph_heap *h, size_t nwords) {
+  char *old_top = h->old_top;
   uint64_t moved = 0;
   char *dest = h->old_base;
   for (size_t w = next_set_bit(h->mark_bits, 0, nwords); w < nwords;) {
@@ -239,6 +240,7 @@ static uint64_t slide(eph_heap *h, size_t nwords) {
     w = next_set_bit(h->mark_bits, w + bytes / EPH_WORD, nwords);
   }
   h->old_top = dest;
+  if (eph_poisoning(h)) eph_poison(dest, old_top);
   return moved;
 }
 

@@ -201,6 +201,8 @@ void eph_gc_begin(eph_heap *h, eph_gc_kind kind);
 void eph_gc_end(eph_heap *h);
 uint64_t eph_heap_used(const eph_heap *h);
 void eph_note_committed(eph_heap *h);
+bool eph_poisoning(const eph_heap *h);
+void eph_poison(char *from, char *to);
 
 /* verify.c */
 void eph_verify_after_gc(eph_heap *h);

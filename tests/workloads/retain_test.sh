@@ -8,8 +8,11 @@ if [[ $class == auto ]]; then
   [[ -n $class ]] || { echo "FAIL: $workload names no short-lived class"; exit 1; }
 fi
 peak() { sed -n 's/.*MiB committed (\([0-9.]*\) MiB in objects).*/\1/p' <<<"$1"; }
-base=$("$bin" run "$workload" --size small)
-kept=$("$bin" run "$workload" --size small --retain "$class")
+# A small eden, so that collections happen and the peak measures what
+# survives them rather than everything ever allocated.
+gc=eden=128K,headroom=128K,shrink=256K
+base=$("$bin" run "$workload" --size small --gc "$gc")
+kept=$("$bin" run "$workload" --size small --gc "$gc" --retain "$class")
 retained=$(sed -n 's/^  retained *\([0-9]*\) objects.*/\1/p' <<<"$kept")
 echo "baseline peak $(peak "$base") MiB; with --retain $class: peak $(peak "$kept") MiB, $retained objects retained"
 [[ ${retained:-0} -gt 0 ]] || { echo "FAIL: nothing retained"; exit 1; }
