@@ -53,6 +53,7 @@ static void usage(FILE *out) {
           "  --seed N       input generator seed (default 42)\n"
           "  --profile SPEC profile lifetimes: mode=gc|finalization,sample=1/N|bytes:B,classes=A,B,pretenure=on|off\n"
           "  -o FILE        where the profile goes (default ephemera.eph)\n"
+          "  --kv           end with one line of key=value pairs (for scripts)\n"
           "'ephemera workloads -v' lists workloads, classes and options.  GC parameters:\n");
   eph_gc_params_describe(out);
 }
@@ -71,6 +72,7 @@ int cmd_run(int argc, char **argv) {
   }
   wl_run_options opt = {0};
   const char *profile_spec = NULL, *out = NULL;
+  bool kv = false;
   char **rest = calloc((size_t)argc, sizeof *rest);
   int nrest = 0;
   for (int i = 2; i < argc; i++) {
@@ -100,6 +102,8 @@ int cmd_run(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--quiet")) {
       opt.quiet = true;
+    } else if (!strcmp(a, "--kv")) {
+      kv = true;
     } else {
       rest[nrest++] = argv[i];
     }
@@ -146,5 +150,16 @@ int cmd_run(int argc, char **argv) {
            (unsigned long long)pr.stats.samples, (unsigned long long)pr.stats.deaths,
            (unsigned long long)pr.stats.censored, mib(pr.stats.peak_memory_bytes));
   }
+  if (kv)
+    printf("kv workload=%s size=%llu check=%s wall_s=%.6f cpu_s=%.6f gc_s=%.6f scavenges=%llu full_gcs=%llu "
+           "allocated=%llu objects=%llu peak_committed=%llu peak_used=%llu max_pause_ms=%.3f events=%zu "
+           "p50_ms=%.3f p99_ms=%.3f samples=%llu censored=%llu profiler_peak=%llu own_bytes=%llu\n",
+           wl->name, (unsigned long long)res.size, res.check_ok ? "ok" : "failed", res.wall_s, res.cpu_s,
+           (double)s->gc_wall_ns / 1e9, (unsigned long long)s->scavenges, (unsigned long long)s->full_gcs,
+           (unsigned long long)s->bytes_allocated, (unsigned long long)s->objects_allocated,
+           (unsigned long long)s->peak_committed, (unsigned long long)s->peak_used, (double)s->max_pause_ns / 1e6,
+           res.nevents, res.event_p50_ms, res.event_p99_ms, (unsigned long long)pr.stats.samples,
+           (unsigned long long)pr.stats.censored, (unsigned long long)pr.stats.peak_memory_bytes,
+           (unsigned long long)pr.stats.own_bytes);
   return res.check_ok ? 0 : 1;
 }
