@@ -102,6 +102,9 @@ typedef struct eph_gc_params {
   unsigned long stress_full_every;
   unsigned long verify;
   unsigned long record_events;
+  /* Not in the table: words the heap keeps after every object for a tool
+   * (the Merlin profiler sets 2).  Fixed at heap creation. */
+  unsigned long trailer_words;
 } eph_gc_params;
 
 /* Fills p with the defaults. */
@@ -227,6 +230,8 @@ struct eph_heap_fast {
   size_t large_object_bytes; /* payloads at least this large go to old space */
   eph_site *site;       /* site of the next allocation (EPH_AT), or NULL */
   uint64_t alloc_countdown; /* the slow path runs when this reaches 0 (sampling) */
+  size_t trailer_bytes; /* words after every object's payload, for tools (0 normally) */
+  bool store_hook;      /* eph_store takes its slow path (a tool watches stores) */
 };
 
 
@@ -253,7 +258,7 @@ static inline eph_value eph__alloc(eph_heap *h, eph_class_id cls, eph_format fmt
 #ifdef EPH_CHECKED
   if (eph__class_format_checked(h, cls) != fmt) return eph_alloc_slow(h, cls, fmt, payload, false);
 #endif
-  size_t total = sizeof(eph_header) + ((payload + 7u) & ~(size_t)7u);
+  size_t total = sizeof(eph_header) + ((payload + 7u) & ~(size_t)7u) + f->trailer_bytes;
   if (EPH_LIKELY(payload < f->large_object_bytes && (size_t)(f->alloc_limit - f->alloc_top) >= total &&
                  --f->alloc_countdown != 0)) {
     char *p = f->alloc_top;
@@ -294,7 +299,13 @@ static inline eph_value eph_alloc_bytes_old(eph_heap *h, eph_class_id cls, size_
  * Stores v into slot i of obj: the write barrier.  Remembers obj when it is
  * old and v is young.  i must be below eph_slot_count(obj).
  */
+void eph_store_hooked(eph_heap *h, eph_value obj, size_t i, eph_value v);
+
 static inline void eph_store(eph_heap *h, eph_value obj, size_t i, eph_value v) {
+  if (EPH_UNLIKELY(eph__fast(h)->store_hook)) {
+    eph_store_hooked(h, obj, i, v);
+    return;
+  }
   ((eph_value *)(obj + sizeof(eph_header)))[i] = v;
   if (EPH_UNLIKELY(eph_is_young(h, v)) && !eph_is_young(h, obj) && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED))
     eph_remember_slow(h, obj);

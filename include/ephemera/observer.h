@@ -38,7 +38,30 @@ typedef struct eph_observer {
   void (*on_gc_end)(void *data, eph_heap *h, const eph_gc_event *ev);
   /* The heap is being freed; it is still fully usable during the call. */
   void (*on_heap_free)(void *data, eph_heap *h);
+  /*
+   * A pointer store is about to replace old with new in slot i of obj
+   * (eph_store).  Setting it makes every eph_store take a slow path, so
+   * install it only for tools that need it (Merlin, traces).
+   */
+  void (*on_store)(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
 } eph_observer;
+
+/*
+ * Only inside on_collect: calls fn for every object this collection found
+ * dead, by its pre-collection address; its header, slots and trailer are
+ * still readable (not writable for young objects: do not rely on writes).
+ */
+void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data);
+
+/*
+ * The trailer of obj: the heap's params.trailer_words words after its
+ * payload (zero at allocation, moved with the object, never traced).
+ */
+static inline uint64_t *eph_trailer(eph_value obj) { return (uint64_t *)(obj + eph_object_bytes(obj)); }
+
+/* Runs a collection of this kind at the start of the next allocation
+ * (before it allocates).  Brute-force lifetime computation uses it. */
+void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind);
 
 /* The installed observer, or NULL. */
 const eph_observer *eph_heap_get_observer(const eph_heap *h);

@@ -47,7 +47,12 @@
 extern "C" {
 #endif
 
-typedef enum eph_profile_mode { EPH_MODE_GC = 0, EPH_MODE_FINALIZATION = 1 } eph_profile_mode;
+typedef enum eph_profile_mode {
+  EPH_MODE_GC = 0,
+  EPH_MODE_FINALIZATION = 1,
+  EPH_MODE_MERLIN = 2, /* exact last-reachable times, every object (needs a heap made for it) */
+  EPH_MODE_BRUTE = 3,  /* a full GC every `granule` bytes (default: every allocation), every object */
+} eph_profile_mode;
 
 typedef struct eph_profile_spec {
   eph_profile_mode mode;
@@ -58,6 +63,8 @@ typedef struct eph_profile_spec {
   uint64_t seed;         /* byte sampler's random stream */
   char out[1024];        /* the .eph file */
   char classes[1024];    /* comma-separated class filter; "" = all classes */
+  uint64_t granule;      /* brute: bytes between full GCs; 0 = every allocation */
+  bool trace;            /* merlin: write the full event trace */
 } eph_profile_spec;
 
 /* Defaults: mode=gc, sample=1/1, pretenure=on, compress=off, out=ephemera.eph. */
@@ -66,6 +73,10 @@ void eph_profile_spec_init(eph_profile_spec *s);
 /* Applies a SPEC string over s.  A bad key or value: EPH_ERR_INVALID, s
  * unchanged, and err names the key. */
 eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_error *err);
+
+/* Sets the heap parameters a mode needs at heap creation (merlin: the
+ * trailer words); a no-op for the other modes. */
+void eph_profile_prepare_params(const eph_profile_spec *s, eph_gc_params *p);
 
 /* Writes s as a SPEC string. */
 void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len);

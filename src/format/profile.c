@@ -54,12 +54,14 @@ void eph_profile_free(eph_profile *p) {
     free((char *)p->meta[i].value);
   }
   free(p->meta);
-  for (size_t i = 0; i < p->nclasses; i++) free(p->class_names[i]);
+  for (size_t i = 0; i < p->nclasses; i++)
+    if (p->class_names[i]) free(p->class_names[i]);
   free(p->class_names);
-  for (size_t i = 0; i < p->nsites; i++) {
-    free(p->sites[i].file);
-    free(p->sites[i].function);
-  }
+  for (size_t i = 0; i < p->nsites; i++)
+    if (p->sites[i].file) {
+      free(p->sites[i].file);
+      free(p->sites[i].function);
+    }
   free(p->sites);
   free(p->records);
   free(p->gcs);

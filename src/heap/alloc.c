@@ -80,12 +80,19 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
               payload, (size_t)EPH_MAX_PAYLOAD_BYTES);
     return EPH_NIL;
   }
-  size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD);
+  size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
   /* The fast path decremented the countdown only if it got that far.  An
    * observer's own allocations (inside on_alloc) are no sample points. */
   bool count_point = !h->in_observer && (h->fast.alloc_countdown == 0 || --h->fast.alloc_countdown == 0);
   if (h->in_observer) h->objects_base++; /* counted, but outside the countdown */
   if (h->params.stress || h->params.stress_full_every) stress_collect(h);
+  if (h->requested_gc && !h->in_observer) {
+    eph_gc_kind kind = (eph_gc_kind)(h->requested_gc - 1);
+    h->requested_gc = 0;
+    if (kind == EPH_GC_FULL) eph_full_gc(h);
+    else eph_scavenge(h);
+    eph_safepoint(h);
+  }
 
   bool old = pretenure || payload >= h->fast.large_object_bytes;
   char *p = old ? alloc_old(h, total) : alloc_young(h, total);

@@ -106,7 +106,7 @@ static inline void mark_value(eph_heap *h, eph_value v) {
   if (!eph_in_old(h, v)) return;
   size_t w = word_index(h, v);
   if (bit_is_set(h->mark_bits, w)) return;
-  set_bit_range(h->mark_bits, w, eph_object_bytes(v) / EPH_WORD);
+  set_bit_range(h->mark_bits, w, eph_span(h, v) / EPH_WORD);
   if (eph_format_of(v) != EPH_FORMAT_BYTES && eph_size_bytes(v) != 0) push_mark(h, v);
 }
 
@@ -221,7 +221,7 @@ static void update_pointers(eph_heap *h, size_t nwords) {
       size_t n = eph_size_bytes(obj) / EPH_WORD;
       for (size_t i = 0; i < n; i++) update_slot(h, &slot[i]);
     }
-    w = next_set_bit(h->mark_bits, w + eph_object_bytes(obj) / EPH_WORD, nwords);
+    w = next_set_bit(h->mark_bits, w + eph_span(h, obj) / EPH_WORD, nwords);
   }
 }
 
@@ -231,7 +231,7 @@ static uint64_t slide(eph_heap *h, size_t nwords) {
   char *dest = h->old_base;
   for (size_t w = next_set_bit(h->mark_bits, 0, nwords); w < nwords;) {
     char *src = h->old_base + w * EPH_WORD;
-    size_t bytes = eph_object_bytes((eph_value)src);
+    size_t bytes = eph_span(h, (eph_value)src);
     if (src != dest) {
       memmove(dest, src, bytes);
       moved += bytes;

@@ -67,7 +67,7 @@ void eph_heap_set_error_handler(eph_heap *h, eph_error_fn fn, void *data) {
 void eph_update_alloc_limit(eph_heap *h) {
   /* Allocations made by an observer inside on_alloc take the slow path,
    * which leaves them out of the sample countdown. */
-  if (h->params.stress || h->params.stress_full_every || h->in_observer) {
+  if (h->params.stress || h->params.stress_full_every || h->in_observer || h->requested_gc) {
     h->fast.alloc_limit = h->fast.alloc_top;
     return;
   }
@@ -101,12 +101,28 @@ uint64_t eph_heap_objects_allocated(const eph_heap *h) {
 eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *err) {
   *out = NULL;
   eph_gc_params p;
+  /* Any program that takes the environment's parameters can be profiled. */
+  const char *profile = params ? NULL : getenv("EPHEMERA_PROFILE");
+  eph_profile_spec spec;
+  eph_profile_spec_init(&spec);
+  if (profile && *profile) {
+    eph_error perr;
+    if (eph_profile_spec_parse(&spec, profile, &perr) != EPH_OK) {
+      eph_error_fill(err, EPH_ERR_INVALID, "EPHEMERA_PROFILE: %s", perr.message);
+      return EPH_ERR_INVALID;
+    }
+  }
   if (params) {
     p = *params;
   } else {
     eph_gc_params_init(&p);
     eph_status st = eph_gc_params_apply_env(&p, err);
     if (st != EPH_OK) return st;
+    eph_profile_prepare_params(&spec, &p);
+  }
+  if (p.trailer_words > 4) {
+    eph_error_fill(err, EPH_ERR_INVALID, "trailer_words %lu is more than 4", p.trailer_words);
+    return EPH_ERR_INVALID;
   }
   eph_status st = eph_gc_params_check(&p, err);
   if (st != EPH_OK) return st;
@@ -117,6 +133,7 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
     return EPH_ERR_NOMEM;
   }
   h->params = p;
+  h->fast.trailer_bytes = p.trailer_words * EPH_WORD;
   h->page = eph_os_page_size();
   h->error_fn = default_error_handler;
   h->auto_finalize = true;
@@ -142,14 +159,9 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
     return st;
   }
   eph_note_committed(h);
-  /* Any program that takes the environment's parameters can be profiled. */
-  const char *profile = params ? NULL : getenv("EPHEMERA_PROFILE");
   if (profile && *profile) {
-    eph_profile_spec spec;
     eph_error perr;
-    eph_profile_spec_init(&spec);
-    st = eph_profile_spec_parse(&spec, profile, &perr);
-    if (st == EPH_OK) st = eph_profile_start(h, &spec, NULL, 0, &perr);
+    st = eph_profile_start(h, &spec, NULL, 0, &perr);
     if (st != EPH_OK) {
       eph_error_fill(err, st, "EPHEMERA_PROFILE: %s", perr.message);
       eph_heap_free(h);
@@ -197,7 +209,9 @@ eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
     return EPH_ERR_INVALID;
   }
   bool eden_changed = eph_round_up(p->eden_bytes, h->page) != (size_t)(h->eden.end - h->eden.start);
+  unsigned long trailer = h->params.trailer_words; /* fixed at creation */
   h->params = *p;
+  h->params.trailer_words = trailer;
   if (eden_changed) {
     eph_full_gc(h); /* empties new space */
     eph_new_space_release(h);
@@ -220,6 +234,7 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
     memset(&h->observer, 0, sizeof h->observer);
     h->has_observer = false;
   }
+  h->fast.store_hook = h->has_observer && h->observer.on_store;
   eph_heap_sample_next(h, h->has_observer && h->observer.on_alloc ? 1 : 0, 0);
 }
 
@@ -230,6 +245,34 @@ static eph_value evacuated_to(eph_value obj) {
 }
 
 const eph_observer *eph_heap_get_observer(const eph_heap *h) { return h->has_observer ? &h->observer : NULL; }
+
+void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind) {
+  h->requested_gc = 1 + (int)kind;
+  eph_update_alloc_limit(h);
+}
+
+/* Walks [start, top) of a space the collection evacuated: an object whose
+ * header is a forwarding address survived (its size is read from the copy). */
+static void each_dead_evacuated(eph_heap *h, const eph_space *s, void (*fn)(void *, eph_value), void *data) {
+  for (char *p = s->start; p < s->top;) {
+    eph_header hdr = *(eph_header *)(void *)p;
+    if (hdr & EPH_HDR_FORWARDED) {
+      p += eph_span(h, (eph_value)(hdr & ~EPH_HDR_FORWARDED));
+    } else {
+      fn(data, (eph_value)p);
+      p = eph_next_object(h, p);
+    }
+  }
+}
+
+void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
+  if (h->phase == PHASE_NONE) return;
+  each_dead_evacuated(h, &h->evacuated[0], fn, data);
+  each_dead_evacuated(h, &h->evacuated[1], fn, data);
+  if (h->phase != PHASE_MARKED) return;
+  for (char *p = h->old_base; p < h->old_top; p = eph_next_object(h, p))
+    if (!eph_full_is_marked(h, (eph_value)p)) fn(data, (eph_value)p);
+}
 
 eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
   if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;

@@ -124,6 +124,7 @@ struct eph_heap {
   eph_observer observer;
   bool has_observer;
   bool in_observer;
+  int requested_gc;        /* 1 + eph_gc_kind to run at the next allocation, or 0 */
 
   /* errors */
   char error[256];
@@ -207,8 +208,11 @@ void eph_poison(char *from, char *to);
 /* verify.c */
 void eph_verify_after_gc(eph_heap *h);
 
+/* The space an object takes: header, payload and the heap's trailer words. */
+static inline size_t eph_span(const eph_heap *h, eph_value obj) { return eph_object_bytes(obj) + h->fast.trailer_bytes; }
+
 /* Walk [from, to) object by object. */
-static inline char *eph_next_object(char *p) { return p + eph_object_bytes((eph_value)p); }
+static inline char *eph_next_object(const eph_heap *h, char *p) { return p + eph_span(h, (eph_value)p); }
 
 static inline bool eph_in_space(const eph_space *s, eph_value v) {
   return v - (uintptr_t)s->start < (uintptr_t)(s->top - s->start);

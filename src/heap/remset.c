@@ -22,3 +22,11 @@ void eph_remset_add(eph_heap *h, eph_value obj) {
 void eph_remember_slow(eph_heap *h, eph_value obj) {
   if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) eph_remset_add(h, obj);
 }
+
+/* eph_store's slow path while a tool watches stores (observer.on_store). */
+void eph_store_hooked(eph_heap *h, eph_value obj, size_t i, eph_value v) {
+  eph_value *slot = (eph_value *)(obj + sizeof(eph_header)) + i;
+  if (h->has_observer && h->observer.on_store) h->observer.on_store(h->observer.data, h, obj, i, *slot, v);
+  *slot = v;
+  if (eph_is_young(h, v) && !eph_is_young(h, obj)) eph_remember_slow(h, obj);
+}

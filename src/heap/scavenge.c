@@ -42,7 +42,7 @@ static eph_value copy_object(scavenger *s, eph_value obj) {
   eph_header hdr = *eph_header_of(obj);
   if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
   eph_heap *h = s->h;
-  size_t bytes = eph_object_bytes(obj);
+  size_t bytes = eph_span(h, obj);
   unsigned age = (unsigned)((hdr & EPH_HDR_AGE_MASK) >> EPH_HDR_AGE_SHIFT);
   if (age < 15) age++;
   char *dest;
@@ -133,12 +133,12 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
   while (young_scan < h->future.top || old_scan < h->old_top) {
     while (young_scan < h->future.top) {
       scan_object(s, (eph_value)young_scan);
-      young_scan = eph_next_object(young_scan);
+      young_scan = eph_next_object(h, young_scan);
     }
     while (old_scan < h->old_top) {
       eph_value obj = (eph_value)old_scan;
       if (scan_object(s, obj) && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) eph_remset_add(h, obj);
-      old_scan = eph_next_object(old_scan);
+      old_scan = eph_next_object(h, old_scan);
     }
   }
   s->young_scan = young_scan;

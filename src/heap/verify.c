@@ -52,9 +52,9 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
     if (eph_format_of(obj) != EPH_FORMAT_BYTES && eph_size_bytes(obj) % EPH_WORD)
       return fail(v, "object %p (%s) has a pointer payload of %zu bytes, not whole slots", (void *)p,
                   h->classes[cls].name, eph_size_bytes(obj));
-    if ((size_t)(top - p) < eph_object_bytes(obj))
+    if ((size_t)(top - p) < eph_span(h, obj))
       return fail(v, "object %p (%s, %zu bytes) runs past the end of %s", (void *)p, h->classes[cls].name,
-                  eph_object_bytes(obj), space_name(h, obj));
+                  eph_span(h, obj), space_name(h, obj));
     if (eph_format_of(obj) == EPH_FORMAT_EPHEMERON) {
       if (eph_size_bytes(obj) < EPH_EPHEMERON_FIXED_SLOTS * EPH_WORD)
         return fail(v, "ephemeron %p (%s) has fewer than %d slots", (void *)p, h->classes[cls].name,
@@ -72,7 +72,7 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
       v->remembered_seen++;
     }
     set_start(starts, (size_t)(p - bitmap_base) / EPH_WORD);
-    p = eph_next_object(p);
+    p = eph_next_object(v->h, p);
   }
 }
 
@@ -108,7 +108,7 @@ static bool check_value(verifier *v, eph_value val, const char *what, eph_value 
 }
 
 static void check_slots(verifier *v, char *start, char *top, bool old) {
-  for (char *p = start; p < top && !v->failed; p = eph_next_object(p)) {
+  for (char *p = start; p < top && !v->failed; p = eph_next_object(v->h, p)) {
     eph_value obj = (eph_value)p;
     if (eph_format_of(obj) == EPH_FORMAT_BYTES) continue;
     size_t n = eph_size_bytes(obj) / EPH_WORD;

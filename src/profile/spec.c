@@ -91,10 +91,9 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
     if (!strcmp(key, "mode")) {
       if (!strcmp(v, "gc")) t.mode = EPH_MODE_GC;
       else if (!strcmp(v, "finalization") || !strcmp(v, "fin")) t.mode = EPH_MODE_FINALIZATION;
-      else if (!strcmp(v, "merlin") || !strcmp(v, "brute")) {
-        eph_error_fill(err, EPH_ERR_INVALID, "profile spec: mode '%s' is not available yet (gc, finalization)", v);
-        return EPH_ERR_INVALID;
-      } else return bad(err, key, v, "gc or finalization");
+      else if (!strcmp(v, "merlin")) t.mode = EPH_MODE_MERLIN;
+      else if (!strcmp(v, "brute")) t.mode = EPH_MODE_BRUTE;
+      else return bad(err, key, v, "gc, finalization, merlin or brute");
     } else if (!strcmp(key, "sample")) {
       if (!parse_sample(&t, v)) return bad(err, key, v, "1/N, N, all or bytes:B");
     } else if (!strcmp(key, "out") || !strcmp(key, "o")) {
@@ -106,12 +105,17 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
       if (!parse_bool(v, &t.compress)) return bad(err, key, v, "on or off");
     } else if (!strcmp(key, "seed")) {
       if (!parse_u64(v, &t.seed)) return bad(err, key, v, "a positive integer");
+    } else if (!strcmp(key, "granule")) {
+      if (!parse_u64(v, &t.granule)) return bad(err, key, v, "a positive number of bytes (K/M/G)");
+    } else if (!strcmp(key, "trace")) {
+      if (!parse_bool(v, &t.trace)) return bad(err, key, v, "on or off");
     } else if (!strcmp(key, "classes")) {
       snprintf(t.classes, sizeof t.classes, "%s", v);
       in_classes = true;
     } else {
       eph_error_fill(err, EPH_ERR_INVALID,
-                     "profile spec: unknown key '%s' (known: mode, sample, out, pretenure, compress, seed, classes)", key);
+                     "profile spec: unknown key '%s' (known: mode, sample, out, pretenure, compress, seed, classes, granule, trace)",
+                     key);
       return EPH_ERR_INVALID;
     }
   }
@@ -119,11 +123,23 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
   return EPH_OK;
 }
 
+void eph_profile_prepare_params(const eph_profile_spec *s, eph_gc_params *p) {
+  if (s->mode == EPH_MODE_MERLIN) p->trailer_words = 2;
+}
+
+static const char *mode_name(eph_profile_mode m) {
+  static const char *names[] = {"gc", "finalization", "merlin", "brute"};
+  return (unsigned)m < 4 ? names[m] : "?";
+}
+
 void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len) {
   char sample[64];
   if (s->sample_bytes) snprintf(sample, sizeof sample, "bytes:%llu", (unsigned long long)s->sample_bytes);
   else snprintf(sample, sizeof sample, "1/%llu", (unsigned long long)s->sample_every);
-  snprintf(buf, len, "mode=%s,sample=%s,pretenure=%s,compress=%s,seed=%llu%s%s",
-           s->mode == EPH_MODE_GC ? "gc" : "finalization", sample, s->pretenure ? "on" : "off",
-           s->compress ? "on" : "off", (unsigned long long)s->seed, s->classes[0] ? ",classes=" : "", s->classes);
+  char extra[64] = "";
+  if (s->mode == EPH_MODE_BRUTE) snprintf(extra, sizeof extra, ",granule=%llu", (unsigned long long)s->granule);
+  if (s->mode == EPH_MODE_MERLIN && s->trace) snprintf(extra, sizeof extra, ",trace=on");
+  snprintf(buf, len, "mode=%s,sample=%s,pretenure=%s,compress=%s,seed=%llu%s%s%s", mode_name(s->mode), sample,
+           s->pretenure ? "on" : "off", s->compress ? "on" : "off", (unsigned long long)s->seed, extra,
+           s->classes[0] ? ",classes=" : "", s->classes);
 }

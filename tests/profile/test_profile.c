@@ -311,6 +311,7 @@ static void test_spec_parsing(void **state) {
   assert_int_equal(eph_profile_spec_parse(&s, "sample=bytes:64K", &err), EPH_OK);
   assert_int_equal(s.sample_bytes, 65536);
   const char *bad[] = {"mode=fast", "sample=1/0", "sample=bytes:", "pretenure=maybe", "colour=red", "out="};
+  /* merlin and brute are modes now */
   const char *key[] = {"mode", "sample", "sample", "pretenure", "colour", "out"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     eph_profile_spec before = s;
