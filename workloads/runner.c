@@ -126,6 +126,7 @@ int wl_run(const wl_workload *wl, const wl_run_options *opt, wl_result *res, cha
   eph_gc_params_init(&p);
   if (eph_gc_params_apply_env(&p, &e) != EPH_OK) return fail(err, errlen, "%s", e.message);
   if (opt->gc && eph_gc_params_parse(&p, opt->gc, &e) != EPH_OK) return fail(err, errlen, "--gc: %s", e.message);
+  if (opt->configure) opt->configure(&p, opt->data);
 
   wl_ctx *w = calloc(1, sizeof *w);
   if (!w) return fail(err, errlen, "out of memory");

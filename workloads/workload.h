@@ -158,6 +158,8 @@ typedef struct wl_run_options {
   bool quiet;
   int argc;              /* the workload's own options */
   char **argv;
+  /* Called on the parameters before the heap is created (may be NULL). */
+  void (*configure)(eph_gc_params *p, void *data);
   /* Called after the heap exists and classes are registered, before the
    * workload runs (the profiler attaches here); and after it ran. */
   int (*before)(wl_ctx *w, void *data);

@@ -20,6 +20,11 @@ typedef struct profiling {
   eph_error err;
 } profiling;
 
+static void profile_configure(eph_gc_params *p, void *data) {
+  profiling *pr = data;
+  eph_profile_prepare_params(&pr->spec, p);
+}
+
 static int profile_before(wl_ctx *w, void *data) {
   profiling *pr = data;
   snprintf(pr->size, sizeof pr->size, "%llu", (unsigned long long)w->size);
@@ -120,6 +125,7 @@ int cmd_run(int argc, char **argv) {
       return 2;
     }
     if (out) snprintf(pr.spec.out, sizeof pr.spec.out, "%s", out);
+    opt.configure = profile_configure;
     opt.before = profile_before;
     opt.after = profile_after;
     opt.data = &pr;

@@ -284,3 +284,19 @@ eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
     return eph_full_is_marked(h, obj) ? eph_full_forward(h, obj) : EPH_NIL;
   return obj;
 }
+
+size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals) {
+  *shadow = h->fast.roots;
+  *globals = h->globals;
+  *nglobals = h->globals_len;
+  return h->fast.roots_len;
+}
+
+void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
+  const eph_space *spaces[2] = {&h->eden, &h->past};
+  for (int i = 0; i < 2; i++) {
+    char *top = i == 0 ? h->fast.alloc_top : spaces[i]->top;
+    for (char *p = spaces[i]->start; p < top; p = eph_next_object(h, p)) fn(data, (eph_value)p);
+  }
+  for (char *p = h->old_base; p < h->old_top; p = eph_next_object(h, p)) fn(data, (eph_value)p);
+}

@@ -33,14 +33,16 @@ void gc_mode_track(eph_profiler *p, eph_value obj, uint32_t rec) {
 /* Settles every entry of v: dead ones finish their record, survivors move
  * to their new address (and to the old list once tenured). */
 static void settle(eph_profiler *p, tracked_vec *v, bool young_list, eph_gc_kind kind, const eph_stamp *now) {
-  eph_death_kind how = kind == EPH_GC_SCAVENGE ? EPH_DEATH_SCAVENGE : EPH_DEATH_FULL_GC;
+  eph_death_kind how = p->spec.mode == EPH_MODE_BRUTE ? EPH_DEATH_EXACT
+                       : kind == EPH_GC_SCAVENGE     ? EPH_DEATH_SCAVENGE
+                                                     : EPH_DEATH_FULL_GC;
   size_t keep = 0;
   for (size_t i = 0; i < v->len; i++) {
     tracked t = v->items[i];
     eph_value to = eph_gc_fate(p->h, t.addr);
     eph_record *r = &p->pool[t.rec];
     if (to == EPH_NIL) {
-      eph_stamp until = r->alive_until;
+      eph_stamp until = how == EPH_DEATH_EXACT ? *now : r->alive_until;
       prof_finish_record(p, t.rec, now, &until, how);
       continue;
     }

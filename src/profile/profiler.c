@@ -16,9 +16,15 @@ static uint64_t wall_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The application's allocation clock: the heap's, less the trailer words a
+ * Merlin heap adds to every object, so that all modes keep the same time. */
+uint64_t prof_clock(eph_profiler *p) {
+  return eph_heap_allocated(p->h) - eph__fast(p->h)->trailer_bytes * eph_heap_objects_allocated(p->h);
+}
+
 eph_stamp prof_now(eph_profiler *p) {
   return (eph_stamp){
-      .bytes = eph_heap_allocated(p->h),
+      .bytes = prof_clock(p),
       .wall_ns = wall_ns() - p->start_ns,
       .scavenges = p->scavenges,
       .full_gcs = p->full_gcs,
@@ -41,7 +47,7 @@ void prof_note_memory(eph_profiler *p) {
 
 /* --- tables ----------------------------------------------------------------- */
 
-static uint32_t class_id_for(eph_profiler *p, eph_class_id cls) {
+uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {
   if (cls >= p->class_written_len) {
     size_t len = (size_t)cls * 2 + 16;
     uint8_t *wr = realloc(p->class_written, len);
@@ -66,7 +72,7 @@ static size_t site_slot(const site_map *m, const eph_site *s) {
 
 /* Sites are numbered per profile (not in eph_site.id: two heaps in one
  * process may profile the same call site). */
-static uint32_t site_id_for(eph_profiler *p, const eph_site *s) {
+uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
   if (!s) return 0;
   site_map *m = &p->sites;
   if (2 * (m->len + 1) > m->cap) {
@@ -124,12 +130,13 @@ uint32_t prof_new_record(eph_profiler *p, eph_value obj, double weight) {
   eph_record *r = &p->pool[rec];
   memset(r, 0, sizeof *r);
   r->id = ++p->stats.samples;
-  r->class_id = class_id_for(p, eph_class_of(obj));
-  r->site_id = site_id_for(p, eph_heap_site(p->h));
+  r->class_id = prof_class_id(p, eph_class_of(obj));
+  r->site_id = prof_site_id(p, eph_heap_site(p->h));
   r->size = eph_object_bytes(obj);
   r->weight = weight;
   r->birth = prof_now(p);
   r->alive_until = r->birth;
+  if (p->spec.mode == EPH_MODE_BRUTE) r->id = r->birth.bytes; /* the same ids as merlin's */
   return rec;
 }
 
@@ -148,19 +155,46 @@ void prof_finish_record(eph_profiler *p, uint32_t rec, const eph_stamp *death, c
 /* --- observer hooks -------------------------------------------------------------- */
 
 static void on_alloc(void *data, eph_heap *h, eph_value obj) {
-  (void)h;
   eph_profiler *p = data;
+  if (p->spec.mode == EPH_MODE_MERLIN) {
+    merlin_on_alloc(p, obj);
+    return;
+  }
   double weight;
   if (!sampler_take(p, obj, &weight)) return;
   uint32_t rec = prof_new_record(p, obj, weight);
-  if (p->spec.mode == EPH_MODE_GC) gc_mode_track(p, obj, rec);
-  else fin_mode_track(p, obj, rec);
+  if (p->spec.mode == EPH_MODE_FINALIZATION) {
+    fin_mode_track(p, obj, rec);
+    return;
+  }
+  gc_mode_track(p, obj, rec);
+  if (p->spec.mode == EPH_MODE_BRUTE) {
+    /* Brute force: a full GC before the next allocation, at every
+     * allocation or whenever the clock crosses a multiple of the granule. */
+    uint64_t now = prof_clock(p), g = p->spec.granule;
+    if (!g || now / g != p->last_brute_gc / g) {
+      eph_heap_request_gc(h, EPH_GC_FULL);
+      p->last_brute_gc = now;
+    }
+  }
+}
+
+static void on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
+  (void)h;
+  merlin_on_store(data, obj, i, old, new_value);
+}
+
+static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
+  (void)h;
+  (void)kind;
+  merlin_on_gc_start(data);
 }
 
 static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   eph_profiler *p = data;
-  if (p->spec.mode == EPH_MODE_GC) gc_mode_collect(p, kind);
+  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) gc_mode_collect(p, kind);
+  else if (p->spec.mode == EPH_MODE_MERLIN) merlin_on_collect(p, kind);
 }
 
 static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
@@ -168,6 +202,7 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
   eph_profiler *p = data;
   if (ev->kind == EPH_GC_SCAVENGE) p->scavenges++;
   else p->full_gcs++;
+  if (p->spec.mode == EPH_MODE_MERLIN) merlin_note_gc(p, ev->kind);
   prof_write_error(p, eph_writer_gc(p->out, ev));
 }
 
@@ -188,7 +223,8 @@ static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char 
                          const eph_meta_pair *extra, size_t nextra) {
   size_t n = 0;
   meta[n++] = (eph_meta_pair){"runtime", "ephemera"};
-  meta[n++] = (eph_meta_pair){"mode", p->spec.mode == EPH_MODE_GC ? "gc" : "finalization"};
+  static const char *mode_names[] = {"gc", "finalization", "merlin", "brute"};
+  meta[n++] = (eph_meta_pair){"mode", mode_names[p->spec.mode]};
   eph_profile_spec_format(&p->spec, buf[0], sizeof buf[0]);
   meta[n++] = (eph_meta_pair){"profile", buf[0]};
   if (p->spec.sample_bytes) snprintf(buf[1], sizeof buf[1], "bytes:%llu", (unsigned long long)p->spec.sample_bytes);
@@ -240,8 +276,8 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     free(p);
     return err ? err->status : EPH_ERR_INVALID;
   }
-  if (spec->mode == EPH_MODE_FINALIZATION) {
-    eph_status st = fin_mode_start(p, err);
+  if (spec->mode == EPH_MODE_FINALIZATION || spec->mode == EPH_MODE_MERLIN) {
+    eph_status st = spec->mode == EPH_MODE_MERLIN ? merlin_mode_start(p, err) : fin_mode_start(p, err);
     if (st != EPH_OK) {
       eph_writer_close(p->out, NULL);
       free(p);
@@ -250,8 +286,14 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   eph_observer obs = {
       .data = p, .on_alloc = on_alloc, .on_collect = on_collect, .on_gc_end = on_gc_end, .on_heap_free = on_heap_free};
+  if (spec->mode == EPH_MODE_MERLIN) {
+    obs.on_store = on_store;
+    obs.on_gc_start = on_gc_start;
+  }
   eph_heap_set_observer(h, &obs);
-  sampler_arm(p);
+  /* Exact modes see every object; the others sample. */
+  if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
+  else sampler_arm(p);
   prof_note_memory(p);
   return EPH_OK;
 }
@@ -261,8 +303,10 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   if (!p) return EPH_OK;
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
+  if (p->spec.mode == EPH_MODE_MERLIN) merlin_on_gc_start(p); /* the last root check */
   eph_collect(h, EPH_GC_FULL);
-  if (p->spec.mode == EPH_MODE_GC) gc_mode_stop(p);
+  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) gc_mode_stop(p);
+  else if (p->spec.mode == EPH_MODE_MERLIN) merlin_mode_stop(p);
   else fin_mode_stop(p);
   eph_heap_set_observer(h, NULL);
 
@@ -298,6 +342,11 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->sites.ids);
   free(p->class_state);
   free(p->class_written);
+  free(p->seen);
+  free(p->dead);
+  free(p->stack);
+  free(p->clock_points);
+  free(p->gc_clocks);
   free(p);
   return result;
 }

@@ -68,6 +68,23 @@ typedef struct eph_profiler {
   eph_value *chunks;          /* registry chunks, each cell a global root */
   size_t nchunks, chunks_cap;
 
+  /* merlin mode */
+  eph_value *seen;            /* root slot values at the last check: shadow stack then globals */
+  size_t seen_len, seen_cap;
+  uint64_t last_check;        /* application clock at the last root check */
+  struct dead { eph_value obj; uint64_t stamp; } *dead;
+  size_t ndead, dead_cap;
+  eph_value *stack;
+  size_t stack_cap;
+  struct clock_point { uint64_t bytes, wall_ns; } *clock_points; /* bytes -> wall, for interpolation */
+  size_t nclock_points, clock_points_cap;
+  uint64_t next_clock_point;
+  struct gc_clock { uint64_t bytes; eph_gc_kind kind; } *gc_clocks; /* each collection, in order */
+  size_t ngc_clocks, gc_clocks_cap;
+
+  /* brute mode */
+  uint64_t last_brute_gc;     /* clock of the last requested full GC */
+
   site_map sites;
   uint32_t next_site_id;
   eph_profile_stats stats;
@@ -78,6 +95,7 @@ typedef struct eph_profiler {
 #define REGISTRY_CHUNK 1024
 
 /* profiler.c */
+uint64_t prof_clock(eph_profiler *p); /* application bytes allocated (trailers excluded) */
 eph_stamp prof_now(eph_profiler *p);
 uint32_t prof_new_record(eph_profiler *p, eph_value obj, double weight);
 void prof_finish_record(eph_profiler *p, uint32_t rec, const eph_stamp *death, const eph_stamp *alive_until,
@@ -93,6 +111,17 @@ bool sampler_take(eph_profiler *p, eph_value obj, double *weight);
 void gc_mode_track(eph_profiler *p, eph_value obj, uint32_t rec);
 void gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
 void gc_mode_stop(eph_profiler *p);
+
+/* mode_merlin.c */
+eph_status merlin_mode_start(eph_profiler *p, eph_error *err);
+void merlin_on_alloc(eph_profiler *p, eph_value obj);
+void merlin_on_store(eph_profiler *p, eph_value obj, size_t i, eph_value old, eph_value new_value);
+void merlin_on_gc_start(eph_profiler *p);
+void merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
+void merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
+void merlin_mode_stop(eph_profiler *p);
+uint32_t prof_site_id(eph_profiler *p, const eph_site *s);
+uint32_t prof_class_id(eph_profiler *p, eph_class_id cls);
 
 /* mode_finalization.c */
 eph_status fin_mode_start(eph_profiler *p, eph_error *err);

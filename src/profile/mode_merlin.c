@@ -1,0 +1,251 @@
+/*
+ * mode_merlin.c — exact last-reachable times for every object: the Merlin
+ * algorithm (Hertz et al., TOPLAS 2006, §6).
+ *
+ * Time is the application's allocation clock (bytes, trailers excluded),
+ * advancing at each allocation.  Each object carries two trailer words:
+ *   [0] birth time (48 bits) | site id (16 bits)
+ *   [1] its timestamp: the latest time it is known to have been reachable
+ * and gets a timestamp
+ *   - at birth (the clock after its own allocation);
+ *   - when a store overwrites a pointer to it (the write barrier, on_store);
+ *   - when it leaves a root: roots are checked at every allocation, and a
+ *     slot whose value changed since the last check stamps the old value
+ *     with the time of that check — the same stamps as Merlin's root scan
+ *     at every allocation, at the cost of one compare per root slot.
+ * After each collection, before any dead object's memory is reused, the
+ * dead objects are processed latest-timestamp-first with a depth-first
+ * propagation: a dead source with a later stamp than a target it points to
+ * gives the target its stamp; dead targets so updated are pushed.  (Targets
+ * in old space during a scavenge, whose fate it does not know, receive the
+ * stamp too: harmless if alive, needed if they die later.)  The result is
+ * each object's last-reachable time, recorded as an EXACT death.
+ *
+ * Ephemerons are not modelled: Merlin's reachability is strong reachability.
+ * Checked against brute force (a full GC before every allocation) object by
+ * object in tests/merlin.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profiler.h"
+
+#define BIRTH_BITS 48
+#define BIRTH_MASK ((UINT64_C(1) << BIRTH_BITS) - 1)
+#define CLOCK_POINT_GAP (64 * 1024) /* bytes between wall-clock samples */
+
+static uint64_t wall_now(const eph_profiler *p) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - p->start_ns;
+}
+
+static void *grow(void *items, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return items;
+  size_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  void *n = realloc(items, c * size);
+  if (!n) {
+    fprintf(stderr, "ephemera: merlin: out of memory\n");
+    abort();
+  }
+  *cap = c;
+  return n;
+}
+
+static inline uint64_t birth_of(eph_value o) { return eph_trailer(o)[0] & BIRTH_MASK; }
+static inline uint64_t stamp_of(eph_value o) { return eph_trailer(o)[1]; }
+static inline void stamp_max(eph_value o, uint64_t t) {
+  uint64_t *w = &eph_trailer(o)[1];
+  if (*w < t) *w = t;
+}
+
+static void trace(eph_profiler *p, eph_event_kind kind, uint64_t time, uint64_t obj, uint64_t a, uint64_t b,
+                  uint64_t c) {
+  if (!p->spec.trace) return;
+  eph_event ev = {.kind = (uint8_t)kind, .time = time, .obj = obj, .a = a, .b = b, .c = c};
+  prof_write_error(p, eph_writer_event(p->out, &ev));
+}
+
+static uint64_t id_of(eph_value v) { return eph_is_ptr(v) ? birth_of(v) : 0; }
+
+static void add_clock_point(eph_profiler *p, uint64_t bytes) {
+  p->clock_points = grow(p->clock_points, &p->clock_points_cap, p->nclock_points + 1, sizeof *p->clock_points);
+  p->clock_points[p->nclock_points++] = (struct clock_point){bytes, wall_now(p)};
+  p->next_clock_point = bytes + CLOCK_POINT_GAP;
+}
+
+eph_status merlin_mode_start(eph_profiler *p, eph_error *err) {
+  if (eph__fast(p->h)->trailer_bytes != 2 * sizeof(uint64_t)) {
+    eph_error_fill(err, EPH_ERR_INVALID,
+                   "mode=merlin needs a heap created for it (two trailer words per object): start it with "
+                   "EPHEMERA_PROFILE or `ephemera run`, or call eph_profile_prepare_params before eph_heap_new");
+    return EPH_ERR_INVALID;
+  }
+  add_clock_point(p, prof_clock(p));
+  return EPH_OK;
+}
+
+/* Stamps every value that left a root slot since the last check with the
+ * time of that check, and remembers the slots' values now. */
+static void check_roots(eph_profiler *p, uint64_t now) {
+  eph_value **shadow, **globals;
+  size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals), n = nshadow + nglobals;
+  p->seen = grow(p->seen, &p->seen_cap, n, sizeof *p->seen);
+  for (size_t i = 0; i < n; i++) {
+    eph_value v = i < nshadow ? *shadow[i] : *globals[i - nshadow];
+    eph_value was = i < p->seen_len ? p->seen[i] : EPH_NIL;
+    p->seen[i] = v; /* beyond the old length, the entry holds stale data */
+    if (v == was) continue;
+    if (eph_is_ptr(was)) {
+      stamp_max(was, p->last_check);
+      trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
+    }
+  }
+  for (size_t i = n; i < p->seen_len; i++) {
+    if (!eph_is_ptr(p->seen[i])) continue;
+    stamp_max(p->seen[i], p->last_check);
+    trace(p, EPH_EV_ROOT, p->last_check, birth_of(p->seen[i]), 0, 0, 0);
+  }
+  p->seen_len = n;
+  p->last_check = now;
+}
+
+void merlin_on_alloc(eph_profiler *p, eph_value obj) {
+  uint64_t t = prof_clock(p);
+  uint32_t site = prof_site_id(p, eph_heap_site(p->h));
+  if (site > 0xFFFF) site = 0; /* beyond 16 bits: unknown */
+  uint32_t cls = prof_class_id(p, eph_class_of(obj));
+  uint64_t *tr = eph_trailer(obj);
+  tr[0] = t | (uint64_t)site << BIRTH_BITS;
+  tr[1] = t;
+  p->stats.samples++;
+  trace(p, EPH_EV_ALLOC, t, t, cls, eph_object_bytes(obj), site | (uint64_t)eph_format_of(obj) << 32);
+  check_roots(p, t);
+  if (t >= p->next_clock_point) add_clock_point(p, t);
+}
+
+void merlin_on_store(eph_profiler *p, eph_value obj, size_t i, eph_value old, eph_value new_value) {
+  uint64_t now = prof_clock(p);
+  if (eph_is_ptr(old)) stamp_max(old, now);
+  trace(p, EPH_EV_STORE, now, birth_of(obj), i, id_of(old), id_of(new_value));
+}
+
+void merlin_on_gc_start(eph_profiler *p) { check_roots(p, prof_clock(p)); }
+
+void merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
+  uint64_t now = prof_clock(p);
+  p->gc_clocks = grow(p->gc_clocks, &p->gc_clocks_cap, p->ngc_clocks + 1, sizeof *p->gc_clocks);
+  p->gc_clocks[p->ngc_clocks++] = (struct gc_clock){now, kind};
+  trace(p, EPH_EV_GC, now, 0, kind, 1, 0);
+}
+
+/* A stamp in all three clocks: wall time interpolated between samples of
+ * the clock, collections counted up to that time. */
+static eph_stamp stamp_at(const eph_profiler *p, uint64_t bytes) {
+  eph_stamp s = {.bytes = bytes};
+  size_t lo = 0, hi = p->nclock_points;
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    if (p->clock_points[mid].bytes <= bytes) lo = mid;
+    else hi = mid;
+  }
+  const struct clock_point *a = &p->clock_points[lo];
+  if (lo + 1 < p->nclock_points && p->clock_points[lo + 1].bytes > a->bytes) {
+    const struct clock_point *b = &p->clock_points[lo + 1];
+    double f = (double)(bytes - a->bytes) / (double)(b->bytes - a->bytes);
+    s.wall_ns = a->wall_ns + (uint64_t)(f * (double)(b->wall_ns - a->wall_ns));
+  } else {
+    s.wall_ns = a->wall_ns;
+  }
+  for (size_t i = 0; i < p->ngc_clocks && p->gc_clocks[i].bytes < bytes; i++) {
+    if (p->gc_clocks[i].kind == EPH_GC_SCAVENGE) s.scavenges++;
+    else s.full_gcs++;
+  }
+  return s;
+}
+
+static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_death_kind kind) {
+  uint64_t birth = birth_of(obj);
+  if (!birth) return; /* allocated before the profiler started */
+  eph_record r = {
+      .id = birth,
+      .class_id = prof_class_id(p, eph_class_of(obj)),
+      .site_id = (uint32_t)(eph_trailer(obj)[0] >> BIRTH_BITS),
+      .size = eph_object_bytes(obj),
+      .weight = 1.0,
+      .birth = stamp_at(p, birth),
+      .death = stamp_at(p, death),
+      .death_kind = (uint8_t)kind,
+  };
+  r.alive_until = r.death;
+  prof_write_error(p, eph_writer_record(p->out, &r));
+  if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
+  else p->stats.deaths++;
+  if (kind != EPH_DEATH_CENSORED) trace(p, EPH_EV_DEATH, death, birth, 0, 0, 0);
+}
+
+static void collect_dead(void *data, eph_value obj) {
+  eph_profiler *p = data;
+  p->dead = grow(p->dead, &p->dead_cap, p->ndead + 1, sizeof *p->dead);
+  p->dead[p->ndead++] = (struct dead){obj, stamp_of(obj)};
+}
+
+static int by_stamp(const void *a, const void *b) {
+  uint64_t x = ((const struct dead *)a)->stamp, y = ((const struct dead *)b)->stamp;
+  return x < y ? -1 : x > y;
+}
+
+/* Merlin's backward pass (the paper's Figure 8). */
+static void propagate(eph_profiler *p, eph_gc_kind kind) {
+  eph_heap *h = p->h;
+  qsort(p->dead, p->ndead, sizeof *p->dead, by_stamp);
+  p->stack = grow(p->stack, &p->stack_cap, p->ndead, sizeof *p->stack);
+  size_t top = 0;
+  for (size_t i = 0; i < p->ndead; i++) p->stack[top++] = p->dead[i].obj; /* latest on top */
+  while (top) {
+    eph_value s = p->stack[--top];
+    if (eph_format_of(s) == EPH_FORMAT_BYTES) continue;
+    uint64_t ts = stamp_of(s);
+    size_t n = eph_size_bytes(s) / sizeof(eph_value);
+    for (size_t i = 0; i < n; i++) {
+      eph_value t = eph_slot(s, i);
+      if (!eph_is_ptr(t)) continue;
+      if (eph_gc_fate(h, t) == EPH_NIL) {
+        if (stamp_of(t) < ts) {
+          eph_trailer(t)[1] = ts;
+          p->stack = grow(p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
+          p->stack[top++] = t;
+        }
+      } else if (kind == EPH_GC_SCAVENGE && !eph_is_young(h, t)) {
+        stamp_max(t, ts); /* old: the scavenge does not know whether it lives */
+      }
+    }
+  }
+}
+
+void merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
+  for (size_t i = 0; i < p->seen_len; i++)
+    if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
+  p->ndead = 0;
+  eph_gc_each_dead(p->h, collect_dead, p);
+  propagate(p, kind);
+  for (size_t i = 0; i < p->ndead; i++) write_record(p, p->dead[i].obj, stamp_of(p->dead[i].obj), EPH_DEATH_EXACT);
+}
+
+static void censor(void *data, eph_value obj) {
+  eph_profiler *p = data;
+  write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
+}
+
+/* After the last full GC (eph_profile_stop): what is left is reachable. */
+void merlin_mode_stop(eph_profiler *p) {
+  uint64_t end = prof_clock(p);
+  if (end >= p->next_clock_point || p->nclock_points < 2) add_clock_point(p, end);
+  if (p->spec.trace)
+    for (size_t i = 0; i < p->seen_len; i++)
+      if (eph_is_ptr(p->seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->seen[i]), 1, 0, 0);
+  eph_heap_each_object(p->h, censor, p);
+}
