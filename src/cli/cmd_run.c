@@ -58,6 +58,7 @@ static void usage(FILE *out) {
           "  --seed N       input generator seed (default 42)\n"
           "  --profile SPEC profile lifetimes: mode=gc|finalization,sample=1/N|bytes:B,classes=A,B,pretenure=on|off\n"
           "  -o FILE        where the profile goes (default ephemera.eph)\n"
+          "  --trace        with mode=merlin: also write the full event trace (allocations, stores, roots, deaths)\n"
           "  --kv           end with one line of key=value pairs (for scripts)\n"
           "'ephemera workloads -v' lists workloads, classes and options.  GC parameters:\n");
   eph_gc_params_describe(out);
@@ -77,7 +78,7 @@ int cmd_run(int argc, char **argv) {
   }
   wl_run_options opt = {0};
   const char *profile_spec = NULL, *out = NULL;
-  bool kv = false;
+  bool kv = false, trace = false;
   char **rest = calloc((size_t)argc, sizeof *rest);
   int nrest = 0;
   for (int i = 2; i < argc; i++) {
@@ -107,6 +108,8 @@ int cmd_run(int argc, char **argv) {
       }
     } else if (!strcmp(a, "--quiet")) {
       opt.quiet = true;
+    } else if (!strcmp(a, "--trace")) {
+      trace = true;
     } else if (!strcmp(a, "--kv")) {
       kv = true;
     } else {
@@ -117,6 +120,7 @@ int cmd_run(int argc, char **argv) {
   opt.argv = rest;
   profiling pr = {.command = argv[1]};
   eph_profile_spec_init(&pr.spec);
+  if (trace && !profile_spec) profile_spec = "mode=merlin";
   if (profile_spec || out) {
     eph_error e;
     if (profile_spec && eph_profile_spec_parse(&pr.spec, profile_spec, &e) != EPH_OK) {
@@ -125,6 +129,7 @@ int cmd_run(int argc, char **argv) {
       return 2;
     }
     if (out) snprintf(pr.spec.out, sizeof pr.spec.out, "%s", out);
+    if (trace) pr.spec.trace = true;
     opt.configure = profile_configure;
     opt.before = profile_before;
     opt.after = profile_after;

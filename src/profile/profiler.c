@@ -250,6 +250,10 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     eph_error_fill(err, EPH_ERR_INVALID, "a profiler (or another observer) is already attached to this heap");
     return EPH_ERR_INVALID;
   }
+  if (spec->trace && spec->mode != EPH_MODE_MERLIN) {
+    eph_error_fill(err, EPH_ERR_INVALID, "profile spec: trace=on needs mode=merlin");
+    return EPH_ERR_INVALID;
+  }
   if (spec->sample_every == 0) {
     eph_error_fill(err, EPH_ERR_INVALID, "profile spec: sample=1/0");
     return EPH_ERR_INVALID;
