@@ -18,6 +18,19 @@
  * eph_int(id) in a pointer object, the first 8 bytes are the id (little
  * endian) in a byte object, the rest of a byte object is a pattern derived
  * from (id, version).  The mutator never stores into slot 0.
+ *
+ * Checks: after every collection (counted by the observer's on_gc_end) and
+ * every `check_every` ops, fz_check runs eph_heap_verify and walks heap and
+ * model together from the roots (ids, classes, sizes, every slot, every
+ * byte, one address per object); `used` must cover the reachable bytes, and
+ * after a full GC equal them exactly.  Around explicit collections,
+ * on_collect asks eph_gc_fate about every object with a known address.
+ *
+ * Extending it (ephemerons, say): add a kind (fz_kinds, fz_kind), give the
+ * walk its reachability rule (visit/scan in model.c: an ephemeron's value is
+ * reachable only if its key is reachable some other way), and add ops to the
+ * table in ops.c.  The model's reachability is whatever fz_walk computes, so
+ * the exact-bytes and eph_gc_fate checks follow automatically.
  */
 #ifndef EPH_FUZZ_H
 #define EPH_FUZZ_H
@@ -72,7 +85,10 @@ typedef struct fz_obj {
   fz_mval *slots;   /* expected content of every slot (slot 0 = eph_int(id)) */
   uint32_t version; /* byte objects: pattern generation */
   uint32_t epoch;   /* the last walk that reached this record */
-  eph_value addr;   /* where that walk found it (stale after an allocation) */
+  eph_value addr;   /* where that walk (or the allocation) found it */
+  uint64_t addr_gc; /* fz->gcs_seen when addr was recorded: addr is current iff equal */
+  uint32_t fate_serial; /* == fz_model.fate_serial: fate_addr is what eph_gc_fate said */
+  eph_value fate_addr;
 } fz_obj;
 
 struct fz_addr_slot {
@@ -99,6 +115,13 @@ typedef struct fz_model {
   struct fz_addr_slot *addrs; /* address -> mid, to catch two ids at one address */
   size_t addr_len, addr_cap;
 
+  /* eph_gc_fate checks around explicit collections (see fz_arm_fate) */
+  bool fate_armed;
+  uint32_t fate_epoch;  /* records with this epoch were reachable when it was armed */
+  uint32_t fate_serial; /* bumped per armed collection */
+  uint64_t fate_gcs;    /* gcs_seen when armed */
+  uint64_t fate_checked;
+
   /* result of the last walk */
   size_t live_objs, live_bytes, live_young;
 } fz_model;
@@ -111,8 +134,12 @@ typedef struct fz_mode {
   uint64_t default_ops;
   uint32_t max_live_objs;  /* above this the mutator mostly drops things */
   size_t max_live_bytes;
-  uint32_t check_every;    /* full heap/model check every N ops (also after every GC) */
+  uint32_t check_every;    /* model check every N ops (also after every GC) */
+  uint32_t verify_every;   /* ... with eph_heap_verify every N ops (always after a GC) */
   size_t large_min, large_max;
+  size_t medium_max;      /* occasional byte objects log-uniform in [300, medium_max) */
+  size_t long_chain_max;  /* occasional chains this long (0: never) */
+  bool observe_alloc;     /* install on_alloc (every allocation takes the slow path; it sometimes allocates) */
   /* weights (per 10000) of the mode-dependent operations */
   unsigned w_large, w_scavenge, w_full, w_set_params;
 } fz_mode;
@@ -125,6 +152,7 @@ typedef struct fz_counters {
   uint64_t checks, exact_checks, objects_checked, spot_checks;
   uint64_t allocs, allocs_old, allocs_large, bytes_allocated;
   uint64_t stores, old_young_stores;
+  uint64_t observed_allocs, nested_allocs; /* on_alloc calls, allocations made inside them */
   size_t max_live_objs, max_live_bytes;
   uint64_t sum_live_objs; /* over checks, for the mean */
 } fz_counters;
@@ -184,9 +212,17 @@ void fz_check_object(fuzz *fz, uint32_t mid, eph_value a, const char *ctx);
  * (any difference fails).  Either way, forgets records no root reaches and
  * leaves live_objs / live_bytes / live_young in m.
  */
-void fz_walk(fuzz *fz, bool heap);
-/* The full check: eph_heap_verify, fz_walk(heap), the used-bytes bounds. */
-void fz_check(fuzz *fz, const char *why);
+void fz_walk(fuzz *fz, bool heap, bool sweep);
+/*
+ * Before an explicit collection: a walk (no sweep) records every reachable
+ * object's address; then on_collect asks eph_gc_fate about every record
+ * with a current address: reachable ones must survive (and the next walk
+ * must find them where fate said), unreachable ones must die in a full GC.
+ */
+void fz_arm_fate(fuzz *fz);
+void fz_fate_on_collect(fuzz *fz, eph_gc_kind kind);
+/* The full check: eph_heap_verify (if verify), fz_walk(heap, sweep), the used-bytes bounds. */
+void fz_check(fuzz *fz, const char *why, bool verify);
 
 /* ops.c */
 void fz_ops_init(fuzz *fz);

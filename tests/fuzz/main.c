@@ -38,8 +38,11 @@ static const fz_mode fz_modes[] = {
      .max_live_objs = 3000,
      .max_live_bytes = 6u << 20,
      .check_every = 20,
+     .verify_every = 500, /* eden is 15 MiB: verifying it is the expensive part */
      .large_min = 256u << 10,
      .large_max = 1u << 20,
+     .medium_max = 256u << 10,
+     .long_chain_max = 30000,
      .w_large = 2,
      .w_scavenge = 20,
      .w_full = 8,
@@ -52,8 +55,12 @@ static const fz_mode fz_modes[] = {
      .max_live_objs = 600,
      .max_live_bytes = 1u << 20,
      .check_every = 4,
+     .verify_every = 4,
      .large_min = 16u << 10,
      .large_max = 300u << 10,
+     .medium_max = 32u << 10,
+     .long_chain_max = 5000,
+     .observe_alloc = true,
      .w_large = 10,
      .w_scavenge = 30,
      .w_full = 20,
@@ -66,8 +73,12 @@ static const fz_mode fz_modes[] = {
      .max_live_objs = 400,
      .max_live_bytes = 1u << 20,
      .check_every = 1,
+     .verify_every = 1,
      .large_min = 256u << 10,
      .large_max = 512u << 10,
+     .medium_max = 64u << 10,
+     .long_chain_max = 0,
+     .observe_alloc = true,
      .w_large = 2,
      .w_scavenge = 20,
      .w_full = 10,
@@ -139,9 +150,32 @@ static void on_sanitizer_death(void) { report_crash("sanitizer error (report abo
 static void on_heap_error(void *data, eph_heap *h, eph_status status, const char *message) {
   (void)h;
   fuzz *fz = data;
-  if (status == EPH_ERR_CORRUPT) fz_fail(fz, "heap verifier (%s): %s", fz->phase ? fz->phase : "?", message);
+  if (status == EPH_ERR_CORRUPT) fz_fail(fz, "heap verifier (%s): %s", fz->phase ? fz->phase : "the library's verify=1 check", message);
   /* Anything else: the failing call returns nil or a status, and the op reports it. */
   if (fz->verbose) fprintf(stderr, "heap error %s: %s\n", eph_status_name(status), message);
+}
+
+/*
+ * Sees every allocation the mutator makes (not its own nested ones).  It
+ * sometimes allocates garbage itself: that may collect while the library
+ * holds the new object, which it must have rooted.
+ */
+static void on_alloc(void *data, eph_heap *h, eph_value obj) {
+  fuzz *fz = data;
+  fz->c.observed_allocs++;
+  if (!eph_is_ptr(obj) || eph_age_of(obj) != 0 || (*eph_header_of(obj) & EPH_HDR_FORWARDED))
+    fz_fail(fz, "on_alloc got %#" PRIxPTR " with header %#" PRIx64, obj, eph_is_ptr(obj) ? (uint64_t)*eph_header_of(obj) : 0);
+  if (fz_chance(&fz->rng, 1, 32)) {
+    size_t n = (size_t)fz_below(&fz->rng, 200);
+    if (eph_alloc_bytes(h, fz->cls[FZ_BYTES], n) == EPH_NIL) fz_fail(fz, "allocation inside on_alloc failed: %s", eph_heap_error(h));
+    fz->c.nested_allocs++;
+    fz->c.bytes_allocated += fz_obj_bytes(n);
+  }
+}
+
+static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
+  (void)h;
+  fz_fate_on_collect(data, kind);
 }
 
 static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
@@ -178,7 +212,7 @@ static void usage(FILE *out) {
           "  --mode M         normal: default GC parameters; small: eden=64K,headroom=64K,shrink=128K;\n"
           "                   stress: stress=1,stress_full=50,verify=1\n"
           "  --gc SPEC        extra GC parameters on top of the mode's (EPHEMERA_GC is ignored)\n"
-          "  --check-every K  full model check every K ops (always after a collection)\n"
+          "  --check-every K  model check and eph_heap_verify every K ops (always after a collection)\n"
           "  --verbose        trace every operation and collection on stderr\n"
           "GC parameters:\n");
   eph_gc_params_describe(out);
@@ -248,7 +282,7 @@ int main(int argc, char **argv) {
   }
   if (!ops_given) fz->nops = fz->mode->default_ops;
   fz_mode mode = *fz->mode;
-  if (fz->check_every_opt) mode.check_every = (uint32_t)fz->check_every_opt;
+  if (fz->check_every_opt) mode.check_every = mode.verify_every = (uint32_t)fz->check_every_opt;
   fz->mode = &mode;
 
   /* parameters: defaults, the mode's, then --gc */
@@ -278,7 +312,8 @@ int main(int argc, char **argv) {
 #endif
 
   eph_heap_set_error_handler(h, on_heap_error, fz);
-  eph_observer obs = {.data = fz, .on_gc_end = on_gc_end};
+  eph_observer obs = {.data = fz, .on_collect = on_collect, .on_gc_end = on_gc_end};
+  if (mode.observe_alloc) obs.on_alloc = on_alloc;
   eph_heap_set_observer(h, &obs);
 
   fz_rng_seed(&fz->rng, fz->seed);
@@ -310,18 +345,18 @@ int main(int argc, char **argv) {
     if (eph_roots_height(h) != height)
       fz_fail(fz, "fuzzer bug: the shadow stack is %zu high after the op, %zu before", eph_roots_height(h), height);
     if (fz->gcs_seen != fz->gcs_checked)
-      fz_check(fz, "check after a collection");
+      fz_check(fz, "check after a collection", true);
     else if (fz->expect_exact || (fz->op + 1) % mode.check_every == 0)
-      fz_check(fz, "periodic check");
+      fz_check(fz, "periodic check", fz->expect_exact || (fz->op + 1) % mode.verify_every == 0);
     else if (fz->m.records > 2 * mode.max_live_objs + 4000)
-      fz_walk(fz, false); /* forget garbage records, recompute pressure */
+      fz_walk(fz, false, true); /* forget garbage records, recompute pressure */
   }
 
   /* closing: a full GC must leave exactly the live bytes; with no roots, nothing */
   fz->in_final = true;
   if (eph_collect(h, EPH_GC_FULL) != EPH_OK) fz_fail(fz, "final eph_collect(full): %s", eph_heap_error(h));
   fz->expect_exact = true;
-  fz_check(fz, "final full GC");
+  fz_check(fz, "final full GC", true);
   size_t final_live = fz->m.live_objs;
   for (size_t r = 0; r < FZ_NROOTS; r++) {
     if (r < FZ_NLOCALS)
@@ -332,19 +367,20 @@ int main(int argc, char **argv) {
   }
   if (eph_collect(h, EPH_GC_FULL) != EPH_OK) fz_fail(fz, "final eph_collect(full): %s", eph_heap_error(h));
   fz->expect_exact = true;
-  fz_check(fz, "full GC with every root nil");
+  fz_check(fz, "full GC with every root nil", true);
   double secs = now_s() - t0;
 
-  eph_heap_stats st;
-  eph_heap_stats_get(h, &st);
-  printf("ok seed=%" PRIu64 " mode=%s ops=%" PRIu64 ": %" PRIu64 " scavenges, %" PRIu64 " full GCs (%" PRIu64
-         " scavenges and %" PRIu64 " full GCs explicit), %" PRIu64 " checks (%" PRIu64 " exact), %" PRIu64
-         " objects checked, %" PRIu64 " allocations (%" PRIu64 " pretenured, %" PRIu64 " large, %.1f MiB), %" PRIu64
-         " stores (%" PRIu64 " old->young), live objects mean %" PRIu64 " peak %zu (%zu bytes), %zu at the end, %.2fs\n",
-         fz->seed, mode.name, fz->nops, fz->c.scavenges, fz->c.full_gcs, fz->c.explicit_scavenges, fz->c.explicit_fulls,
-         fz->c.checks, fz->c.exact_checks, fz->c.objects_checked, fz->c.allocs, fz->c.allocs_old, fz->c.allocs_large,
-         (double)fz->c.bytes_allocated / (1 << 20), fz->c.stores, fz->c.old_young_stores, fz->c.checks ? fz->c.sum_live_objs / fz->c.checks : 0, fz->c.max_live_objs,
-         fz->c.max_live_bytes, final_live, secs);
+  const fz_counters *c = &fz->c;
+  printf("ok seed=%" PRIu64 " mode=%s ops=%" PRIu64 ":", fz->seed, mode.name, fz->nops);
+  printf(" %" PRIu64 " scavenges, %" PRIu64 " full GCs (explicit: %" PRIu64 " and %" PRIu64 ");", c->scavenges, c->full_gcs,
+         c->explicit_scavenges, c->explicit_fulls);
+  printf(" %" PRIu64 " checks (%" PRIu64 " exact), %" PRIu64 " objects checked, %" PRIu64 " eph_gc_fate answers checked;",
+         c->checks, c->exact_checks, c->objects_checked, fz->m.fate_checked);
+  printf(" %" PRIu64 " allocations (%" PRIu64 " pretenured, %" PRIu64 " large, %" PRIu64 " more in on_alloc, %.1f MiB),",
+         c->allocs, c->allocs_old, c->allocs_large, c->nested_allocs, (double)c->bytes_allocated / (1 << 20));
+  printf(" %" PRIu64 " stores (%" PRIu64 " old->young);", c->stores, c->old_young_stores);
+  printf(" live objects: mean %" PRIu64 ", peak %zu (%zu bytes), %zu at the end; %.2fs\n",
+         c->checks ? c->sum_live_objs / c->checks : 0, c->max_live_objs, c->max_live_bytes, final_live, secs);
   if (fz->verbose) {
     for (size_t i = 0; i < fz_op_count(); i++) fprintf(stderr, "  %-22s %" PRIu64 "\n", fz_op_name(i), fz->op_counts[i]);
     eph_heap_stats_print(h, stderr);

@@ -104,7 +104,16 @@ void fz_pattern_fill(uint8_t *p, size_t n, uint64_t id, uint32_t version) {
 }
 
 ptrdiff_t fz_pattern_check(const uint8_t *p, size_t n, uint64_t id, uint32_t version) {
-  for (size_t j = 0; j * 8 < n; j++) {
+  size_t whole = n / 8;
+  for (size_t j = 0; j < whole; j++) { /* fast path: whole words (little endian, as fill writes them) */
+    uint64_t w = pattern_word(id, version, j), got;
+    memcpy(&got, p + j * 8, 8);
+    if (got != w) {
+      for (size_t b = 0; b < 8; b++)
+        if (p[j * 8 + b] != (uint8_t)(w >> (8 * b))) return (ptrdiff_t)(j * 8 + b);
+    }
+  }
+  for (size_t j = whole; j * 8 < n; j++) {
     uint64_t w = pattern_word(id, version, j);
     size_t k = n - j * 8 < 8 ? n - j * 8 : 8;
     for (size_t b = 0; b < k; b++)
@@ -165,7 +174,28 @@ static const char *describe_where(fuzz *fz, uint32_t parent, size_t slot, char *
 
 /* --- object checks ------------------------------------------------------------ */
 
+/* The cheap part of fz_check_ident, without messages. */
+static bool ident_ok(fuzz *fz, uint32_t mid, eph_value a) {
+  const fz_obj *o = &fz->m.objs[mid];
+  if (!eph_is_ptr(a)) return false;
+  eph_header hdr = *eph_header_of(a);
+  eph_format fmt = fz_kinds[o->kind].format;
+  if ((hdr & EPH_HDR_FORWARDED) || eph_class_of(a) != fz->cls[o->kind] || eph_format_of(a) != fmt ||
+      eph_size_bytes(a) != o->size)
+    return false;
+  if (fmt == EPH_FORMAT_BYTES) {
+    if (o->size >= 8) {
+      uint64_t id;
+      memcpy(&id, eph_bytes(a), sizeof id);
+      return id == o->id;
+    }
+    return true;
+  }
+  return !o->nslots || eph_slot(a, 0) == (eph_value)o->slots[0];
+}
+
 void fz_check_ident(fuzz *fz, uint32_t mid, eph_value a, const char *ctx) {
+  if (ident_ok(fz, mid, a)) return;
   const fz_obj *o = &fz->m.objs[mid];
   char d[96];
   if (!eph_is_ptr(a)) fz_fail(fz, "%s: %s is not a pointer: %#" PRIxPTR, ctx, describe_obj(fz, mid, d, sizeof d), a);
@@ -296,13 +326,23 @@ static void visit(fuzz *fz, bool heap, fz_mval exp, eph_value act, uint32_t pare
     return;
   }
   o->epoch = m->epoch;
-  o->addr = heap ? act : 0;
+  if (heap) {
+    o->addr = act;
+    o->addr_gc = fz->gcs_seen;
+    if (o->fate_serial && o->fate_serial == m->fate_serial && o->fate_addr != act) {
+      char w[160], d[96];
+      fz_fail(fz, "walk: %s found at %#" PRIxPTR " via %s, but eph_gc_fate said it would be at %#" PRIxPTR,
+              describe_obj(fz, mid, d, sizeof d), act, describe_where(fz, parent, slot, w, sizeof w), o->fate_addr);
+    }
+  }
   if (heap) {
     /* Identity first, so a wrong pointer is reported where it was found. */
-    char ctx[192], w[160];
     if (!eph_is_ptr(act)) slot_mismatch(fz, parent, slot, exp, act, "walk", "");
-    snprintf(ctx, sizeof ctx, "walk (reached from %s)", describe_where(fz, parent, slot, w, sizeof w));
-    fz_check_ident(fz, mid, act, ctx);
+    if (!ident_ok(fz, mid, act)) {
+      char ctx[192], w[160];
+      snprintf(ctx, sizeof ctx, "walk (reached from %s)", describe_where(fz, parent, slot, w, sizeof w));
+      fz_check_ident(fz, mid, act, ctx); /* fails with the details */
+    }
     addr_insert(fz, act, mid);
   }
   if (m->stack_len == m->stack_cap) {
@@ -326,7 +366,7 @@ static void scan(fuzz *fz, bool heap, uint32_t mid) {
   for (size_t k = 0; k < o->nslots; k++) visit(fz, heap, o->slots[k], heap ? eph_slot(a, k) : 0, mid, k);
 }
 
-void fz_walk(fuzz *fz, bool heap) {
+void fz_walk(fuzz *fz, bool heap, bool sweep) {
   fz_model *m = &fz->m;
   m->epoch++;
   m->stack_len = 0;
@@ -337,20 +377,66 @@ void fz_walk(fuzz *fz, bool heap) {
     visit(fz, heap, m->roots[r], act, FZ_NONE, r);
     while (m->stack_len) scan(fz, heap, m->stack[--m->stack_len]);
   }
-  for (uint32_t mid = 0; mid < m->nobjs; mid++)
-    if (m->objs[mid].id && m->objs[mid].epoch != m->epoch) model_release(m, mid);
+  if (sweep)
+    for (uint32_t mid = 0; mid < m->nobjs; mid++)
+      if (m->objs[mid].id && m->objs[mid].epoch != m->epoch) model_release(m, mid);
   if (m->live_objs > fz->c.max_live_objs) fz->c.max_live_objs = m->live_objs;
   if (m->live_bytes > fz->c.max_live_bytes) fz->c.max_live_bytes = m->live_bytes;
   fz->pressure = m->live_objs > fz->mode->max_live_objs || m->live_bytes > fz->mode->max_live_bytes;
   fz->grow = m->live_objs < fz->mode->max_live_objs / 2;
 }
 
-void fz_check(fuzz *fz, const char *why) {
+/* --- eph_gc_fate ------------------------------------------------------------------ */
+
+void fz_arm_fate(fuzz *fz) {
+  fz_walk(fz, true, false);
+  fz->m.fate_armed = true;
+  fz->m.fate_epoch = fz->m.epoch;
+  fz->m.fate_serial++;
+  fz->m.fate_gcs = fz->gcs_seen;
+}
+
+/* Called from on_collect (inside the collector: no allocation, no stores). */
+void fz_fate_on_collect(fuzz *fz, eph_gc_kind kind) {
+  fz_model *m = &fz->m;
+  if (!m->fate_armed) return;
+  m->fate_armed = false;
+  for (uint32_t mid = 0; mid < m->nobjs; mid++) {
+    fz_obj *o = &m->objs[mid];
+    if (!o->id || o->addr_gc != fz->gcs_seen) continue; /* no current address for it */
+    bool reachable = o->epoch == m->fate_epoch;
+    bool young = eph_is_young(fz->h, o->addr);
+    eph_value f = eph_gc_fate(fz->h, o->addr);
+    char d[96];
+    m->fate_checked++;
+    if (reachable) {
+      if (f == EPH_NIL)
+        fz_fail(fz, "on_collect (%s): eph_gc_fate says reachable %s (was at %#" PRIxPTR ") is dead",
+                kind == EPH_GC_FULL ? "full GC" : "scavenge", describe_obj(fz, mid, d, sizeof d), o->addr);
+      if (kind == EPH_GC_SCAVENGE && !young && f != o->addr)
+        fz_fail(fz, "on_collect (scavenge): eph_gc_fate moved old %s from %#" PRIxPTR " to %#" PRIxPTR,
+                describe_obj(fz, mid, d, sizeof d), o->addr, f);
+      o->fate_serial = m->fate_serial;
+      o->fate_addr = f;
+    } else if (f != EPH_NIL && kind == EPH_GC_FULL) {
+      /* A full GC is precise: nothing unreachable survives it.  (A scavenge
+         may keep young garbage that old garbage points to: not checked.) */
+      fz_fail(fz, "on_collect (full GC): unreachable %s (was at %#" PRIxPTR ") survives, eph_gc_fate says at %#" PRIxPTR,
+              describe_obj(fz, mid, d, sizeof d), o->addr, f);
+    }
+  }
+}
+
+static void m_fate_done(fuzz *fz) { fz->m.fate_serial++; /* fate addresses checked by this walk; forget them */ }
+
+void fz_check(fuzz *fz, const char *why, bool verify) {
   eph_heap *h = fz->h;
   const char *saved = fz->phase;
   fz->phase = why;
-  if (eph_heap_verify(h) != EPH_OK) fz_fail(fz, "eph_heap_verify (%s): %s", why, eph_heap_error(h));
-  fz_walk(fz, true);
+  if (verify && eph_heap_verify(h) != EPH_OK) fz_fail(fz, "eph_heap_verify (%s): %s", why, eph_heap_error(h));
+  if (fz->gcs_seen != fz->m.fate_gcs + 1) m_fate_done(fz); /* fate is about one collection only */
+  fz_walk(fz, true, true);
+  m_fate_done(fz);
   fz->c.checks++;
   fz->c.sum_live_objs += fz->m.live_objs;
 
@@ -360,6 +446,17 @@ void fz_check(fuzz *fz, const char *why) {
   if (st.used < m->live_bytes)
     fz_fail(fz, "%s: the heap says used=%" PRIu64 " bytes, but the %zu reachable objects occupy %zu", why, st.used,
             m->live_objs, m->live_bytes);
+  if (st.bytes_allocated != fz->c.bytes_allocated || eph_heap_allocated(h) != st.bytes_allocated)
+    fz_fail(fz, "%s: the heap counts %" PRIu64 " bytes allocated (eph_heap_allocated %" PRIu64 "), the mutator allocated %" PRIu64,
+            why, st.bytes_allocated, eph_heap_allocated(h), fz->c.bytes_allocated);
+  if (fz->mode->observe_alloc && fz->c.observed_allocs != fz->c.allocs)
+    fz_fail(fz, "%s: on_alloc saw %" PRIu64 " allocations, the mutator made %" PRIu64, why, fz->c.observed_allocs, fz->c.allocs);
+  if (st.scavenges != fz->c.scavenges || st.full_gcs != fz->c.full_gcs)
+    fz_fail(fz, "%s: stats count %" PRIu64 " scavenges and %" PRIu64 " full GCs, the observer saw %" PRIu64 " and %" PRIu64, why,
+            st.scavenges, st.full_gcs, fz->c.scavenges, fz->c.full_gcs);
+  if (st.old_used > st.old_committed || st.used < st.old_used || st.heap_committed < st.old_committed + st.new_space_bytes)
+    fz_fail(fz, "%s: inconsistent stats: used %" PRIu64 ", old used %" PRIu64 " of %" PRIu64 " committed, heap committed %" PRIu64
+            ", new space %" PRIu64, why, st.used, st.old_used, st.old_committed, st.heap_committed, st.new_space_bytes);
   if (fz->expect_exact) {
     /* A full GC tenures every survivor and compacts: used == live, new space empty. */
     fz->c.exact_checks++;

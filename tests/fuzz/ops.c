@@ -218,8 +218,10 @@ static eph_value new_object(fuzz *fz, fz_kind kind, size_t n, bool old, uint32_t
   if (o == EPH_NIL) fz_fail(fz, "%s(%s, %zu) returned nil: %s", how, fz_kinds[kind].name, n, eph_heap_error(h));
   if (!eph_is_ptr(o)) fz_fail(fz, "%s(%s, %zu) returned a non-pointer %#" PRIxPTR, how, fz_kinds[kind].name, n, o);
   eph_header hdr = *eph_header_of(o);
+  /* Age 0, unless on_alloc allocated and a scavenge moved the new object already. */
+  eph_header must_be_clear = EPH_HDR_FORWARDED | EPH_HDR_REMEMBERED | (fz->mode->observe_alloc ? 0 : EPH_HDR_AGE_MASK);
   if (eph_class_of(o) != cls || eph_format_of(o) != fz_kinds[kind].format || eph_size_bytes(o) != size ||
-      (hdr & (EPH_HDR_FORWARDED | EPH_HDR_REMEMBERED | EPH_HDR_AGE_MASK)))
+      (hdr & must_be_clear))
     fz_fail(fz, "%s(%s, %zu): fresh object has header %#" PRIx64 " (expected class %" PRIu32 ", %zu bytes, age 0, flags clear)",
             how, fz_kinds[kind].name, n, (uint64_t)hdr, cls, size);
   if (old && eph_is_young(h, o)) fz_fail(fz, "%s(%s, %zu) returned a young object", how, fz_kinds[kind].name, n);
@@ -239,6 +241,9 @@ static eph_value new_object(fuzz *fz, fz_kind kind, size_t n, bool old, uint32_t
     fz_pattern_fill(eph_bytes(o), n, id, 0);
   else if (n)
     eph_store(h, o, 0, eph_int((intptr_t)id));
+  fz_obj *rec = &fz->m.objs[mid];
+  rec->addr = o;
+  rec->addr_gc = fz->gcs_seen;
   fz->c.allocs++;
   if (old) fz->c.allocs_old++;
   fz->c.bytes_allocated += fz_obj_bytes(size);
@@ -274,7 +279,22 @@ static size_t rand_slot_count(fuzz *fz, fz_kind kind) {
   }
 }
 
-static size_t rand_byte_count(fuzz *fz) { return below(fz, 8) == 0 ? below(fz, 8) : below(fz, 301); }
+/* Log-uniform in [lo, hi): every size class (and the thresholds between them) gets its share. */
+static size_t rand_log_size(fuzz *fz, size_t lo, size_t hi) {
+  if (hi <= lo + 1) return lo;
+  size_t bits = 0;
+  while (((size_t)1 << bits) < hi) bits++;
+  for (;;) {
+    size_t top = (size_t)1 << below(fz, bits + 1);
+    size_t n = top / 2 + below(fz, top / 2 + 1);
+    if (n >= lo && n < hi) return n;
+  }
+}
+
+static size_t rand_byte_count(fuzz *fz) {
+  if (fz->mode->medium_max > 300 && chance(fz, 1, 64)) return rand_log_size(fz, 300, fz->mode->medium_max);
+  return below(fz, 8) == 0 ? below(fz, 8) : below(fz, 301);
+}
 
 /* --- operations ------------------------------------------------------------------ */
 
@@ -399,6 +419,8 @@ static void op_cut(fuzz *fz) {
 static void op_chain(fuzz *fz) {
   eph_heap *h = fz->h;
   size_t len = chance(fz, 1, 16) ? 64 + below(fz, 400) : 2 + below(fz, 30);
+  if (fz->mode->long_chain_max && chance(fz, 1, 500)) /* deep: marking and scanning must not recurse */
+    len = fz->mode->long_chain_max / 4 + below(fz, fz->mode->long_chain_max * 3 / 4);
   if (fz->pressure) len = 2 + below(fz, 8);
   bool cycle = chance(fz, 1, 3);
   bool old = chance(fz, 1, 8);
@@ -523,12 +545,14 @@ static void op_duplicate_roots(fuzz *fz) {
 }
 
 static void op_collect_scavenge(fuzz *fz) {
+  fz_arm_fate(fz);
   eph_status s = eph_collect(fz->h, EPH_GC_SCAVENGE);
   if (s != EPH_OK) fz_fail(fz, "eph_collect(scavenge) = %s: %s", eph_status_name(s), eph_heap_error(fz->h));
   fz->c.explicit_scavenges++;
 }
 
 static void op_collect_full(fuzz *fz) {
+  fz_arm_fate(fz);
   eph_status s = eph_collect(fz->h, EPH_GC_FULL);
   if (s != EPH_OK) fz_fail(fz, "eph_collect(full) = %s: %s", eph_status_name(s), eph_heap_error(fz->h));
   fz->c.explicit_fulls++;
