@@ -59,6 +59,13 @@ void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *
  */
 static inline uint64_t *eph_trailer(eph_value obj) { return (uint64_t *)(obj + eph_object_bytes(obj)); }
 
+/* The root slots: the shadow stack's, then the global roots'.  Valid
+ * until the next root is pushed or registered.  For tools that stamp roots. */
+size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals);
+
+/* Calls fn for every object in the heap (outside collections). */
+void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data);
+
 /* Runs a collection of this kind at the start of the next allocation
  * (before it allocates).  Brute-force lifetime computation uses it. */
 void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind);
