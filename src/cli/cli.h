@@ -9,6 +9,8 @@
 int cmd_workloads(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_merlin(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* Prints "ephemera: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

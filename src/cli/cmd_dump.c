@@ -87,7 +87,7 @@ static void dump_text(FILE *out, const char *path, const eph_profile *p, size_t 
       if (r->death.bytes >= r->birth.bytes) snprintf(life, sizeof life, "%" PRIu64, r->death.bytes - r->birth.bytes);
       else snprintf(life, sizeof life, "-%" PRIu64, r->birth.bytes - r->death.bytes);
       fprintf(out, "  %-10" PRIu64 " %-20s %-30s %10" PRIu64 " %8g %14" PRIu64 " %14s", r->id,
-              class_name(p, r->class_id), site, r->size, r->weight, r->birth.bytes, life);
+              r->class_id ? class_name(p, r->class_id) : "-", site, r->size, r->weight, r->birth.bytes, life);
       fprintf(out, " %s\n", death_name(r->death_kind));
     }
   }
@@ -241,7 +241,8 @@ static void dump_json(FILE *out, const char *path, const eph_profile *p) {
   for (size_t i = 0; i < p->nrecords; i++) {
     const eph_record *r = &p->records[i];
     fprintf(out, "%s\n{\"id\":%" PRIu64 ",\"class_id\":%" PRIu32 ",\"class\":", i ? "," : "", r->id, r->class_id);
-    json_str(out, class_name(p, r->class_id));
+    if (r->class_id) json_str(out, class_name(p, r->class_id));
+    else fputs("null", out);
     fprintf(out, ",\"site_id\":%" PRIu32 ",\"site\":", r->site_id);
     const eph_site_entry *s = site_of(p, r->site_id);
     if (s) {

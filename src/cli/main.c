@@ -24,6 +24,8 @@ static const struct command {
     {"workloads", cmd_workloads, "list the workloads, their sizes and options"},
     {"run", cmd_run, "run a workload: ephemera run WORKLOAD [--size S] [--gc PARAMS] [--retain CLASSES]"},
     {"dump", cmd_dump, "print an .eph file: ephemera dump FILE [--csv|--json]"},
+    {"merlin", cmd_merlin, "offline Merlin over a trace: ephemera merlin TRACE [--check] [-o OUT]"},
+    {"trace", cmd_trace, "trace tools: ephemera trace granulate IN OUT --granule K"},
 };
 
 static void usage(FILE *out) {

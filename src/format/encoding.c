@@ -56,8 +56,6 @@ uint32_t ephf_load_u32(const uint8_t *p) {
 
 uint64_t ephf_load_u64(const uint8_t *p) { return (uint64_t)ephf_load_u32(p) | (uint64_t)ephf_load_u32(p + 4) << 32; }
 
-void ephf_put_u8(ephf_buf *b, uint8_t v) { b->p[b->len++] = v; }
-
 void ephf_put_u32(ephf_buf *b, uint32_t v) {
   ephf_store_u32(b->p + b->len, v);
   b->len += 4;
@@ -68,14 +66,6 @@ void ephf_put_u64(ephf_buf *b, uint64_t v) {
   ephf_put_u32(b, (uint32_t)(v >> 32));
 }
 
-void ephf_put_uvarint(ephf_buf *b, uint64_t v) {
-  while (v >= 0x80) {
-    b->p[b->len++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  b->p[b->len++] = (uint8_t)v;
-}
-
 size_t ephf_uvarint_len(uint64_t v) {
   size_t n = 1;
   while (v >= 0x80) {
@@ -83,12 +73,6 @@ size_t ephf_uvarint_len(uint64_t v) {
     n++;
   }
   return n;
-}
-
-/* Zigzag in unsigned arithmetic: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... */
-void ephf_put_delta(ephf_buf *b, uint64_t v, uint64_t base) {
-  uint64_t d = v - base;
-  ephf_put_uvarint(b, (d << 1) ^ (0 - (d >> 63)));
 }
 
 void ephf_put_bytes(ephf_buf *b, const void *p, size_t n) {

@@ -72,13 +72,27 @@ typedef struct ephf_buf {
 bool ephf_buf_reserve(ephf_buf *b, size_t n);
 void ephf_buf_free(ephf_buf *b);
 
-/* Appends without checking capacity (reserve first). */
-void ephf_put_u8(ephf_buf *b, uint8_t v);
+/* Appends without checking capacity (reserve first).  Inline: the writer's hot path. */
+static inline void ephf_put_u8(ephf_buf *b, uint8_t v) { b->p[b->len++] = v; }
+
+static inline void ephf_put_uvarint(ephf_buf *b, uint64_t v) {
+  uint8_t *p = b->p + b->len;
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  b->len = (size_t)(p - b->p);
+}
+
+/* Zigzag varint of the wrapping difference v - base: small for v near base. */
+static inline void ephf_put_delta(ephf_buf *b, uint64_t v, uint64_t base) {
+  uint64_t d = v - base;
+  ephf_put_uvarint(b, (d << 1) ^ (0 - (d >> 63)));
+}
+
 void ephf_put_u32(ephf_buf *b, uint32_t v);
 void ephf_put_u64(ephf_buf *b, uint64_t v);
-void ephf_put_uvarint(ephf_buf *b, uint64_t v);
-/* Zigzag varint of the wrapping difference v - base: small for v near base. */
-void ephf_put_delta(ephf_buf *b, uint64_t v, uint64_t base);
 void ephf_put_bytes(ephf_buf *b, const void *p, size_t n);
 /* uvarint length + bytes. */
 void ephf_put_string(ephf_buf *b, const char *s, size_t n);

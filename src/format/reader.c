@@ -9,6 +9,9 @@
  * the middle of a chunk, or without a CLOSE chunk, is a killed run: it
  * loads up to its last complete chunk with complete = false and a warning.
  */
+#ifndef _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L /* open flags, strdup */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>

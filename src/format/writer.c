@@ -13,6 +13,9 @@
  * Argument errors reject one call (EPH_ERR_INVALID); a failed write(2)
  * fails the writer for good, since the file may end in a partial chunk.
  */
+#ifndef _GNU_SOURCE
+#define _POSIX_C_SOURCE 200809L /* open flags, strdup */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>

@@ -107,11 +107,11 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
 
   eph_value obj = (eph_value)p;
   bool sample_point = count_point || (!h->in_observer && eph_heap_allocated(h) > h->sample_at_bytes);
+  bool notify = sample_point && h->has_observer && h->observer.on_alloc && !h->in_observer;
+  if (notify) h->in_observer = true; /* before arming: the limit then stays at the top */
   if (sample_point) eph_sample_arm(h); /* on_alloc may choose the next gap */
   else eph_update_alloc_limit(h);
-  if (sample_point && h->has_observer && h->observer.on_alloc && !h->in_observer) {
-    h->in_observer = true;
-    eph_update_alloc_limit(h);
+  if (notify) {
     eph_root_push(h, &obj);
     size_t height = eph_roots_height(h) - 1;
     h->observer.on_alloc(h->observer.data, h, obj);

@@ -138,31 +138,52 @@ void merlin_on_gc_start(eph_profiler *p) { check_roots(p, prof_clock(p)); }
 void merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
   uint64_t now = prof_clock(p);
   p->gc_clocks = grow(p->gc_clocks, &p->gc_clocks_cap, p->ngc_clocks + 1, sizeof *p->gc_clocks);
-  p->gc_clocks[p->ngc_clocks++] = (struct gc_clock){now, kind};
+  struct gc_clock c = {now, 0, 0};
+  if (p->ngc_clocks) c.scavenges = p->gc_clocks[p->ngc_clocks - 1].scavenges, c.full_gcs = p->gc_clocks[p->ngc_clocks - 1].full_gcs;
+  if (kind == EPH_GC_SCAVENGE) c.scavenges++;
+  else c.full_gcs++;
+  p->gc_clocks[p->ngc_clocks++] = c;
   trace(p, EPH_EV_GC, now, 0, kind, 1, 0);
 }
 
+/* Index of the last entry whose key is <= x (or 0), trying the previous
+ * answer and its successor first: lookups mostly come in time order. */
+#define LOOKUP(array, n, key, x, hint)                                          \
+  do {                                                                           \
+    size_t h_ = (hint);                                                          \
+    if (h_ < (n) && (array)[h_].key <= (x) && (h_ + 1 >= (n) || (array)[h_ + 1].key > (x))) break; \
+    if (h_ + 1 < (n) && (array)[h_ + 1].key <= (x) && (h_ + 2 >= (n) || (array)[h_ + 2].key > (x))) { \
+      (hint) = h_ + 1;                                                           \
+      break;                                                                     \
+    }                                                                            \
+    size_t lo_ = 0, hi_ = (n);                                                   \
+    while (hi_ - lo_ > 1) {                                                      \
+      size_t mid_ = (lo_ + hi_) / 2;                                             \
+      if ((array)[mid_].key <= (x)) lo_ = mid_;                                  \
+      else hi_ = mid_;                                                           \
+    }                                                                            \
+    (hint) = lo_;                                                                \
+  } while (0)
+
 /* A stamp in all three clocks: wall time interpolated between samples of
- * the clock, collections counted up to that time. */
-static eph_stamp stamp_at(const eph_profiler *p, uint64_t bytes) {
+ * the clock, collections counted strictly before that time. */
+static eph_stamp stamp_at(eph_profiler *p, uint64_t bytes) {
   eph_stamp s = {.bytes = bytes};
-  size_t lo = 0, hi = p->nclock_points;
-  while (hi - lo > 1) {
-    size_t mid = (lo + hi) / 2;
-    if (p->clock_points[mid].bytes <= bytes) lo = mid;
-    else hi = mid;
-  }
+  LOOKUP(p->clock_points, p->nclock_points, bytes, bytes, p->clock_hint);
+  size_t lo = p->clock_hint;
   const struct clock_point *a = &p->clock_points[lo];
-  if (lo + 1 < p->nclock_points && p->clock_points[lo + 1].bytes > a->bytes) {
+  if (lo + 1 < p->nclock_points && p->clock_points[lo + 1].bytes > a->bytes && bytes >= a->bytes) {
     const struct clock_point *b = &p->clock_points[lo + 1];
     double f = (double)(bytes - a->bytes) / (double)(b->bytes - a->bytes);
     s.wall_ns = a->wall_ns + (uint64_t)(f * (double)(b->wall_ns - a->wall_ns));
   } else {
     s.wall_ns = a->wall_ns;
   }
-  for (size_t i = 0; i < p->ngc_clocks && p->gc_clocks[i].bytes < bytes; i++) {
-    if (p->gc_clocks[i].kind == EPH_GC_SCAVENGE) s.scavenges++;
-    else s.full_gcs++;
+  if (p->ngc_clocks && p->gc_clocks[0].bytes < bytes) {
+    /* the last collection strictly before `bytes` holds the counts */
+    LOOKUP(p->gc_clocks, p->ngc_clocks, bytes, bytes - 1, p->gc_hint);
+    s.scavenges = p->gc_clocks[p->gc_hint].scavenges;
+    s.full_gcs = p->gc_clocks[p->gc_hint].full_gcs;
   }
   return s;
 }
@@ -193,15 +214,30 @@ static void collect_dead(void *data, eph_value obj) {
   p->dead[p->ndead++] = (struct dead){obj, stamp_of(obj)};
 }
 
-static int by_stamp(const void *a, const void *b) {
-  uint64_t x = ((const struct dead *)a)->stamp, y = ((const struct dead *)b)->stamp;
-  return x < y ? -1 : x > y;
+/* LSD radix sort of the dead by stamp (48-bit clock): O(n), stable. */
+static void sort_dead(eph_profiler *p) {
+  p->dead_tmp = grow(p->dead_tmp, &p->dead_tmp_cap, p->ndead, sizeof *p->dead_tmp);
+  struct dead *src = p->dead, *dst = p->dead_tmp;
+  /* Only the bits that vary within this collection's dead set. */
+  uint64_t min = UINT64_MAX, all = 0;
+  for (size_t i = 0; i < p->ndead; i++) min = src[i].stamp < min ? src[i].stamp : min;
+  for (size_t i = 0; i < p->ndead; i++) all |= src[i].stamp - min;
+  for (int shift = 0; shift < 64 && (all >> shift); shift += 8) {
+    size_t count[257] = {0};
+    for (size_t i = 0; i < p->ndead; i++) count[(((src[i].stamp - min) >> shift) & 0xFF) + 1]++;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (size_t i = 0; i < p->ndead; i++) dst[count[((src[i].stamp - min) >> shift) & 0xFF]++] = src[i];
+    struct dead *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != p->dead) memcpy(p->dead, src, p->ndead * sizeof *p->dead);
 }
 
 /* Merlin's backward pass (the paper's Figure 8). */
 static void propagate(eph_profiler *p, eph_gc_kind kind) {
   eph_heap *h = p->h;
-  qsort(p->dead, p->ndead, sizeof *p->dead, by_stamp);
+  sort_dead(p);
   p->stack = grow(p->stack, &p->stack_cap, p->ndead, sizeof *p->stack);
   size_t top = 0;
   for (size_t i = 0; i < p->ndead; i++) p->stack[top++] = p->dead[i].obj; /* latest on top */

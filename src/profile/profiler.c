@@ -348,6 +348,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->class_written);
   free(p->seen);
   free(p->dead);
+  free(p->dead_tmp);
   free(p->stack);
   free(p->clock_points);
   free(p->gc_clocks);

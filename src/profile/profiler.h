@@ -72,14 +72,16 @@ typedef struct eph_profiler {
   eph_value *seen;            /* root slot values at the last check: shadow stack then globals */
   size_t seen_len, seen_cap;
   uint64_t last_check;        /* application clock at the last root check */
-  struct dead { eph_value obj; uint64_t stamp; } *dead;
-  size_t ndead, dead_cap;
+  struct dead { eph_value obj; uint64_t stamp; } *dead, *dead_tmp;
+  size_t ndead, dead_cap, dead_tmp_cap;
   eph_value *stack;
   size_t stack_cap;
   struct clock_point { uint64_t bytes, wall_ns; } *clock_points; /* bytes -> wall, for interpolation */
   size_t nclock_points, clock_points_cap;
   uint64_t next_clock_point;
-  struct gc_clock { uint64_t bytes; eph_gc_kind kind; } *gc_clocks; /* each collection, in order */
+  size_t clock_hint, gc_hint;   /* last lookups: records come in time order, mostly */
+  /* each collection, in order, with the counts of collections up to it */
+  struct gc_clock { uint64_t bytes; uint32_t scavenges, full_gcs; } *gc_clocks;
   size_t ngc_clocks, gc_clocks_cap;
 
   /* brute mode */
