@@ -107,7 +107,13 @@ typedef struct eph_writer eph_writer;
  */
 eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t nmeta, bool compress, eph_error *err);
 
-/* Table entries; ids are chosen by the caller (small, dense, from 1). */
+/* Table entries; ids are chosen by the caller (small, dense, from 1, at
+ * most EPH_FORMAT_MAX_ID).  Declaring an id again identically is a no-op,
+ * differently EPH_ERR_INVALID.  Records and ALLOC events may only name
+ * declared classes and sites (or 0, unknown): EPH_ERR_INVALID otherwise.
+ * A failed write(2) (disk full, EBADF) fails the writer for good; as
+ * eph_status has no I/O code it is reported as EPH_ERR_INVALID with the
+ * system's message in eph_writer_error. */
 eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name);
 eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int line, const char *function);
 eph_status eph_writer_record(eph_writer *w, const eph_record *r);

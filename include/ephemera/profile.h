@@ -25,15 +25,18 @@
  *                 Death = when the finaliser runs.  The ephemerons live in
  *                 a registry of pretenured chunks, as FiLiP's do in Pharo.
  *
- * Sampling: sample=1/N keeps every N-th allocation (FiLiP), each standing
- * for N objects; sample=bytes:B samples the allocation that crosses points
+ * Sampling: sample=1/N samples each allocation with probability 1/N
+ * (geometrically distributed gaps of mean N: a plain counter would alias
+ * with periodic allocation patterns and bias per-class figures), each
+ * sample standing for N objects; sample=every:N is FiLiP's literal counter
+ * (every N-th allocation); sample=bytes:B samples the allocation that crosses points
  * spaced by exponentially distributed gaps of mean B bytes (tcmalloc), an
  * object of size s standing for 1/(1-exp(-s/B)) objects, so that weighted
  * sums are unbiased estimates of objects and bytes allocated.  classes=A,B
  * restricts sampling to those classes.
  *
  * The SPEC string: comma-separated key=value pairs
- *   mode=gc|finalization   sample=1/N | N | all | bytes:B (B with K/M/G)
+ *   mode=gc|finalization|merlin|brute   sample=1/N | N | every:N | all | bytes:B (B with K/M/G)
  *   out=FILE   pretenure=on|off   compress=on|off   seed=N   classes=A,B,...
  * (a token without '=' after classes= continues the class list).
  */
@@ -58,6 +61,7 @@ typedef struct eph_profile_spec {
   eph_profile_mode mode;
   uint64_t sample_every; /* count sampling: 1 in N (1 = every allocation) */
   uint64_t sample_bytes; /* byte sampling: mean gap in bytes; 0 = count sampling */
+  bool sample_fixed;     /* count sampling with a fixed gap (every:N) instead of random gaps */
   bool pretenure;        /* finalization mode: pretenure the ephemerons */
   bool compress;         /* deflate the file's chunks */
   uint64_t seed;         /* byte sampler's random stream */

@@ -3,9 +3,13 @@
  *
  * The heap calls on_alloc only at sample points (observer.h), so unsampled
  * allocations keep the inline fast path:
- *   1/N            the heap counts N allocations down; each sample stands
- *                  for N objects.  With a class filter the profiler must see
- *                  every allocation and counts only the filtered classes.
+ *   1/N            the heap counts a gap of allocations down; gaps are
+ *                  geometric with mean N (each allocation sampled with
+ *                  probability 1/N), so periodic allocation sequences do not
+ *                  alias with the sampler; each sample stands for N objects.
+ *   every:N        the same with a fixed gap N (FiLiP's counter).
+ *                  With a class filter the profiler sees every allocation
+ *                  and applies the gaps to the filtered classes only.
  *   bytes:B        points on the allocation clock with exponential gaps of
  *                  mean B (a Poisson process): an object of s bytes is hit
  *                  with probability 1 - exp(-s/B), so its weight is the
@@ -31,13 +35,22 @@ static uint64_t exponential_gap(eph_profiler *p) {
   return gap < 1.0 ? 1 : (uint64_t)gap;
 }
 
+/* Allocations until the next count sample: geometric with mean N. */
+static uint64_t count_gap(eph_profiler *p) {
+  uint64_t n = p->spec.sample_every;
+  if (n <= 1 || p->spec.sample_fixed) return n ? n : 1;
+  double gap = 1.0 + floor(log(next_unit(p)) / log1p(-1.0 / (double)n));
+  return gap < 1.0 ? 1 : gap > 1e18 ? UINT64_C(1000000000000000000) : (uint64_t)gap;
+}
+
 void sampler_arm(eph_profiler *p) {
   if (p->spec.sample_bytes)
     eph_heap_sample_next(p->h, 0, exponential_gap(p));
-  else if (p->spec.classes[0])
+  else if (p->spec.classes[0]) {
     eph_heap_sample_next(p->h, 1, 0);
-  else
-    eph_heap_sample_next(p->h, p->spec.sample_every, 0);
+    p->filtered_count = count_gap(p);
+  } else
+    eph_heap_sample_next(p->h, count_gap(p), 0);
 }
 
 /* Is class cls in the filter?  Resolved by name on first sight and cached:
@@ -76,8 +89,13 @@ bool sampler_take(eph_profiler *p, eph_value obj, double *weight) {
     *weight = 1.0 / -expm1(-s / (double)p->spec.sample_bytes);
     return true;
   }
-  if (!selected) return false;
-  if (p->spec.classes[0] && ++p->filtered_count % p->spec.sample_every != 0) return false;
+  if (p->spec.classes[0]) {
+    if (!selected || --p->filtered_count != 0) return false; /* counts filtered classes only */
+    p->filtered_count = count_gap(p);
+  } else {
+    eph_heap_sample_next(p->h, count_gap(p), 0);
+    if (!selected) return false;
+  }
   *weight = (double)p->spec.sample_every;
   return true;
 }

@@ -48,7 +48,13 @@ static bool parse_sample(eph_profile_spec *s, const char *v) {
     s->sample_every = 1;
     return parse_u64(v + 6, &s->sample_bytes);
   }
-  if (!strncmp(v, "1/", 2)) v += 2;
+  s->sample_fixed = false;
+  if (!strncmp(v, "every:", 6)) {
+    s->sample_fixed = true;
+    v += 6;
+  } else if (!strncmp(v, "1/", 2)) {
+    v += 2;
+  }
   s->sample_bytes = 0;
   return parse_u64(v, &s->sample_every) && s->sample_every < (UINT64_C(1) << 62);
 }
@@ -95,7 +101,7 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
       else if (!strcmp(v, "brute")) t.mode = EPH_MODE_BRUTE;
       else return bad(err, key, v, "gc, finalization, merlin or brute");
     } else if (!strcmp(key, "sample")) {
-      if (!parse_sample(&t, v)) return bad(err, key, v, "1/N, N, all or bytes:B");
+      if (!parse_sample(&t, v)) return bad(err, key, v, "1/N, N, every:N, all or bytes:B");
     } else if (!strcmp(key, "out") || !strcmp(key, "o")) {
       if (strlen(v) >= sizeof t.out) return bad(err, key, v, "a shorter path");
       snprintf(t.out, sizeof t.out, "%s", v);
@@ -135,7 +141,7 @@ static const char *mode_name(eph_profile_mode m) {
 void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len) {
   char sample[64];
   if (s->sample_bytes) snprintf(sample, sizeof sample, "bytes:%llu", (unsigned long long)s->sample_bytes);
-  else snprintf(sample, sizeof sample, "1/%llu", (unsigned long long)s->sample_every);
+  else snprintf(sample, sizeof sample, "%s%llu", s->sample_fixed ? "every:" : "1/", (unsigned long long)s->sample_every);
   char extra[64] = "";
   if (s->mode == EPH_MODE_BRUTE) snprintf(extra, sizeof extra, ",granule=%llu", (unsigned long long)s->granule);
   if (s->mode == EPH_MODE_MERLIN && s->trace) snprintf(extra, sizeof extra, ",trace=on");

@@ -159,16 +159,20 @@ static void test_finalization_known_death(void **state) {
   }
 }
 
-/* 1/N keeps every N-th allocation, weight N. */
+/* every:N keeps every N-th allocation exactly; 1/N keeps each with
+ * probability 1/N (within 5 standard deviations of n/N); weight N. */
 static void test_count_sampling(void **state) {
   (void)state;
-  for (int mode = 0; mode < 2; mode++) {
+  for (int mode = 0; mode < 4; mode++) {
     eph_heap *h = heap_with("eden=256K");
     eph_class_id C = eph_class_register(h, "C", EPH_FORMAT_POINTERS);
-    start(h, mode ? "mode=finalization,sample=1/7" : "mode=gc,sample=1/7");
+    const char *specs[] = {"mode=gc,sample=every:7", "mode=finalization,sample=every:7", "mode=gc,sample=1/7",
+                           "mode=finalization,sample=1/7"};
+    start(h, specs[mode]);
     for (int i = 0; i < 70000; i++) eph_alloc(h, C, (size_t)(i % 5));
     eph_profile *p = stop_and_load(h);
-    assert_int_equal(p->nrecords, 10000);
+    if (mode < 2) assert_int_equal(p->nrecords, 10000);
+    else assert_true(p->nrecords > 10000 - 463 && p->nrecords < 10000 + 463); /* sd = 92.6 */
     for (size_t i = 0; i < p->nrecords; i++) assert_true(p->records[i].weight == 7.0);
     assert_int_equal(p->totals.objects_allocated, 70000); /* the profiler's own objects are not counted */
     eph_profile_free(p);
@@ -246,6 +250,30 @@ static void test_censored(void **state) {
   }
 }
 
+/* Random 1/N gaps do not alias with a periodic allocation pattern: with
+ * a period-4 sequence of classes, each class gets about a quarter of the
+ * samples, where a fixed counter of 4 would sample one class only. */
+static void test_no_aliasing(void **state) {
+  (void)state;
+  for (int fixed = 0; fixed < 2; fixed++) {
+    eph_heap *h = heap_with("eden=256K");
+    eph_class_id cls[4] = {eph_class_register(h, "A", EPH_FORMAT_POINTERS), eph_class_register(h, "B", EPH_FORMAT_POINTERS),
+                           eph_class_register(h, "C", EPH_FORMAT_POINTERS), eph_class_register(h, "D", EPH_FORMAT_POINTERS)};
+    start(h, fixed ? "mode=gc,sample=every:4" : "mode=gc,sample=1/4");
+    for (int i = 0; i < 40000; i++) eph_alloc(h, cls[i % 4], 1);
+    eph_profile *p = stop_and_load(h);
+    size_t per[8] = {0};
+    for (size_t i = 0; i < p->nrecords; i++) per[p->records[i].class_id % 8]++;
+    size_t nonzero = 0;
+    for (int c = 0; c < 8; c++) nonzero += per[c] > 0;
+    if (fixed) assert_int_equal(nonzero, 1); /* the counter locks onto one class */
+    else
+      for (int c = 0; c < 4; c++) assert_true(per[cls[c] % 8] > 2000 && per[cls[c] % 8] < 3000);
+    eph_profile_free(p);
+    eph_heap_free(h);
+  }
+}
+
 /* Sites and classes round-trip through the file. */
 static void test_sites_in_file(void **state) {
   (void)state;
@@ -286,7 +314,7 @@ static void test_environment(void **state) {
   eph_heap_free(h); /* writes the profile */
   eph_profile *p;
   assert_int_equal(eph_profile_load(path, &p, &err), EPH_OK);
-  assert_int_equal(p->nrecords, 500);
+  assert_true(p->nrecords > 500 - 80 && p->nrecords < 500 + 80); /* 1/2 of 1000, sd 15.8 */
   assert_true(p->complete);
   eph_profile_free(p);
   unlink(path);
@@ -326,7 +354,7 @@ int main(void) {
       cmocka_unit_test(test_gc_mode_known_death),   cmocka_unit_test(test_gc_mode_full_gc_death),
       cmocka_unit_test(test_finalization_known_death), cmocka_unit_test(test_count_sampling),
       cmocka_unit_test(test_byte_sampler_unbiased), cmocka_unit_test(test_censored),
-      cmocka_unit_test(test_sites_in_file),         cmocka_unit_test(test_environment),
+      cmocka_unit_test(test_no_aliasing),           cmocka_unit_test(test_sites_in_file),         cmocka_unit_test(test_environment),
       cmocka_unit_test(test_spec_parsing),
   };
   return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
