@@ -82,7 +82,7 @@ typedef struct eph_totals {
 /* Trace events (Merlin traces; see docs/eph-format.md).  A trace file is a
  * profile file with event chunks; tools that do not know a chunk type skip it. */
 typedef enum eph_event_kind {
-  EPH_EV_ALLOC = 1,   /* obj, class_id, size, site_id */
+  EPH_EV_ALLOC = 1,   /* obj; a = class id; b = size; c = site id | (eph_format << 32) */
   EPH_EV_STORE = 2,   /* obj (source), slot, old, new */
   EPH_EV_ROOT = 3,    /* obj: a root target stamped at this time */
   EPH_EV_DEATH = 4,   /* obj */

@@ -47,6 +47,13 @@ typedef struct eph_observer {
 } eph_observer;
 
 /*
+ * Only inside on_collect: where obj's bytes are right now (a young object
+ * already evacuated by this collection is at its copy; nothing has been
+ * compacted yet).  Unlike eph_gc_fate, also for objects found dead.
+ */
+eph_value eph_gc_locate(eph_heap *h, eph_value obj);
+
+/*
  * Only inside on_collect: calls fn for every object this collection found
  * dead, by its pre-collection address; its header, slots and trailer are
  * still readable (not writable for young objects: do not rely on writes).

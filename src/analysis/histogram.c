@@ -49,7 +49,7 @@ bool eph_histogram_build(eph_histogram *h, const eph_life *lives, size_t n, eph_
     const int per = 2;
     double lo_exp = floor(log10(minpos) * per), hi_exp = ceil(log10(max) * per);
     if (hi_exp <= lo_exp) hi_exp = lo_exp + 1;
-    if (log10(max) * per >= hi_exp) hi_exp += 1;
+    if (log10(max) * per >= hi_exp && c != EPH_CLOCK_REL) hi_exp += 1;
     h->nbins = (size_t)(hi_exp - lo_exp) + 1;
     if (h->nbins > 64) { lo_exp = hi_exp - 63; h->nbins = 64; }
     h->edges = malloc((h->nbins + 1) * sizeof *h->edges);

@@ -82,7 +82,7 @@ static int granulate(int argc, char **argv) {
   }
   const char *why = eph_trace_unusable(p);
   if (why) {
-    cli_error("%s: %s%s%s", in, why, p->warning[0] ? ": " : "", p->warning);
+    cli_error("%s: %s%s%s%s", in, why, p->warning[0] ? " (" : "", p->warning, p->warning[0] ? ")" : "");
     eph_profile_free(p);
     return 1;
   }

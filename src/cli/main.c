@@ -26,6 +26,9 @@ static const struct command {
     {"dump", cmd_dump, "print an .eph file: ephemera dump FILE [--csv|--json]"},
     {"merlin", cmd_merlin, "offline Merlin over a trace: ephemera merlin TRACE [--check] [-o OUT]"},
     {"trace", cmd_trace, "trace tools: ephemera trace granulate IN OUT --granule K"},
+    {"report", cmd_report, "lifetime report: ephemera report FILE [--format text|csv|json|html] [-o DIR]"},
+    {"compare", cmd_compare, "two profiles side by side: ephemera compare A B"},
+    {"lua", cmd_lua, "profile a Lua 5.4 script: ephemera lua [--profile SPEC] [-o FILE] [--gc LUAGC] SCRIPT [ARGS]"},
 };
 
 static void usage(FILE *out) {

@@ -260,7 +260,7 @@ static eph_status dec_events(dec *d) {
       return bad_read(d, "event", i);
     if (kind == EPH_EV_ALLOC && !class_defined(p, e.a))
       return bad(d, "event %zu of the chunk: alloc of class %llu, which is not defined", i, (unsigned long long)e.a);
-    if (kind == EPH_EV_ALLOC && !site_defined(p, e.c))
+    if (kind == EPH_EV_ALLOC && !site_defined(p, (uint32_t)e.c)) /* c = site | format << 32 */
       return bad(d, "event %zu of the chunk: alloc at site %llu, which is not defined", i, (unsigned long long)e.c);
     if (kind == EPH_EV_GC && (e.a > EPH_GC_FULL || e.b > 1))
       return bad(d, "event %zu of the chunk: gc event with kind %llu and phase %llu (both must be 0 or 1)", i,

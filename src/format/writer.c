@@ -425,7 +425,7 @@ eph_status eph_writer_event(eph_writer *w, const eph_event *ev) {
   if (ev->kind < EPH_EV_ALLOC || ev->kind > EPH_EV_TICK)
     return fail(w, EPH_ERR_INVALID, "event at time %llu: bad kind %u", (unsigned long long)ev->time,
                 (unsigned)ev->kind);
-  if (ev->kind == EPH_EV_ALLOC && (!class_declared(w, ev->a) || !site_declared(w, ev->c)))
+  if (ev->kind == EPH_EV_ALLOC && (!class_declared(w, ev->a) || !site_declared(w, (uint32_t)ev->c)))
     return fail(w, EPH_ERR_INVALID, "alloc event of object %llu: class %llu or site %llu was not declared",
                 (unsigned long long)ev->obj, (unsigned long long)ev->a, (unsigned long long)ev->c);
   if (ev->kind == EPH_EV_GC && (ev->a > EPH_GC_FULL || ev->b > 1))

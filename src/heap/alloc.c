@@ -81,10 +81,10 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
     return EPH_NIL;
   }
   size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
-  /* The fast path decremented the countdown only if it got that far.  An
-   * observer's own allocations (inside on_alloc) are no sample points. */
-  bool count_point = !h->in_observer && (h->fast.alloc_countdown == 0 || --h->fast.alloc_countdown == 0);
-  if (h->in_observer) h->objects_base++; /* counted, but outside the countdown */
+  /* If the fast path used up the countdown, make "the next allocation" the
+   * sample point again while collections run: finalisers run at the safe
+   * points below and may allocate (and take the point themselves). */
+  if (h->fast.alloc_countdown == 0) h->fast.alloc_countdown = 1;
   if (h->params.stress || h->params.stress_full_every) stress_collect(h);
   if (h->requested_gc && !h->in_observer) {
     eph_gc_kind kind = (eph_gc_kind)(h->requested_gc - 1);
@@ -97,10 +97,14 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
   bool old = pretenure || payload >= h->fast.large_object_bytes;
   char *p = old ? alloc_old(h, total) : alloc_young(h, total);
   if (!p) {
-    if (count_point) h->fast.alloc_countdown = 1; /* not allocated: the next one is the sample */
     eph_update_alloc_limit(h);
-    return exhausted(h, total);
+    return exhausted(h, total); /* not allocated: the countdown is untouched */
   }
+  /* This allocation's turn on the countdown.  An observer's own allocations
+   * (inside on_alloc) are counted but are no sample points. */
+  bool count_point = false;
+  if (h->in_observer) h->objects_base++;
+  else count_point = --h->fast.alloc_countdown == 0;
   *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
   memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
   if (old) h->stats.bytes_allocated_old += total;

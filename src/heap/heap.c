@@ -246,6 +246,15 @@ static eph_value evacuated_to(eph_value obj) {
 
 const eph_observer *eph_heap_get_observer(const eph_heap *h) { return h->has_observer ? &h->observer : NULL; }
 
+eph_value eph_gc_locate(eph_heap *h, eph_value obj) {
+  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
+  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
+    eph_header hdr = *eph_header_of(obj);
+    if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  }
+  return obj;
+}
+
 void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind) {
   h->requested_gc = 1 + (int)kind;
   eph_update_alloc_limit(h);

@@ -250,6 +250,9 @@ static void propagate(eph_profiler *p, eph_gc_kind kind) {
       eph_value t = eph_slot(s, i);
       if (!eph_is_ptr(t)) continue;
       if (eph_gc_fate(h, t) == EPH_NIL) {
+        /* A full GC's evacuation may have promoted t before the mark found
+         * it dead: its bytes (and trailer) are then at the copy. */
+        t = eph_gc_locate(h, t);
         if (stamp_of(t) < ts) {
           eph_trailer(t)[1] = ts;
           p->stack = grow(p->stack, &p->stack_cap, top + 1, sizeof *p->stack);

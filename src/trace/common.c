@@ -19,8 +19,8 @@ double ephtr_now(void) {
 
 const char *eph_trace_unusable(const eph_profile *p) {
   if (!p->complete)
-    return "incomplete file (no closing chunk: a killed run or a truncated copy); the trace tools need the whole "
-           "trace";
+    return "incomplete trace (no closing chunk: a killed run or a truncated copy); the trace tools need the whole "
+           "file";
   if (p->nevents == 0) return "not a trace: the file has no events (record one with `ephemera run WORKLOAD --trace`)";
   for (size_t i = 0; i < p->nevents; i++)
     if (p->events[i].kind == EPH_EV_ALLOC) return NULL;
@@ -141,10 +141,19 @@ bool ephtr_clock_build(const eph_profile *p, ephtr_clock *c) {
   }
   for (size_t k = 0; k < n; k++) {
     const eph_stamp *s = record_stamp(p, pairs[k].val);
-    if (c->npoints && c->points[c->npoints - 1].bytes == s->bytes) continue;
+    ephtr_clock_point *last = c->npoints ? &c->points[c->npoints - 1] : NULL;
+    /* The profiler stamps a time past its last clock sample with that
+     * sample's wall time, so one byte time can carry several wall times:
+     * the latest is the best estimate, and wall time never goes back. */
+    if (last && last->bytes == s->bytes) {
+      if (s->wall_ns > last->wall_ns) last->wall_ns = s->wall_ns;
+      continue;
+    }
     c->points[c->npoints++] = (ephtr_clock_point){s->bytes, s->wall_ns, s->scavenges, s->full_gcs};
   }
   free(pairs);
+  for (size_t k = 1; k < c->npoints; k++)
+    if (c->points[k].wall_ns < c->points[k - 1].wall_ns) c->points[k].wall_ns = c->points[k - 1].wall_ns;
   /* Collections: the ends in the trace's GC events. */
   size_t ngc = 0;
   for (size_t i = 0; i < p->nevents; i++) ngc += p->events[i].kind == EPH_EV_GC && p->events[i].b == 1;

@@ -30,8 +30,9 @@ bool ephtr_sort_pairs(ephtr_pair *a, size_t n);
 /*
  * The run's three clocks as functions of the byte clock, rebuilt from a
  * trace: wall time from the (bytes, wall_ns) pairs of its records' stamps
- * (the profiler's own interpolation, so exact at every allocation time and
- * linear between), collections from its GC events (those ended before the
+ * (the profiler's own interpolation: a point at every allocation time,
+ * linear between; the latest where stamps of one time differ, never going
+ * back), collections from its GC events (those ended strictly before the
  * time, as the profiler counts them).
  */
 typedef struct ephtr_clock_point {

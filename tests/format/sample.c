@@ -122,10 +122,11 @@ void sample_build(sample *s, const sample_spec *spec) {
     add_meta(s, xstrdup(""), xstrdup(""));
     add_meta(s, xstrdup("command"), repeat('x', 100000));
     add_meta(s, xstrdup("odd, \"quoted\"\nvalue"), xstrdup("tab\there \\ back\x01slash \xc3\xa9t\xc3\xa9 \xe2\x9c\x93 bad\xff\xfe"));
-    add_class(s, EPH_FORMAT_MAX_ID, xstrdup(""));
+    uint32_t top = spec->small_ids ? 77 : EPH_FORMAT_MAX_ID;
+    add_class(s, top, xstrdup(""));
     add_class(s, 1000, repeat('C', 70000));
     add_class(s, 9, xstrdup("Odd,\"Class\"\nName"));
-    add_site(s, EPH_FORMAT_MAX_ID, xstrdup(""), INT_MIN, xstrdup(""));
+    add_site(s, top, xstrdup(""), INT_MIN, xstrdup(""));
     add_site(s, 8, xstrdup("a,b\"c.c"), INT_MAX, repeat('f', 40000));
     add_site(s, 9, xstrdup("neg.c"), -1, xstrdup("f\tn"));
   }
@@ -426,7 +427,7 @@ const char *sample_check(const sample *s, const eph_profile *p, bool prefix_ok) 
 int sample_write_seeds(const char *dir, char *msg, size_t msglen) {
   for (int v = 0; v < 10; v++) {
     sample_spec spec = {.nrecords = (size_t)(2 + v * 4), .ngcs = (size_t)(v % 4), .nevents = (size_t)(2 + v * 3),
-                        .extreme = v >= 6, .seed = (uint64_t)v + 1};
+                        .extreme = v >= 6, .small_ids = true, .seed = (uint64_t)v + 1};
     sample s;
     sample_build(&s, &spec);
     if (spec.extreme) { /* keep the seeds small: cut the long strings */

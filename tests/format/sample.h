@@ -15,6 +15,7 @@
 typedef struct sample_spec {
   size_t nrecords, ngcs, nevents;
   bool extreme;          /* include extreme values (0, UINT64_MAX, long and odd strings, ...) */
+  bool small_ids;        /* with extreme: no ids near EPH_FORMAT_MAX_ID (their dense tables make loads slow) */
   uint64_t seed;
 } sample_spec;
 

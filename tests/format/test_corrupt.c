@@ -377,7 +377,7 @@ static size_t chunk_of(const size_t *starts, size_t k, size_t pos) {
 }
 
 static void flip_every_byte(bool compress) {
-  sample_spec spec = {.nrecords = 40, .ngcs = 4, .nevents = 50, .extreme = true, .seed = 5};
+  sample_spec spec = {.nrecords = 40, .ngcs = 4, .nevents = 50, .extreme = true, .small_ids = true, .seed = 5};
   sample s;
   sample_build(&s, &spec);
   /* Keep it small: cut the long strings. */

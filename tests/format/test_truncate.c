@@ -9,7 +9,7 @@
 #include "format_test.h"
 
 static void cut_everywhere(bool compress, bool extreme) {
-  sample_spec spec = {.nrecords = 60, .ngcs = 6, .nevents = 80, .extreme = extreme, .seed = 7};
+  sample_spec spec = {.nrecords = 60, .ngcs = 6, .nevents = 80, .extreme = extreme, .small_ids = true, .seed = 7};
   sample s;
   sample_build(&s, &spec);
   for (size_t i = 0; i < s.nmeta; i++)

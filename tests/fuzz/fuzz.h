@@ -50,7 +50,12 @@
 
 /* --- object kinds -------------------------------------------------------- */
 
-typedef enum fz_kind { FZ_NODE, FZ_PAIR, FZ_ARRAY, FZ_BYTES, FZ_STRING, FZ_NKINDS } fz_kind;
+/*
+ * FZ_EPH: an ephemeron (ephemeron.h).  Slot 0 key, 1 value, 2 finaliser id,
+ * 3 its model id (the first user slot), 4.. ordinary strong user slots.  The
+ * generic store ops never pick one (only the ephemeron ops store into it).
+ */
+typedef enum fz_kind { FZ_NODE, FZ_PAIR, FZ_ARRAY, FZ_BYTES, FZ_STRING, FZ_EPH, FZ_NKINDS } fz_kind;
 
 struct fz_kind_info {
   const char *name;
@@ -59,6 +64,10 @@ struct fz_kind_info {
 extern const struct fz_kind_info fz_kinds[FZ_NKINDS];
 
 static inline bool fz_kind_is_bytes(fz_kind k) { return fz_kinds[k].format == EPH_FORMAT_BYTES; }
+
+/* The slot that carries the model id of a pointer object. */
+#define FZ_EPH_ID_SLOT 3
+static inline size_t fz_id_slot(fz_kind k) { return k == FZ_EPH ? FZ_EPH_ID_SLOT : 0; }
 
 /* Bytes an object with this payload occupies (eph_object_bytes semantics). */
 static inline size_t fz_obj_bytes(size_t payload) { return sizeof(eph_header) + ((payload + 7u) & ~(size_t)7u); }
@@ -89,6 +98,10 @@ typedef struct fz_obj {
   uint64_t addr_gc; /* fz->gcs_seen when addr was recorded: addr is current iff equal */
   uint32_t fate_serial; /* == fz_model.fate_serial: fate_addr is what eph_gc_fate said */
   eph_value fate_addr;
+  /* ephemerons */
+  bool mourned;      /* its finaliser ran (the model's MOURNED flag) */
+  uint64_t reach_gc; /* ephemeron-reachable (before mourning) in collection number reach_gc (model view) */
+  uint64_t fin_gc;   /* the collection that mourned it, once finalised */
 } fz_obj;
 
 struct fz_addr_slot {
@@ -121,6 +134,11 @@ typedef struct fz_model {
   uint32_t fate_serial; /* bumped per armed collection */
   uint64_t fate_gcs;    /* gcs_seen when armed */
   uint64_t fate_checked;
+
+  /* ephemerons by id: model record (FZ_NONE when released) and state */
+  uint32_t *eph_mid;
+  uint8_t *eph_state; /* 0 not an ephemeron, 1 created, 2 finalised */
+  size_t eph_cap;
 
   /* result of the last walk */
   size_t live_objs, live_bytes, live_young;
@@ -155,7 +173,18 @@ typedef struct fz_counters {
   uint64_t observed_allocs, nested_allocs; /* on_alloc calls, allocations made inside them */
   size_t max_live_objs, max_live_bytes;
   uint64_t sum_live_objs; /* over checks, for the mean */
+  /* ephemerons */
+  uint64_t eph_created, eph_pretenured, eph_imm_keys, eph_placed;
+  uint64_t eph_finalised, eph_caveat, eph_resurrected, eph_fin_allocs, eph_fin_garbage_known;
+  uint64_t eph_predicted, eph_exact_checks, eph_reach_walks;
+  uint64_t allocs_in_finalizers; /* counted in allocs too */
 } fz_counters;
+
+/* A mourning the observer saw, waiting for its finaliser (queue order). */
+typedef struct fz_mourn_tag {
+  uint64_t gc;      /* gcs_seen of the collection that mourned */
+  eph_gc_kind kind;
+} fz_mourn_tag;
 
 typedef struct fuzz {
   eph_heap *h;
@@ -185,6 +214,24 @@ typedef struct fuzz {
 
   fz_counters c;
   uint64_t *op_counts; /* per row of the op table */
+  uint64_t *eph_op_counts;
+
+  /* --ephemerons */
+  bool ephemerons;
+  eph_finalizer_id fin_explicit, fin_class; /* the same function, by id and as the class's */
+  fz_mourn_tag *tags;
+  size_t tag_head, tag_len, tag_cap;
+  uint64_t predict_gc;  /* an explicit full GC whose mournings the model predicted (0: none) */
+  bool in_on_alloc;     /* inside on_alloc's own allocation (allocations there are not observed) */
+  bool in_finalizer;
+  bool fin_in_op;       /* a finaliser ran during the current operation */
+  uint64_t predict_hits; /* finalisers of ephemerons mourned by predict_gc */
+
+  /* --merlin-check: no observer of ours (the profiler's), no young/old decisions */
+  bool observed;        /* our observer is installed */
+  bool deterministic;   /* decisions never depend on GC timing */
+  size_t trailer_bytes; /* per object, for tools */
+  const char *run_name; /* " (merlin run)" / " (brute run)" */
 } fuzz;
 
 /* main.c */
@@ -223,6 +270,17 @@ void fz_arm_fate(fuzz *fz);
 void fz_fate_on_collect(fuzz *fz, eph_gc_kind kind);
 /* The full check: eph_heap_verify (if verify), fz_walk(heap, sweep), the used-bytes bounds. */
 void fz_check(fuzz *fz, const char *why, bool verify);
+/*
+ * The model's ephemeron trace from the roots (the heap's algorithm, rules
+ * 1-2 of ephemeron.h, for a full GC).  Records reached before any mourning
+ * get reach_gc = stamp.  With predicted != NULL, the ephemerons the rounds
+ * would mourn are appended there (*n of them; the array is malloc'd).
+ */
+void fz_eph_trace(fuzz *fz, uint64_t stamp, uint32_t **predicted, size_t *n);
+/* Records an ephemeron's id -> mid. */
+void fz_eph_note(fz_model *m, uint64_t id, uint32_t mid);
+/* The live record of ephemeron id, or FZ_NONE. */
+uint32_t fz_eph_lookup(const fz_model *m, uint64_t id);
 
 /* ops.c */
 void fz_ops_init(fuzz *fz);
@@ -230,5 +288,7 @@ size_t fz_op_count(void);
 const char *fz_op_name(size_t i);
 /* Runs one weighted random operation (op number fz->op). */
 void fz_op_step(fuzz *fz);
+/* The finaliser of every fuzzer ephemeron. */
+void fz_finalizer(eph_heap *h, eph_value e, void *data);
 
 #endif /* EPH_FUZZ_H */

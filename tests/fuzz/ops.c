@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ephemera/ephemeron.h"
 #include "fuzz.h"
 
 /* --- helpers: randomness --------------------------------------------------------- */
@@ -77,6 +78,7 @@ enum {
   PK_BYTES = 2,  /* a byte object */
   PK_OLD = 4,    /* not in new space */
   PK_SLOTS1 = 8, /* a pointer object with at least 1 slot */
+  PK_EPH = 16,   /* an ephemeron */
 };
 
 typedef struct fz_target {
@@ -86,10 +88,14 @@ typedef struct fz_target {
 
 static bool pick_matches(fuzz *fz, uint32_t mid, eph_value a, unsigned flags) {
   const fz_obj *o = &fz->m.objs[mid];
+  /* The generic stores write slots 1..n-1: never an ephemeron's (finaliser id, model id). */
+  if ((flags & (PK_SLOTS2 | PK_SLOTS1)) && o->kind == FZ_EPH) return false;
+  if ((flags & PK_EPH) && o->kind != FZ_EPH) return false;
   if ((flags & PK_SLOTS2) && o->nslots < 2) return false;
   if ((flags & PK_SLOTS1) && o->nslots < 1) return false;
   if ((flags & PK_BYTES) && !fz_kind_is_bytes(o->kind)) return false;
-  if ((flags & PK_OLD) && eph_is_young(fz->h, a)) return false;
+  /* --merlin-check: young/old depends on when collections ran, which differs between the two runs */
+  if ((flags & PK_OLD) && !fz->deterministic && eph_is_young(fz->h, a)) return false;
   return true;
 }
 
@@ -176,7 +182,7 @@ static bool store_growing(fuzz *fz, fz_target *t, size_t k, eph_value v, fz_mval
   fz_mval old = fz->m.objs[t->mid].slots[k];
   if (fz->grow && fz_is_ref(old) && fz_is_ref(mv)) {
     uint32_t vmid = fz_ref_mid(mv);
-    if (fz->m.objs[vmid].nslots >= 2) {
+    if (fz->m.objs[vmid].nslots >= 2 && fz->m.objs[vmid].kind != FZ_EPH) {
       fz_target nv = {vmid, v};
       store(fz, &nv, 1 + below(fz, fz->m.objs[vmid].nslots - 1), eph_slot(t->addr, k), old);
     } else if (chance(fz, 3, 4)) {
@@ -244,9 +250,13 @@ static eph_value new_object(fuzz *fz, fz_kind kind, size_t n, bool old, uint32_t
   fz_obj *rec = &fz->m.objs[mid];
   rec->addr = o;
   rec->addr_gc = fz->gcs_seen;
-  fz->c.allocs++;
+  if (fz->in_on_alloc)
+    fz->c.nested_allocs++; /* a finaliser run by on_alloc's own allocation: not observed */
+  else
+    fz->c.allocs++;
+  if (fz->in_finalizer && !fz->in_on_alloc) fz->c.allocs_in_finalizers++;
   if (old) fz->c.allocs_old++;
-  fz->c.bytes_allocated += fz_obj_bytes(size);
+  fz->c.bytes_allocated += fz_obj_bytes(size) + fz->trailer_bytes;
   *mid_out = mid;
   return o;
 }
@@ -552,10 +562,40 @@ static void op_collect_scavenge(fuzz *fz) {
 }
 
 static void op_collect_full(fuzz *fz) {
+  /* Between operations the model's roots are all the roots (the mourn queue
+     is empty): the model predicts exactly which ephemerons this GC mourns. */
+  uint32_t *pred = NULL;
+  size_t npred = 0;
+  if (fz->ephemerons) {
+    fz_eph_trace(fz, 0, &pred, &npred);
+    fz->predict_gc = fz->gcs_seen + 1;
+    fz->predict_hits = 0;
+  }
   fz_arm_fate(fz);
   eph_status s = eph_collect(fz->h, EPH_GC_FULL);
   if (s != EPH_OK) fz_fail(fz, "eph_collect(full) = %s: %s", eph_status_name(s), eph_heap_error(fz->h));
   fz->c.explicit_fulls++;
+  if (fz->ephemerons) {
+    for (size_t i = 0; i < npred; i++) {
+      const fz_obj *o = &fz->m.objs[pred[i]];
+      if (!o->mourned || o->fin_gc != fz->predict_gc) {
+        char k[96];
+        fz_fail(fz,
+                "explicit full GC #%" PRIu64 ": ephemeron id %" PRIu64 " (key %s) was reachable, unmourned and its key "
+                "unreachable (the model's rounds), but its finaliser %s before eph_collect returned",
+                fz->predict_gc, o->id, fz_describe_mval(fz, o->slots[0], k, sizeof k),
+                o->mourned ? "ran for another collection" : "did not run");
+      }
+    }
+    if (fz->predict_hits != npred)
+      fz_fail(fz, "explicit full GC #%" PRIu64 ": the model predicted %zu mournings, finalisers ran for %" PRIu64
+                  " ephemerons mourned by it (one with a reachable key, or an unreachable one)",
+              fz->predict_gc, npred, fz->predict_hits);
+    fz->c.eph_predicted += npred;
+    fz->c.eph_exact_checks++;
+    fz->predict_gc = 0;
+    free(pred);
+  }
   fz->expect_exact = true; /* checked right after this op */
 }
 
@@ -573,6 +613,325 @@ static void op_set_params(fuzz *fz) {
   eph_status s = eph_heap_set_params(fz->h, &p);
   if (s != EPH_OK) fz_fail(fz, "eph_heap_set_params(eden=%zu, tenure=%lu) = %s: %s", p.eden_bytes, p.tenure_age,
                            eph_status_name(s), eph_heap_error(fz->h));
+  /* Its full GC is not followed by a safe point: run what it mourned now. */
+  if (fz->ephemerons) eph_run_finalizers(fz->h);
+}
+
+/* --- ephemerons ------------------------------------------------------------------- */
+
+/*
+ * eph_ephemeron_new(key, value) with 0-2 extra user slots after the id slot,
+ * finalised by the fuzzer's finaliser (by id, or as the class's), young or
+ * pretenured.  key and value must be valid now (the call roots them itself).
+ * Checks the fresh ephemeron, gives it a record.  Valid until the next allocation.
+ */
+static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value value, fz_mval vmv, bool old,
+                               uint32_t *mid_out) {
+  eph_heap *h = fz->h;
+  size_t user = 1 + below(fz, 3);
+  eph_finalizer_id fin = chance(fz, 1, 3) ? 0 : fz->fin_explicit;
+  eph_value e = eph_ephemeron_new(h, fz->cls[FZ_EPH], key, value, user, fin, old);
+  size_t n = EPH_EPHEMERON_FIXED_SLOTS + user, size = n * sizeof(eph_value);
+  if (e == EPH_NIL) fz_fail(fz, "eph_ephemeron_new(%zu user slots, %s) returned nil: %s", user, old ? "pretenured" : "young",
+                            eph_heap_error(h));
+  eph_header hdr = *eph_header_of(e);
+  eph_header must_be_clear = EPH_HDR_FORWARDED | EPH_HDR_MOURNED | (fz->mode->observe_alloc ? 0 : EPH_HDR_AGE_MASK);
+  if (!eph_is_ptr(e) || eph_class_of(e) != fz->cls[FZ_EPH] || eph_format_of(e) != EPH_FORMAT_EPHEMERON ||
+      eph_size_bytes(e) != size || (hdr & must_be_clear))
+    fz_fail(fz, "eph_ephemeron_new: fresh ephemeron %#" PRIxPTR " has header %#" PRIx64 " (expected class %" PRIu32 ", %zu bytes)", e,
+            (uint64_t)hdr, fz->cls[FZ_EPH], size);
+  if (old && eph_is_young(h, e)) fz_fail(fz, "eph_ephemeron_new(pretenured) returned a young ephemeron");
+  fz_mval exp[2] = {kmv, vmv};
+  for (size_t k = 0; k < 2; k++) {
+    eph_value got = eph_slot(e, k);
+    if (fz_is_ref(exp[k]))
+      fz_check_ident(fz, fz_ref_mid(exp[k]), got, k ? "eph_ephemeron_new value" : "eph_ephemeron_new key");
+    else if ((fz_mval)got != exp[k])
+      fz_fail(fz, "eph_ephemeron_new: slot %zu holds %#" PRIxPTR ", expected the immediate %#" PRIx64, k, got, exp[k]);
+  }
+  if (eph_slot(e, EPH_EPHEMERON_FINALIZER) != eph_int((intptr_t)fin))
+    fz_fail(fz, "eph_ephemeron_new: finaliser slot holds %#" PRIxPTR ", expected int %u", eph_slot(e, 2), fin);
+  for (size_t k = EPH_EPHEMERON_FIXED_SLOTS; k < n; k++)
+    if (eph_slot(e, k) != EPH_NIL) fz_fail(fz, "eph_ephemeron_new: fresh user slot %zu is not nil", k);
+
+  uint32_t mid = fz_model_new(&fz->m, FZ_EPH, size);
+  fz_obj *rec = &fz->m.objs[mid];
+  rec->slots[0] = kmv;
+  rec->slots[1] = vmv;
+  rec->slots[2] = (fz_mval)eph_int((intptr_t)fin);
+  eph_store(h, e, FZ_EPH_ID_SLOT, eph_int((intptr_t)rec->id));
+  fz_eph_note(&fz->m, rec->id, mid);
+  rec->addr = e;
+  rec->addr_gc = fz->gcs_seen;
+  if (fz->in_on_alloc)
+    fz->c.nested_allocs++;
+  else
+    fz->c.allocs++;
+  if (fz->in_finalizer && !fz->in_on_alloc) fz->c.allocs_in_finalizers++;
+  if (old) fz->c.allocs_old++, fz->c.eph_pretenured++;
+  if (!fz_is_ref(kmv)) fz->c.eph_imm_keys++;
+  fz->c.eph_created++;
+  fz->c.bytes_allocated += fz_obj_bytes(size) + fz->trailer_bytes;
+  fz_target t = {mid, e};
+  for (size_t k = FZ_EPH_ID_SLOT + 1; k < n; k++) {
+    fz_mval mv;
+    eph_value v = rand_value(fz, &mv);
+    store(fz, &t, k, v, mv);
+  }
+  *mid_out = mid;
+  return e;
+}
+
+/* A fresh small key object: a node, or (sometimes) a string; pretenured sometimes. */
+static eph_value fresh_key(fuzz *fz, uint32_t *mid) {
+  bool old = chance(fz, 1, 6);
+  if (chance(fz, 1, 4)) return new_object(fz, FZ_STRING, rand_byte_count(fz), old, mid);
+  eph_value o = new_object(fz, FZ_NODE, 1 + below(fz, 3), old, mid);
+  fill_slots(fz, o, *mid, 1, 1);
+  return o;
+}
+
+/*
+ * Creates an ephemeron: the key is a reachable object, a fresh one (kept in a
+ * root or not), another ephemeron's key (several on one key) or an
+ * immediate; the value an immediate, a reachable object, a fresh node that
+ * refers back to the key (a key<->value cycle), another ephemeron's key (a
+ * chain), another ephemeron, the key itself, or fresh bytes.  Then placed
+ * somewhere reachable (mostly) or dropped at once.
+ */
+static void op_eph_new(fuzz *fz) {
+  eph_heap *h = fz->h;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, key);
+  EPH_LOCAL(h, value);
+  fz_mval kmv, vmv = (fz_mval)EPH_NIL;
+  fz_target t;
+  uint32_t mid;
+  unsigned ks = (unsigned)below(fz, 10);
+  if (ks == 0) {
+    key = rand_immediate(fz);
+    kmv = (fz_mval)key;
+  } else if (ks <= 2 && pick(fz, PK_EPH, &t)) { /* several ephemerons on one key */
+    key = eph_slot(t.addr, EPH_EPHEMERON_KEY);
+    kmv = fz->m.objs[t.mid].slots[0];
+  } else if (ks <= 5 && pick(fz, PK_ANY, &t)) {
+    key = t.addr;
+    kmv = fz_ref(t.mid);
+  } else {
+    key = fresh_key(fz, &mid);
+    kmv = fz_ref(mid);
+    if (chance(fz, 1, 2)) root_set(fz, rand_root_to_overwrite(fz), key, kmv); /* alive until that root is dropped */
+  }
+  switch (below(fz, 9)) {
+  case 0: value = rand_immediate(fz), vmv = (fz_mval)value; break;
+  case 1:
+  case 2: value = rand_value(fz, &vmv); break;
+  case 3:
+  case 4: { /* key<->value cycle: the value refers to the key */
+    value = new_object(fz, FZ_NODE, 3, chance(fz, 1, 6), &mid);
+    fz_target nv = {mid, value};
+    store(fz, &nv, 1, key, kmv);
+    fz_mval mv;
+    eph_value v = rand_value(fz, &mv);
+    store(fz, &nv, 2, v, mv);
+    vmv = fz_ref(mid);
+    break;
+  }
+  case 5: /* a chain: this value is another ephemeron's key */
+    if (pick(fz, PK_EPH, &t)) value = eph_slot(t.addr, EPH_EPHEMERON_KEY), vmv = fz->m.objs[t.mid].slots[0];
+    break;
+  case 6:
+    if (pick(fz, PK_EPH, &t)) value = t.addr, vmv = fz_ref(t.mid);
+    break;
+  case 7: value = key, vmv = kmv; break;
+  default:
+    value = new_object(fz, FZ_BYTES, rand_byte_count(fz), false, &mid);
+    vmv = fz_ref(mid);
+    break;
+  }
+  eph_value e = new_ephemeron(fz, key, kmv, value, vmv, chance(fz, 1, 3), &mid);
+  if (chance(fz, 4, 5)) {
+    place(fz, e, fz_ref(mid));
+    fz->c.eph_placed++;
+  }
+  EPH_UNFRAME(h);
+}
+
+/* Stores into a reachable ephemeron: a new value (often the key itself or an object holding it), rarely a new key, or a user slot. */
+static void op_eph_store(fuzz *fz) {
+  fz_target t;
+  if (!pick(fz, PK_EPH, &t)) return;
+  const fz_obj *o = &fz->m.objs[t.mid];
+  fz_mval mv;
+  eph_value v;
+  switch (below(fz, 6)) {
+  case 0: /* a new key */
+    v = rand_value(fz, &mv);
+    store(fz, &t, EPH_EPHEMERON_KEY, v, mv);
+    break;
+  case 1: /* a user slot */
+    if (o->nslots > FZ_EPH_ID_SLOT + 1) {
+      v = rand_value(fz, &mv);
+      store(fz, &t, FZ_EPH_ID_SLOT + 1 + below(fz, o->nslots - FZ_EPH_ID_SLOT - 1), v, mv);
+    }
+    break;
+  case 2: /* value = key */
+    store(fz, &t, EPH_EPHEMERON_VALUE, eph_slot(t.addr, EPH_EPHEMERON_KEY), o->slots[0]);
+    break;
+  default:
+    v = rand_value(fz, &mv);
+    store(fz, &t, EPH_EPHEMERON_VALUE, v, mv);
+    break;
+  }
+}
+
+/*
+ * Drops a reachable ephemeron's key: every reference to it from a root or a
+ * reachable object (ephemeron key slots excepted) becomes nil.  A walk first
+ * gives every reachable record its current address.
+ */
+static void op_eph_drop_key(fuzz *fz) {
+  fz_target t;
+  if (!pick(fz, PK_EPH, &t)) return;
+  fz_mval k = fz->m.objs[t.mid].slots[0];
+  if (!fz_is_ref(k)) return;
+  fz_walk(fz, true, false);
+  fz_model *m = &fz->m;
+  for (size_t r = 0; r < FZ_NROOTS; r++)
+    if (m->roots[r] == k) root_set(fz, r, EPH_NIL, (fz_mval)EPH_NIL);
+  for (uint32_t mid = 0; mid < m->nobjs; mid++) {
+    fz_obj *o = &m->objs[mid];
+    if (!o->id || o->epoch != m->epoch || fz_kind_is_bytes(o->kind)) continue;
+    for (size_t j = o->kind == FZ_EPH ? 1 : 1; j < o->nslots; j++) {
+      if (o->kind == FZ_EPH && (j == EPH_EPHEMERON_FINALIZER || j == FZ_EPH_ID_SLOT)) continue;
+      if (o->slots[j] != k) continue;
+      fz_target s = {mid, o->addr};
+      store(fz, &s, j, EPH_NIL, (fz_mval)EPH_NIL);
+    }
+  }
+}
+
+/* A mini deep check from a mourned ephemeron: up to 64 objects reachable from it, heap against model. */
+static void deep_check(fuzz *fz, uint32_t mid, eph_value a) {
+  uint32_t seen[64], stack_mid[64];
+  eph_value stack_addr[64];
+  size_t nseen = 0, top = 0;
+  stack_mid[top] = mid;
+  stack_addr[top++] = a;
+  while (top && nseen < 64) {
+    uint32_t x = stack_mid[--top];
+    eph_value xa = stack_addr[top];
+    bool dup = false;
+    for (size_t i = 0; i < nseen && !dup; i++) dup = seen[i] == x;
+    if (dup) continue;
+    seen[nseen++] = x;
+    fz_check_object(fz, x, xa, "finaliser (reachable from the mourned ephemeron)");
+    const fz_obj *o = &fz->m.objs[x];
+    for (size_t k = 0; k < o->nslots && top < 64; k++)
+      if (fz_is_ref(o->slots[k])) {
+        stack_mid[top] = fz_ref_mid(o->slots[k]);
+        stack_addr[top++] = eph_slot(xa, k);
+      }
+  }
+}
+
+static size_t rand_global(fuzz *fz) {
+  for (int i = 0; i < 16; i++) {
+    size_t g = below(fz, FZ_NGLOBALS);
+    if (fz->m.global_on[g]) return FZ_NLOCALS + g;
+  }
+  return below(fz, FZ_NLOCALS);
+}
+
+/*
+ * The finaliser of every fuzzer ephemeron.  The observer queued one tag per
+ * mourning (queue order = mourning order), so it knows which collection
+ * mourned this one.  It checks: the ephemeron is one the fuzzer made, never
+ * finalised before, mourned; if the model still has it, everything it
+ * reaches matches the model, and its key was not reachable (before
+ * mourning) in the model at that collection; if the model had forgotten it
+ * (garbage at the last check), only a scavenge may have mourned it (rule
+ * 4's caveat).  Then, sometimes, it resurrects the ephemeron or its key into
+ * a global root, allocates, or stores.
+ */
+void fz_finalizer(eph_heap *h, eph_value e, void *data) {
+  fuzz *fz = data;
+  EPH_FRAME(h);
+  EPH_ROOT(h, e);
+  if (fz->in_finalizer) fz_fail(fz, "finaliser called while another finaliser runs (they must be queued, not nested)");
+  if (fz->tag_head == fz->tag_len)
+    fz_fail(fz, "finaliser called for %#" PRIxPTR ", but every mourning the collections reported was finalised already", e);
+  fz_mourn_tag tag = fz->tags[fz->tag_head++];
+  if (fz->tag_head == fz->tag_len) fz->tag_head = fz->tag_len = 0;
+  fz->in_finalizer = true;
+  fz->fin_in_op = true;
+  const char *gck = tag.kind == EPH_GC_FULL ? "full GC" : "scavenge";
+  if (!eph_is_ptr(e) || eph_format_of(e) != EPH_FORMAT_EPHEMERON || eph_class_of(e) != fz->cls[FZ_EPH] ||
+      eph_size_bytes(e) < (FZ_EPH_ID_SLOT + 1) * sizeof(eph_value))
+    fz_fail(fz, "finaliser got %#" PRIxPTR ", not a fuzzer ephemeron", e);
+  if (!eph_ephemeron_is_mourned(e)) fz_fail(fz, "finaliser got ephemeron %#" PRIxPTR " without the MOURNED flag", e);
+  eph_value idv = eph_slot(e, FZ_EPH_ID_SLOT);
+  uint64_t id = eph_is_int(idv) ? (uint64_t)eph_int_value(idv) : 0;
+  fz_model *m = &fz->m;
+  if (!id || id >= m->eph_cap || !m->eph_state[id])
+    fz_fail(fz, "finaliser (%s #%" PRIu64 "): ephemeron %#" PRIxPTR " carries id word %#" PRIxPTR ", no ephemeron the fuzzer made",
+            gck, tag.gc, e, idv);
+  if (m->eph_state[id] == 2)
+    fz_fail(fz, "finaliser (%s #%" PRIu64 "): ephemeron id %" PRIu64 " is finalised a second time (rule 3)", gck, tag.gc, id);
+  m->eph_state[id] = 2;
+  fz->c.eph_finalised++;
+  uint32_t mid = fz_eph_lookup(m, id);
+  if (mid == FZ_NONE) {
+    /* Garbage at the last check.  Only a scavenge, which counts old space as
+       live, may mourn an unreachable ephemeron (rule 4's caveat). */
+    if (tag.kind != EPH_GC_SCAVENGE)
+      fz_fail(fz, "finaliser: full GC #%" PRIu64 " mourned ephemeron id %" PRIu64 ", which was unreachable (rule 4: reclaimed silently)",
+              tag.gc, id);
+    fz->c.eph_caveat++;
+    fz->in_finalizer = false;
+    EPH_UNFRAME(h);
+    return;
+  }
+  fz_obj *o = &m->objs[mid];
+  if (o->mourned) fz_fail(fz, "finaliser: ephemeron id %" PRIu64 " was finalised before (model)", id);
+  deep_check(fz, mid, e);
+  fz_mval k = o->slots[0];
+  if (!fz_is_ref(k))
+    fz_fail(fz, "finaliser (%s #%" PRIu64 "): ephemeron id %" PRIu64 " has an immediate key and was mourned (rule 5)", gck,
+            tag.gc, id);
+  const fz_obj *ko = &m->objs[fz_ref_mid(k)];
+  if (ko->reach_gc == tag.gc) {
+    char d[96];
+    fz_fail(fz, "finaliser: %s #%" PRIu64 " mourned ephemeron id %" PRIu64 " (%s), but its key %s was reachable "
+                "(without mourning anything) from the roots the model knows at that collection",
+            gck, tag.gc, id, o->reach_gc == tag.gc ? "itself reachable" : "itself not reachable in the model",
+            fz_describe_mval(fz, k, d, sizeof d));
+  }
+  if (o->reach_gc != tag.gc) fz->c.eph_fin_garbage_known++; /* not reachable in the model: a temporary root, or rule 4's caveat */
+  o->mourned = true;
+  o->fin_gc = tag.gc;
+  if (tag.gc == fz->predict_gc) fz->predict_hits++;
+
+  /* Sometimes: resurrect, allocate, store. */
+  if (chance(fz, 1, 4)) {
+    root_set(fz, rand_global(fz), e, fz_ref(mid));
+    fz->c.eph_resurrected++;
+  }
+  if (chance(fz, 1, 8)) root_set(fz, rand_global(fz), eph_slot(e, EPH_EPHEMERON_KEY), k);
+  if (chance(fz, 1, 4)) {
+    uint32_t nm;
+    eph_value n = new_object(fz, FZ_NODE, 4, chance(fz, 1, 8), &nm); /* may collect: e is rooted */
+    fz_target nt = {nm, n};
+    store(fz, &nt, 1, e, fz_ref(mid));
+    fz_mval mv;
+    eph_value v = rand_value(fz, &mv);
+    store(fz, &nt, 2, v, mv);
+    place(fz, n, fz_ref(nm));
+    fz->c.eph_fin_allocs++;
+  }
+  if (chance(fz, 1, 8)) op_store(fz);
+  fz->in_finalizer = false;
+  EPH_UNFRAME(h);
 }
 
 /* --- the table -------------------------------------------------------------------- */
@@ -610,6 +969,18 @@ static const fz_op fz_ops[] = {
 };
 #define FZ_NOPS (sizeof fz_ops / sizeof fz_ops[0])
 
+/* With --ephemerons, one step in eph_chance_of_1000 comes from this table. */
+static const fz_op fz_eph_ops[] = {
+    {"eph_new", op_eph_new, 5000, W_FIXED, false},
+    {"eph_store", op_eph_store, 2000, W_FIXED, false},
+    {"eph_drop_key", op_eph_drop_key, 800, W_FIXED, true},
+    {"eph_alloc_pointers", op_alloc_pointers, 1000, W_FIXED, false},
+    {"eph_collect_full", op_collect_full, 700, W_FIXED, false},
+    {"eph_collect_scavenge", op_collect_scavenge, 500, W_FIXED, false},
+};
+#define FZ_NEPH_OPS (sizeof fz_eph_ops / sizeof fz_eph_ops[0])
+#define EPH_STEPS_PER_1000 120
+
 static unsigned op_weight(const fuzz *fz, const fz_op *op) {
   switch (op->wkind) {
   case W_LARGE: return fz->mode->w_large;
@@ -625,15 +996,30 @@ static unsigned total_weight;
 void fz_ops_init(fuzz *fz) {
   total_weight = 0;
   for (size_t i = 0; i < FZ_NOPS; i++) total_weight += op_weight(fz, &fz_ops[i]);
-  fz->op_counts = calloc(FZ_NOPS, sizeof *fz->op_counts);
+  fz->op_counts = calloc(FZ_NOPS + FZ_NEPH_OPS, sizeof *fz->op_counts);
   if (!fz->op_counts) fz_xrealloc(NULL, SIZE_MAX);
 }
 
-size_t fz_op_count(void) { return FZ_NOPS; }
-const char *fz_op_name(size_t i) { return fz_ops[i].name; }
+size_t fz_op_count(void) { return FZ_NOPS + FZ_NEPH_OPS; }
+const char *fz_op_name(size_t i) { return i < FZ_NOPS ? fz_ops[i].name : fz_eph_ops[i - FZ_NOPS].name; }
 
 void fz_op_step(fuzz *fz) {
   size_t i;
+  fz->fin_in_op = false;
+  if (fz->ephemerons && chance(fz, EPH_STEPS_PER_1000, 1000)) {
+    unsigned tw = 0;
+    for (i = 0; i < FZ_NEPH_OPS; i++) tw += fz_eph_ops[i].weight;
+    unsigned w = (unsigned)below(fz, tw);
+    for (i = 0; i < FZ_NEPH_OPS; i++) {
+      if (w < fz_eph_ops[i].weight) break;
+      w -= fz_eph_ops[i].weight;
+    }
+    if (fz->pressure && !fz_eph_ops[i].drops && fz_eph_ops[i].fn == op_eph_new && chance(fz, 1, 2)) i = 2; /* drop a key instead */
+    if (fz->verbose) fprintf(stderr, "op %" PRIu64 ": %s\n", fz->op, fz_eph_ops[i].name);
+    fz->op_counts[FZ_NOPS + i]++;
+    fz_eph_ops[i].fn(fz);
+    return;
+  }
   if (fz->pressure && chance(fz, 1, 2)) {
     /* Over the bounds: shrink the graph (the next check recomputes pressure). */
     do i = below(fz, FZ_NOPS);

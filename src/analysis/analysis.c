@@ -1,0 +1,101 @@
+/*
+ * analysis.c — eph_analysis_run: the pipeline (lifetimes, histograms, class
+ * table, survival curves, heap views) and its teardown.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+void eph_analysis_opts_default(eph_analysis_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->short_threshold_pct = 5;
+  o->most_allocated_pct = 1;
+  o->end = EPH_END_DEATH;
+  o->by = EPH_BY_CLASS;
+  o->km_clock = EPH_CLOCK_REL;
+  o->km_groups = 6;
+  o->hist_bins = 10;
+  o->heap_cols = 200;
+  o->heap_segments = 24;
+}
+
+void eph_analysis_free(eph_analysis *a) {
+  if (!a) return;
+  free(a->lives);
+  for (int c = 0; c < EPH_NCLOCKS; c++) eph_histogram_free(&a->hist[c]);
+  free(a->rows);
+  if (a->site_labels)
+    for (size_t i = 0; i < a->profile->nsites; i++) free(a->site_labels[i]);
+  free(a->site_labels);
+  for (size_t i = 0; i < a->nkm; i++) eph_km_free(&a->km[i]);
+  free(a->km);
+  eph_heapview_free(a->heap);
+  free(a);
+}
+
+static bool build_km(eph_analysis *a) {
+  size_t groups = 0;
+  for (size_t i = 0; i < a->nrows && groups < a->opts.km_groups; i++) groups++;
+  a->km = calloc(groups + 1, sizeof *a->km);
+  eph_km_obs *obs = malloc((a->nrecords ? a->nrecords : 1) * sizeof *obs);
+  if (!a->km || !obs) {
+    free(obs);
+    return false;
+  }
+  eph_clock c = a->opts.km_clock;
+  for (size_t k = 0; k <= groups; k++) {
+    if (a->opts.progress) a->opts.progress("survival curves", (double)k / (double)(groups + 1), a->opts.progress_ctx);
+    uint32_t g = k == 0 ? UINT32_MAX : a->rows[k - 1].id;
+    size_t n = 0;
+    for (size_t i = 0; i < a->nrecords; i++)
+      if (g == UINT32_MAX || a->lives[i].group == g)
+        obs[n++] = (eph_km_obs){a->lives[i].t[c], a->lives[i].weight, !a->lives[i].censored};
+    a->km[k].group = g;
+    a->nkm = k + 1;
+    if (!eph_km_compute(&a->km[k], obs, n)) {
+      free(obs);
+      return false;
+    }
+  }
+  free(obs);
+  return true;
+}
+
+eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
+  if (!p->nrecords) {
+    eph_error_fill(err, EPH_ERR_INVALID, "the profile has no records to analyse");
+    return NULL;
+  }
+  eph_analysis *a = calloc(1, sizeof *a);
+  if (!a) goto nomem;
+  a->profile = p;
+  if (o) a->opts = *o;
+  else eph_analysis_opts_default(&a->opts);
+  const char *title = eph_profile_meta(p, "workload");
+  if (!title) title = eph_profile_meta(p, "program");
+  a->title = title ? title : "(unnamed run)";
+  a->mode = eph_profile_meta(p, "mode");
+  if (!a->mode) a->mode = "?";
+  a->sample = eph_profile_meta(p, "sample");
+  if (a->opts.progress) a->opts.progress("lifetimes", 0, a->opts.progress_ctx);
+  if (!eph_lifetimes_compute(a)) goto nomem;
+  for (int c = 0; c < EPH_NCLOCKS; c++) {
+    if (a->opts.progress) a->opts.progress("histograms", c / 3.0, a->opts.progress_ctx);
+    if (!eph_histogram_build(&a->hist[c], a->lives, a->nrecords, (eph_clock)c, a->opts.hist_bins)) goto nomem;
+  }
+  if (!eph_classtable_build(a)) goto nomem;
+  if (!build_km(a)) goto nomem;
+  if (a->exact) {
+    if (a->opts.progress) a->opts.progress("heap views", 0, a->opts.progress_ctx);
+    a->heap = eph_heapview_build(p, a->opts.heap_cols, a->opts.heap_segments);
+    if (!a->heap) goto nomem;
+  }
+  if (a->opts.progress) a->opts.progress(NULL, 1, a->opts.progress_ctx);
+  return a;
+nomem:
+  eph_analysis_free(a);
+  eph_error_fill(err, EPH_ERR_NOMEM, "out of memory analysing %zu records", p->nrecords);
+  return NULL;
+}

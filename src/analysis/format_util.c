@@ -1,0 +1,83 @@
+/*
+ * format_util.c — numbers and lifetimes as people read them, and escaping.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+
+const char *eph_clock_name(eph_clock c) {
+  static const char *const n[] = {"bytes allocated", "wall time", "% of run"};
+  return c < EPH_NCLOCKS ? n[c] : "?";
+}
+
+const char *eph_clock_unit(eph_clock c) {
+  static const char *const n[] = {"bytes", "s", "%"};
+  return c < EPH_NCLOCKS ? n[c] : "?";
+}
+
+const char *eph_fmt_life(char *buf, size_t len, double v, eph_clock c) {
+  if (!isfinite(v)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  if (c == EPH_CLOCK_REL) {
+    if (v == 0) snprintf(buf, len, "0 %%");
+    else if (v < 0.01) snprintf(buf, len, "%.1e %%", v);
+    else if (v < 10) snprintf(buf, len, "%.2f %%", v);
+    else snprintf(buf, len, "%.1f %%", v);
+  } else if (c == EPH_CLOCK_SECONDS) {
+    if (v == 0) snprintf(buf, len, "0 s");
+    else if (v < 1e-6) snprintf(buf, len, "%.0f ns", v * 1e9);
+    else if (v < 1e-3) snprintf(buf, len, "%.1f us", v * 1e6);
+    else if (v < 1) snprintf(buf, len, "%.1f ms", v * 1e3);
+    else snprintf(buf, len, "%.2f s", v);
+  } else {
+    static const char *const u[] = {"B", "KB", "MB", "GB", "TB"};
+    int k = 0;
+    while (fabs(v) >= 1024 && k < 4) v /= 1024, k++;
+    if (k == 0) snprintf(buf, len, "%.0f B", v);
+    else snprintf(buf, len, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, u[k]);
+  }
+  return buf;
+}
+
+const char *eph_fmt_count(char *buf, size_t len, double v) {
+  if (!isfinite(v)) {
+    snprintf(buf, len, "-");
+    return buf;
+  }
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%.0f", fabs(v));
+  size_t n = strlen(tmp), o = 0;
+  if (v < 0 && o + 1 < len) buf[o++] = '-';
+  for (size_t i = 0; i < n && o + 2 < len; i++) {
+    if (i && (n - i) % 3 == 0) buf[o++] = ',';
+    buf[o++] = tmp[i];
+  }
+  buf[o < len ? o : len - 1] = 0;
+  return buf;
+}
+
+void eph_json_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
+    else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
+    else fputc(*p, out);
+  }
+  fputc('"', out);
+}
+
+void eph_html_escape(FILE *out, const char *s) {
+  for (const char *p = s ? s : ""; *p; p++) {
+    switch (*p) {
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '&': fputs("&amp;", out); break;
+    case '"': fputs("&quot;", out); break;
+    default: fputc(*p, out);
+    }
+  }
+}

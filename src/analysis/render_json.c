@@ -1,0 +1,106 @@
+/*
+ * render_json.c — the whole analysis as one JSON document.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "analysis.h"
+
+static void num(FILE *o, double v) {
+  if (isfinite(v)) fprintf(o, "%.10g", v);
+  else fputs("null", o);
+}
+
+static void kv(FILE *o, const char *k, double v, bool comma) {
+  fprintf(o, "\"%s\":", k);
+  num(o, v);
+  if (comma) fputc(',', o);
+}
+
+static void clocks(FILE *o, const char *k, const double *v) {
+  fprintf(o, "\"%s\":{", k);
+  kv(o, "bytes", v[EPH_CLOCK_BYTES], true);
+  kv(o, "seconds", v[EPH_CLOCK_SECONDS], true);
+  kv(o, "rel_pct", v[EPH_CLOCK_REL], false);
+  fputs("},", o);
+}
+
+void eph_render_json(FILE *o, const eph_analysis *a) {
+  static const char *const cn[] = {"bytes", "seconds", "rel_pct"};
+  static const char *const ends[] = {"death", "alive_until", "mid"};
+  fputs("{\"summary\":{\"title\":", o);
+  eph_json_string(o, a->title);
+  fputs(",\"mode\":", o);
+  eph_json_string(o, a->mode);
+  fputs(",\"sample\":", o);
+  eph_json_string(o, a->sample ? a->sample : "all");
+  fprintf(o, ",\"death_end\":\"%s\",\"complete\":%s,", ends[a->opts.end], a->profile->complete ? "true" : "false");
+  kv(o, "run_seconds", a->run_wall_s, true);
+  kv(o, "run_bytes", a->run_bytes, true);
+  kv(o, "gc_share", a->gc_share, true);
+  kv(o, "records", (double)a->nrecords, true);
+  kv(o, "censored", (double)a->ncensored, true);
+  kv(o, "gc_found_deaths", (double)a->n_interval, true);
+  kv(o, "objects_est", a->objects_est, true);
+  kv(o, "objects_se", a->objects_se, true);
+  kv(o, "bytes_est", a->bytes_est, true);
+  kv(o, "bytes_se", a->bytes_se, true);
+  clocks(o, "mean_lower_end", a->mean_lo);
+  clocks(o, "mean_se", a->mean_se);
+  fputs("\"mean\":{", o);
+  kv(o, "bytes", a->mean[EPH_CLOCK_BYTES], true);
+  kv(o, "seconds", a->mean[EPH_CLOCK_SECONDS], true);
+  kv(o, "rel_pct", a->mean[EPH_CLOCK_REL], false);
+  fputs("}},\"histograms\":[", o);
+  for (int c = 0; c < EPH_NCLOCKS; c++) {
+    const eph_histogram *h = &a->hist[c];
+    fprintf(o, "%s{\"clock\":\"%s\",\"log_bins\":%s,\"bins\":[", c ? "," : "", cn[c], h->log_bins ? "true" : "false");
+    for (size_t i = 0; i < h->nbins; i++)
+      fprintf(o, "%s{\"lo\":%.10g,\"hi\":%.10g,\"objects\":%.10g,\"bytes\":%.10g,\"objects_censored\":%.10g,\"bytes_censored\":%.10g}",
+              i ? "," : "", h->edges[i], h->edges[i + 1], h->count[i], h->bytes[i], h->count_cens[i], h->bytes_cens[i]);
+    fputs("]}", o);
+  }
+  fprintf(o, "],\"groups_by\":\"%s\",\"groups\":[", a->opts.by == EPH_BY_SITE ? "site" : "class");
+  for (size_t i = 0; i < a->nrows; i++) {
+    const eph_group_row *r = &a->rows[i];
+    fputs(i ? ",{\"name\":" : "{\"name\":", o);
+    eph_json_string(o, r->name);
+    fprintf(o, ",\"records\":%zu,\"censored\":%zu,", r->nrecords, r->ncensored);
+    kv(o, "objects", r->objects, true);
+    kv(o, "objects_se", r->objects_se, true);
+    kv(o, "bytes", r->bytes, true);
+    kv(o, "bytes_se", r->bytes_se, true);
+    kv(o, "pct_objects", r->pct_objects, true);
+    kv(o, "pct_bytes", r->pct_bytes, true);
+    kv(o, "gcs_survived", r->gcs_survived, true);
+    clocks(o, "mean", r->mean);
+    clocks(o, "mean_lower_end", r->mean_lo);
+    clocks(o, "mean_se", r->mean_se);
+    clocks(o, "median", r->median);
+    clocks(o, "p90", r->p90);
+    fprintf(o, "\"lived\":\"%s\",\"most_allocated\":%s}", r->short_lived ? "short" : "long", r->most_allocated ? "true" : "false");
+  }
+  fprintf(o, "],\"survival\":{\"clock\":\"%s\",\"curves\":[", cn[a->opts.km_clock]);
+  for (size_t k = 0; k < a->nkm; k++) {
+    const eph_km *km = &a->km[k];
+    fputs(k ? ",{\"group\":" : "{\"group\":", o);
+    if (km->group == UINT32_MAX) fputs("null", o);
+    else eph_json_string(o, eph_group_name(a, km->group));
+    fprintf(o, ",\"records\":%zu,\"deaths\":%zu,\"censored\":%zu,\"steps\":[", km->nrecords, km->ndeaths, km->ncensored);
+    for (size_t i = 0; i < km->n; i++)
+      fprintf(o, "%s[%.10g,%.10g,%.10g,%.10g]", i ? "," : "", km->time[i], km->surv[i], km->lo[i], km->hi[i]);
+    fputs("]}", o);
+  }
+  fputs("]}", o);
+  if (a->heap) {
+    const eph_heapview *h = a->heap;
+    fprintf(o, ",\"heap\":{\"columns\":%zu,\"segments\":%zu,\"t_max\":%.0f,\"live\":[", h->cols, h->segs, h->t_max);
+    for (size_t s = 0; s < h->segs; s++) {
+      fputs(s ? ",[" : "[", o);
+      for (size_t c = 0; c < h->cols; c++) fprintf(o, "%s%.0f", c ? "," : "", h->live[s * h->cols + c]);
+      fputc(']', o);
+    }
+    fputs("]}", o);
+  }
+  fputs("}\n", o);
+}

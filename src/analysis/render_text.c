@@ -1,0 +1,182 @@
+/*
+ * render_text.c — the terminal report: summary, histograms as bars, the class
+ * table, survival at a few points with bands, and a coarse heap profile.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+
+#define B(buf) buf, sizeof buf
+
+static void bin_label(char *buf, size_t len, const eph_histogram *h, size_t i) {
+  char a[32], b[32];
+  if (h->log_bins && i == 0) snprintf(buf, len, "< %s", eph_fmt_life(B(b), h->edges[1], h->clock));
+  else if (i + 1 == h->nbins && h->log_bins) snprintf(buf, len, ">= %s", eph_fmt_life(B(a), h->edges[i], h->clock));
+  else snprintf(buf, len, "%s .. %s", eph_fmt_life(B(a), h->edges[i], h->clock), eph_fmt_life(B(b), h->edges[i + 1], h->clock));
+}
+
+static void histogram(FILE *out, const eph_histogram *h) {
+  fprintf(out, "\nLifetime distribution: %s (%s bins)\n", eph_clock_name(h->clock), h->log_bins ? "logarithmic" : "linear");
+  fprintf(out, "  %-22s %7s %7s %7s  %s\n", "lifetime", "objects", "bytes", "alive@", "objects (# died, + alive at exit)");
+  double maxc = 0;
+  for (size_t i = 0; i < h->nbins; i++)
+    if (h->count[i] + h->count_cens[i] > maxc) maxc = h->count[i] + h->count_cens[i];
+  for (size_t i = 0; i < h->nbins; i++) {
+    char lab[64];
+    bin_label(B(lab), h, i);
+    double c = h->count[i] + h->count_cens[i], by = h->bytes[i] + h->bytes_cens[i];
+    fprintf(out, "  %-22s %6.1f%% %6.1f%% %6.1f%%  ", lab, h->total_count ? 100 * c / h->total_count : 0,
+            h->total_bytes ? 100 * by / h->total_bytes : 0, h->total_count ? 100 * h->count_cens[i] / h->total_count : 0);
+    int width = 40;
+    int nd = maxc > 0 ? (int)lround(h->count[i] / maxc * width) : 0;
+    int nc = maxc > 0 ? (int)lround(h->count_cens[i] / maxc * width) : 0;
+    if (h->count[i] > 0 && nd == 0 && nc == 0) fputc('.', out);
+    for (int k = 0; k < nd; k++) fputc('#', out);
+    for (int k = 0; k < nc; k++) fputc('+', out);
+    fputc('\n', out);
+  }
+}
+
+static void class_table(FILE *out, const eph_analysis *a) {
+  const char *what = a->opts.by == EPH_BY_SITE ? "site" : "class";
+  fprintf(out, "\n%s table (sorted by share of allocations; * most allocated >= %g %%; lived: short if mean <= %g %% of run)\n",
+          a->opts.by == EPH_BY_SITE ? "Allocation-site" : "Class", a->opts.most_allocated_pct, a->opts.short_threshold_pct);
+  bool gcmode = a->n_interval > 0;
+  fprintf(out, "  %-26s %7s %7s %9s %9s %9s %10s %10s %10s %6s %7s %5s%s\n", what, "%objs", "%mem", "mean", "median",
+          "p90", "mean", "median", "p90", "GCs", "alive@", "lived", gcmode ? "  mean(lower end)" : "");
+  fprintf(out, "  %-26s %7s %7s %9s %9s %9s %10s %10s %10s %6s %7s %5s\n", "", "", "", "% run", "% run", "% run", "bytes",
+          "bytes", "bytes", "surv.", "exit", "");
+  size_t shown = 0;
+  for (size_t i = 0; i < a->nrows; i++) {
+    const eph_group_row *r = &a->rows[i];
+    if (shown >= 25 && !r->most_allocated) continue;
+    shown++;
+    char m[32], md[32], p9[32], mb[32], mdb[32], p9b[32], lo[32], name[28];
+    snprintf(name, sizeof name, "%s%s", r->most_allocated ? "*" : " ", r->name);
+    const char *ge = r->ncensored ? ">" : " "; /* means are lower bounds when some are alive at exit */
+    snprintf(m, sizeof m, "%s%s", ge, eph_fmt_life(B(lo), r->mean[EPH_CLOCK_REL], EPH_CLOCK_REL));
+    eph_fmt_life(B(md), r->median[EPH_CLOCK_REL], EPH_CLOCK_REL);
+    eph_fmt_life(B(p9), r->p90[EPH_CLOCK_REL], EPH_CLOCK_REL);
+    eph_fmt_life(B(mb), r->mean[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES);
+    eph_fmt_life(B(mdb), r->median[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES);
+    eph_fmt_life(B(p9b), r->p90[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES);
+    fprintf(out, "  %-26.26s %6.1f%% %6.1f%% %9s %9s %9s %10s %10s %10s %6.1f %6.1f%% %5s", name, r->pct_objects,
+            r->pct_bytes, m, md, p9, mb, mdb, p9b, r->gcs_survived, 100.0 * (double)r->ncensored / (double)r->nrecords,
+            r->short_lived ? "short" : "long");
+    if (gcmode) fprintf(out, "  %s", eph_fmt_life(B(lo), r->mean_lo[EPH_CLOCK_REL], EPH_CLOCK_REL));
+    fputc('\n', out);
+  }
+  if (shown < a->nrows) fprintf(out, "  (%zu more %ss below 25 rows and under %g %%; see --format csv)\n", a->nrows - shown, what, a->opts.most_allocated_pct);
+  fprintf(out, "  median and p90 are Kaplan-Meier estimates (objects alive at exit count as alive); '-': not reached within the run;\n"
+               "  '>' marks means that are lower bounds (some objects alive at exit).\n");
+}
+
+static void survival(FILE *out, const eph_analysis *a) {
+  eph_clock c = a->opts.km_clock;
+  fprintf(out, "\nSurvival (Kaplan-Meier, fraction still alive after a lifetime of ..., %s; 95 %% Greenwood band)\n",
+          eph_clock_name(c));
+  double pts[7];
+  size_t np = 0;
+  if (c == EPH_CLOCK_REL) {
+    const double rel[] = {0.01, 0.1, 1, 5, 25, 50, 90};
+    memcpy(pts, rel, sizeof rel);
+    np = 7;
+  } else {
+    double m = a->km[0].max_time;
+    for (np = 0; np < 7; np++) pts[np] = m * pow(10, (double)np - 6);
+  }
+  fprintf(out, "  %-22s %8s", "", "records");
+  for (size_t i = 0; i < np; i++) {
+    char b[32];
+    fprintf(out, " %13s", eph_fmt_life(B(b), pts[i], c));
+  }
+  fputc('\n', out);
+  for (size_t k = 0; k < a->nkm; k++) {
+    const eph_km *km = &a->km[k];
+    fprintf(out, "  %-22.22s %8zu", km->group == UINT32_MAX ? "all objects" : eph_group_name(a, km->group), km->nrecords);
+    for (size_t i = 0; i < np; i++) {
+      double s = 1, lo = 1, hi = 1;
+      for (size_t j = 0; j < km->n && km->time[j] <= pts[i]; j++) s = km->surv[j], lo = km->lo[j], hi = km->hi[j];
+      char cell[32];
+      double hw = (hi - lo) / 2;
+      if (hw < 0.0005) snprintf(cell, sizeof cell, "%.3f", s);
+      else snprintf(cell, sizeof cell, "%.3f +-%.3f", s, hw);
+      fprintf(out, " %13s", cell);
+    }
+    fputc('\n', out);
+  }
+}
+
+static void heap_profile(FILE *out, const eph_heapview *h) {
+  const int W = 60, H = 10;
+  fprintf(out, "\nHeap profile (exact trace; live bytes over bytes allocated, Merlin Fig. 12; full views in --format html)\n");
+  double maxlive = 0;
+  double tot[60];
+  for (int x = 0; x < W; x++) {
+    size_t c = (size_t)((double)(x + 1) / W * (double)h->cols) - 1;
+    double s = 0;
+    for (size_t g = 0; g < h->segs; g++) s += h->live[g * h->cols + c];
+    tot[x] = s;
+    if (s > maxlive) maxlive = s;
+  }
+  char b[32];
+  for (int y = H; y >= 1; y--) {
+    fprintf(out, "  %10s |", y == H ? eph_fmt_life(B(b), maxlive, EPH_CLOCK_BYTES) : "");
+    for (int x = 0; x < W; x++) fputc(maxlive > 0 && tot[x] / maxlive * H >= y - 0.5 ? '#' : ' ', out);
+    fputc('\n', out);
+  }
+  fprintf(out, "  %10s +", "0");
+  for (int x = 0; x < W; x++) fputc('-', out);
+  fprintf(out, "\n  %11s0 %*s\n", "", W - 1, eph_fmt_life(B(b), h->t_max, EPH_CLOCK_BYTES));
+}
+
+void eph_render_text(FILE *out, const eph_analysis *a, bool color) {
+  const eph_profile *p = a->profile;
+  char b1[48], b2[48], b3[48], b4[48];
+  const char *size = eph_profile_meta(p, "size");
+  const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
+  fprintf(out, "%sEphemera report: %s%s%s%s\n", bold, a->title, size ? " (size " : "", size ? size : "", size ? ")" : "");
+  fputs(off, out);
+  const char *gc = eph_profile_meta(p, "gc");
+  fprintf(out, "mode %s, sampling %s%s%s\n", a->mode, a->sample ? a->sample : "all", gc ? ", gc " : "", gc ? gc : "");
+  fprintf(out, "run: %s, %s allocated", eph_fmt_life(B(b1), a->run_wall_s, EPH_CLOCK_SECONDS),
+          eph_fmt_life(B(b2), a->run_bytes, EPH_CLOCK_BYTES));
+  if (isfinite(a->gc_share)) fprintf(out, ", %.1f %% of wall time in GC", 100 * a->gc_share);
+  if (p->complete) fprintf(out, " (%" PRIu64 " scavenges, %" PRIu64 " full GCs)", p->totals.scavenges, p->totals.full_gcs);
+  fputc('\n', out);
+  if (!p->complete) fprintf(out, "warning: %s\n", p->warning[0] ? p->warning : "incomplete file (no closing totals)");
+  if (a->sampled) {
+    fprintf(out, "objects allocated: %s +- %s (estimate from %zu samples, 1 s.e.)", eph_fmt_count(B(b1), a->objects_est),
+            eph_fmt_count(B(b2), a->objects_se), a->nrecords);
+    if (p->complete && p->totals.objects_allocated)
+      fprintf(out, "; the run counted %s", eph_fmt_count(B(b3), (double)p->totals.objects_allocated));
+    fprintf(out, "\nbytes allocated (sampled objects' estimate): %s +- %s\n", eph_fmt_life(B(b1), a->bytes_est, EPH_CLOCK_BYTES),
+            eph_fmt_life(B(b2), a->bytes_se, EPH_CLOCK_BYTES));
+  } else {
+    fprintf(out, "objects: %s records, %s (every allocation recorded)\n", eph_fmt_count(B(b1), a->objects_est),
+            eph_fmt_life(B(b2), a->bytes_est, EPH_CLOCK_BYTES));
+  }
+  fprintf(out, "alive at exit (censored): %zu records (%.1f %%): lifetimes are lower bounds, handled by Kaplan-Meier\n",
+          a->ncensored, 100.0 * (double)a->ncensored / (double)a->nrecords);
+  fprintf(out, "mean lifetime: %s%s of run (s.e. %s), %s%s, %s%s\n", a->ncensored ? ">" : "",
+          eph_fmt_life(B(b1), a->mean[EPH_CLOCK_REL], EPH_CLOCK_REL), eph_fmt_life(B(b4), a->mean_se[EPH_CLOCK_REL], EPH_CLOCK_REL),
+          a->ncensored ? ">" : "", eph_fmt_life(B(b2), a->mean[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES), a->ncensored ? ">" : "",
+          eph_fmt_life(B(b3), a->mean[EPH_CLOCK_SECONDS], EPH_CLOCK_SECONDS));
+  if (a->n_interval) {
+    static const char *const ends[] = {"the upper end (the GC that found them dead)", "the lower end (the last GC they survived)",
+                                       "the midpoint"};
+    fprintf(out, "GC-found deaths: %zu records died somewhere in (last GC survived, GC that found them dead];\n"
+                 "  lifetimes use %s (--end); the mean over that interval is %s .. %s of run\n",
+            a->n_interval, ends[a->opts.end], eph_fmt_life(B(b1), a->mean_lo[EPH_CLOCK_REL], EPH_CLOCK_REL),
+            eph_fmt_life(B(b2), a->mean[EPH_CLOCK_REL], EPH_CLOCK_REL));
+  }
+  histogram(out, &a->hist[EPH_CLOCK_REL]);
+  histogram(out, &a->hist[EPH_CLOCK_BYTES]);
+  histogram(out, &a->hist[EPH_CLOCK_SECONDS]);
+  class_table(out, a);
+  survival(out, a);
+  if (a->heap) heap_profile(out, a->heap);
+}

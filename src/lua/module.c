@@ -1,0 +1,143 @@
+/*
+ * module.c — the loadable module ephemera.so, for hosts nobody changed:
+ *
+ *   EPHEMERA_PROFILE="sample=1/100,out=run.eph" lua5.4 -l ephemera script.lua
+ *   local eph = require "ephemera"; eph.start{sample = "1/100", out = "run.eph"}
+ *   ...; eph.stop()
+ *
+ * Loading it with EPHEMERA_PROFILE set starts profiling the loading state.
+ * start{} chains onto the state's allocator (lua_getallocf/lua_setallocf),
+ * so blocks allocated before it are freed by their own allocator; the
+ * profile is written when the state closes (the free of its main block,
+ * the last thing lua_close does), when stop() is called, or at process
+ * exit, whichever comes first.  The module pins itself in memory
+ * (RTLD_NODELETE): its allocator must outlive package's unloading of C
+ * libraries during lua_close.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "ephlua.h"
+
+static const char TRACKER_KEY = 't';
+
+int luaopen_ephemera(lua_State *L);
+
+static lt_tracker *current(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &TRACKER_KEY);
+  lt_tracker *t = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  return t;
+}
+
+static const char *gc_mode(lua_State *L) {
+  /* switching to incremental returns the previous mode; switch back */
+  int prev = lua_gc(L, LUA_GCINC, 0, 0, 0);
+  if (prev == LUA_GCGEN) {
+    lua_gc(L, LUA_GCGEN, 0, 0);
+    return "generational";
+  }
+  return prev == LUA_GCINC ? "incremental" : "unknown";
+}
+
+static int start_spec(lua_State *L, const char *spec, const char *from) {
+  if (current(L)) return luaL_error(L, "ephemera: already profiling this Lua state");
+  lt_options opt;
+  lt_options_init(&opt);
+  char msg[1600];
+  if (!lt_options_parse(&opt, spec, msg, sizeof msg)) return luaL_error(L, "ephemera: %s: %s", from, msg);
+  eph_meta_pair meta[] = {{"program", "lua module ephemera"}, {"command", spec}};
+  lt_tracker *t = lt_attach(L, &opt, gc_mode(L), meta, 2, msg, sizeof msg);
+  if (!t) return luaL_error(L, "ephemera: %s", msg);
+  lua_pushlightuserdata(L, t);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &TRACKER_KEY);
+  lua_pushstring(L, opt.out);
+  return 1;
+}
+
+/* start([spec | {sample=, out=, seed=, classes=, compress=, sites=, summary=}]) -> out */
+static int l_start(lua_State *L) {
+  if (lua_isnoneornil(L, 1)) return start_spec(L, "", "start");
+  if (lua_type(L, 1) == LUA_TSTRING) return start_spec(L, lua_tostring(L, 1), "start");
+  luaL_checktype(L, 1, LUA_TTABLE);
+  static const char *const keys[] = {"sample", "out", "seed", "classes", "compress", "sites", "summary", "mode", NULL};
+  char spec[2048] = "";
+  size_t len = 0;
+  lua_settop(L, 1);
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    if (lua_type(L, -2) != LUA_TSTRING) return luaL_error(L, "ephemera.start: option keys must be strings");
+    const char *k = lua_tostring(L, -2);
+    bool known = false;
+    for (int i = 0; keys[i]; i++) known |= !strcmp(k, keys[i]);
+    if (!known)
+      return luaL_error(L, "ephemera.start: unknown option '%s' (sample, out, seed, classes, compress, sites, summary)",
+                        k);
+    const char *v;
+    int ty = lua_type(L, -1);
+    if (ty == LUA_TBOOLEAN) v = lua_toboolean(L, -1) ? "on" : "off";
+    else if (ty == LUA_TSTRING) v = lua_tostring(L, -1);
+    else if (ty == LUA_TNUMBER) v = lua_tostring(L, -1); /* converts the value in place, not the key */
+    else return luaL_error(L, "ephemera.start: option '%s' must be a string, number or boolean", k);
+    int n = snprintf(spec + len, sizeof spec - len, "%s%s=%s", len ? "," : "", k, v);
+    if (n < 0 || (size_t)n >= sizeof spec - len) return luaL_error(L, "ephemera.start: options too long");
+    len += (size_t)n;
+    lua_pop(L, 1);
+  }
+  return start_spec(L, spec, "start");
+}
+
+static int l_stop(lua_State *L) {
+  lt_tracker *t = current(L);
+  if (!t) return 0;
+  lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &TRACKER_KEY);
+  char msg[1600];
+  int rc = lt_finish(t, false, msg, sizeof msg);
+  uint64_t records = t->records;
+  lt_release(t, true);
+  if (rc) return luaL_error(L, "ephemera: %s", msg);
+  lua_pushinteger(L, (lua_Integer)records);
+  return 1;
+}
+
+static int l_stats(lua_State *L) {
+  lt_tracker *t = current(L);
+  if (!t) return 0;
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, (lua_Integer)t->objects);
+  lua_setfield(L, -2, "objects");
+  lua_pushinteger(L, (lua_Integer)t->bytes);
+  lua_setfield(L, -2, "bytes");
+  lua_pushinteger(L, (lua_Integer)t->cycles);
+  lua_setfield(L, -2, "cycles");
+  lua_pushinteger(L, (lua_Integer)t->records);
+  lua_setfield(L, -2, "records");
+  lua_pushinteger(L, (lua_Integer)t->live.count);
+  lua_setfield(L, -2, "live");
+  lua_pushstring(L, t->opt.out);
+  lua_setfield(L, -2, "out");
+  return 1;
+}
+
+static void pin_self(void) {
+  Dl_info info;
+  if (dladdr((void *)(uintptr_t)&pin_self, &info) && info.dli_fname)
+    (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
+}
+
+int luaopen_ephemera(lua_State *L) {
+  pin_self();
+  static const luaL_Reg funcs[] = {{"start", l_start}, {"stop", l_stop}, {"stats", l_stats}, {NULL, NULL}};
+  luaL_newlib(L, funcs);
+  const char *env = getenv("EPHEMERA_PROFILE");
+  if (env && !current(L)) {
+    lua_pushcfunction(L, l_start);
+    lua_pushstring(L, env);
+    lua_call(L, 1, 0);
+  }
+  return 1;
+}

@@ -1,0 +1,47 @@
+/*
+ * sampler.c — which Lua objects get a record, and what each stands for;
+ * the same rules as the heap's profiler (src/profile/sampler.c):
+ *   1/N      every N-th object allocation (of the selected classes), each
+ *            standing for N objects;
+ *   bytes:B  points on the object-byte clock with exponential gaps of mean
+ *            B: an object of s bytes is hit with probability 1-exp(-s/B)
+ *            and stands for 1/(1-exp(-s/B)) objects (tcmalloc).
+ * The allocator decrements t->countdown (by 1 or by the size) and calls
+ * lt_sampler_take only when it reaches zero.
+ */
+#include <math.h>
+
+#include "ephlua.h"
+
+static double next_unit(lt_tracker *t) {
+  uint64_t x = t->rng;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  t->rng = x;
+  return ((double)(x >> 11) + 0.5) * 0x1.0p-53; /* (0, 1) */
+}
+
+static int64_t exponential_gap(lt_tracker *t) {
+  double gap = -log(next_unit(t)) * (double)t->opt.sample_bytes;
+  if (gap < 1.0) return 1;
+  if (gap > 9.0e18) return INT64_MAX;
+  return (int64_t)gap;
+}
+
+void lt_sampler_init(lt_tracker *t) {
+  t->rng = t->opt.seed ? t->opt.seed * UINT64_C(0x9E3779B97F4A7C15) : UINT64_C(0x9E3779B97F4A7C15);
+  t->by_bytes = t->opt.sample_bytes != 0;
+  t->countdown = t->by_bytes ? exponential_gap(t) : (int64_t)t->opt.sample_every;
+}
+
+bool lt_sampler_take(lt_tracker *t, size_t size, double *weight) {
+  if (t->by_bytes) {
+    t->countdown = exponential_gap(t);
+    *weight = 1.0 / -expm1(-(double)size / (double)t->opt.sample_bytes);
+  } else {
+    t->countdown = (int64_t)t->opt.sample_every;
+    *weight = (double)t->opt.sample_every;
+  }
+  return true;
+}

@@ -1,0 +1,363 @@
+/*
+ * session.c — a tracker's life: the SPEC, attaching to a state (chaining
+ * onto its allocator), finishing the profile (at the end of lua_close, at
+ * process exit, or on request), and the summary with the collector advice.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <lauxlib.h>
+
+#include "ephemera/profile.h"
+#include "ephlua.h"
+
+static const char *const CLASS_NAMES[LT_CLS_COUNT] = {
+    NULL,       "short string", "long string", "table",  "Lua closure", "C closure",
+    "userdata", "thread",       "upvalue",     "prototype", "string",   "function",
+};
+/* base type tag of each class */
+static const uint8_t CLASS_TAG[LT_CLS_COUNT] = {0, 4, 4, 5, 6, 6, 7, 8, 9, 10, 4, 6};
+
+/* --- options ----------------------------------------------------------------- */
+
+void lt_options_init(lt_options *opt) {
+  memset(opt, 0, sizeof *opt);
+  opt->sample_every = 1;
+  opt->seed = 1;
+  opt->sites = true;
+  snprintf(opt->out, sizeof opt->out, "ephemera.eph");
+}
+
+static bool parse_classes(lt_options *opt, const char *list, char *msg, size_t msglen) {
+  uint32_t mask = 0;
+  const char *c = list;
+  while (*c) {
+    const char *end = strchr(c, ',');
+    size_t len = end ? (size_t)(end - c) : strlen(c);
+    while (len && isspace((unsigned char)*c)) c++, len--;
+    while (len && isspace((unsigned char)c[len - 1])) len--;
+    bool found = false;
+    for (int k = 1; k < LT_CLS_COUNT; k++) {
+      if (strlen(CLASS_NAMES[k]) == len && !strncmp(c, CLASS_NAMES[k], len)) {
+        found = true;
+        mask |= 1u << k;
+        if (k == LT_CLS_STRING) mask |= 1u << LT_CLS_SHORT_STRING | 1u << LT_CLS_LONG_STRING;
+        if (k == LT_CLS_FUNCTION) mask |= 1u << LT_CLS_LUA_CLOSURE | 1u << LT_CLS_C_CLOSURE;
+      }
+    }
+    if (!found && len) {
+      snprintf(msg, msglen,
+               "profile spec: classes: unknown Lua class '%.*s' (known: string, short string, long string, table, "
+               "function, Lua closure, C closure, userdata, thread, upvalue, prototype)",
+               (int)len, c);
+      return false;
+    }
+    c += (end ? (size_t)(end - c) + 1 : strlen(c));
+  }
+  opt->class_mask = mask;
+  return true;
+}
+
+bool lt_options_parse(lt_options *opt, const char *spec, char *msg, size_t msglen) {
+  /* sites=on|off is ours; the rest is the heap profiler's syntax */
+  char rest[2048] = "";
+  bool sites = opt->sites, summary = opt->summary;
+  char buf[2048];
+  if (strlen(spec) >= sizeof buf) {
+    snprintf(msg, msglen, "profile spec too long");
+    return false;
+  }
+  strcpy(buf, spec);
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    while (isspace((unsigned char)*item)) item++;
+    bool is_sites = !strncmp(item, "sites=", 6), is_summary = !strncmp(item, "summary=", 8);
+    if (is_sites || is_summary) {
+      const char *v = strchr(item, '=') + 1;
+      bool on = !strcmp(v, "on");
+      if (!on && strcmp(v, "off")) {
+        snprintf(msg, msglen, "profile spec: '%s': bad value '%s' (expected on or off)",
+                 is_sites ? "sites" : "summary", v);
+        return false;
+      }
+      if (is_sites) sites = on;
+      else summary = on;
+      continue;
+    }
+    size_t n = strlen(rest);
+    snprintf(rest + n, sizeof rest - n, "%s%s", n ? "," : "", item);
+  }
+  eph_profile_spec s;
+  eph_profile_spec_init(&s);
+  s.sample_every = opt->sample_every;
+  s.sample_bytes = opt->sample_bytes;
+  s.seed = opt->seed;
+  s.compress = opt->compress;
+  snprintf(s.out, sizeof s.out, "%s", opt->out);
+  eph_error err;
+  if (eph_profile_spec_parse(&s, rest, &err) != EPH_OK) {
+    snprintf(msg, msglen, "%s", err.message);
+    return false;
+  }
+  if (s.mode != EPH_MODE_GC) {
+    static const char *names[] = {"gc", "finalization", "merlin", "brute"};
+    snprintf(msg, msglen,
+             "profile spec: mode=%s does not apply to Lua: Lua's own collector reports each death through its "
+             "allocator, which is mode=gc (leave mode out or write mode=gc)",
+             (unsigned)s.mode < 4 ? names[s.mode] : "?");
+    return false;
+  }
+  if (s.trace || s.granule) {
+    snprintf(msg, msglen, "profile spec: %s does not apply to Lua (only mode=gc)", s.trace ? "trace" : "granule");
+    return false;
+  }
+  lt_options o = *opt;
+  if (s.classes[0] && !parse_classes(&o, s.classes, msg, msglen)) return false;
+  o.sample_every = s.sample_every;
+  o.sample_bytes = s.sample_bytes;
+  o.seed = s.seed;
+  o.compress = s.compress;
+  o.sites = sites;
+  o.summary = summary;
+  snprintf(o.out, sizeof o.out, "%s", s.out);
+  *opt = o;
+  return true;
+}
+
+/* --- the trackers alive in this process (finished at exit) ------------------- */
+
+#define LT_MAX_TRACKERS 64
+static lt_tracker *trackers[LT_MAX_TRACKERS];
+static int failures;
+
+static void forget(lt_tracker *t) {
+  for (int i = 0; i < LT_MAX_TRACKERS; i++)
+    if (trackers[i] == t) trackers[i] = NULL;
+}
+
+static void at_exit(void) {
+  for (int i = 0; i < LT_MAX_TRACKERS; i++) {
+    lt_tracker *t = trackers[i];
+    if (!t) continue;
+    char msg[1600];
+    /* the state is still open: its blocks are valid, the live samples are censored */
+    if (lt_finish(t, false, msg, sizeof msg) != 0) fprintf(stderr, "ephemera: %s\n", msg);
+    trackers[i] = NULL; /* t stays installed as a pass-through */
+  }
+}
+
+int lt_failures(void) { return failures; }
+
+/* --- attach --------------------------------------------------------------------- */
+
+static uint64_t cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, const eph_meta_pair *meta,
+                      size_t nmeta, char *msg, size_t msglen) {
+  static bool registered;
+  int slot = -1;
+  for (int i = 0; i < LT_MAX_TRACKERS && slot < 0; i++)
+    if (!trackers[i]) slot = i;
+  if (slot < 0) {
+    snprintf(msg, msglen, "too many Lua states profiled at once (at most %d)", LT_MAX_TRACKERS);
+    return NULL;
+  }
+  void *ud;
+  lua_Alloc inner = lua_getallocf(L, &ud);
+  lt_tracker *t = inner(ud, NULL, 0, sizeof *t);
+  if (!t) {
+    snprintf(msg, msglen, "out of memory");
+    return NULL;
+  }
+  memset(t, 0, sizeof *t);
+  t->inner = inner;
+  t->inner_ud = ud;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  t->L = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  t->main_block = (char *)t->L - LUA_EXTRASPACE; /* LG starts with LX: extra space, then the main thread */
+  t->opt = *opt;
+  t->summary = opt->summary;
+  snprintf(t->gcmode, sizeof t->gcmode, "%s", gcmode ? gcmode : "unknown");
+  t->tag_mask = 0;
+  for (int k = 1; k < LT_CLS_COUNT; k++)
+    if (!opt->class_mask || (opt->class_mask >> k & 1u)) t->tag_mask |= 1u << CLASS_TAG[k];
+
+  char sample[64], specbuf[160];
+  if (opt->sample_bytes) snprintf(sample, sizeof sample, "bytes:%llu", (unsigned long long)opt->sample_bytes);
+  else snprintf(sample, sizeof sample, "1/%llu", (unsigned long long)opt->sample_every);
+  snprintf(specbuf, sizeof specbuf, "mode=gc,sample=%s,seed=%llu,sites=%s", sample, (unsigned long long)opt->seed,
+           opt->sites ? "on" : "off");
+  eph_meta_pair base[] = {
+      {"runtime", "lua"},
+      {"lua", LUA_RELEASE},
+      {"gc", t->gcmode},
+      {"mode", "gc"},
+      {"sample", sample},
+      {"spec", specbuf},
+      {"clock", "bytes = bytes Lua allocated since the profiler attached (new blocks + growth)"},
+      {"cycles", "full_gcs = Lua GC cycles completed (incremental cycles, or minor and major generational "
+                 "collections); scavenges unused"},
+      {"death", "freed = Lua's collector freed it; censored = still alive at lua_close or exit"},
+  };
+  size_t nb = sizeof base / sizeof base[0];
+  eph_meta_pair all[32];
+  size_t n = 0;
+  for (size_t i = 0; i < nb; i++) all[n++] = base[i];
+  for (size_t i = 0; i < nmeta && n < 32; i++) all[n++] = meta[i];
+  eph_error err;
+  t->w = eph_writer_open(opt->out, all, n, opt->compress, &err);
+  if (!t->w) {
+    snprintf(msg, msglen, "%s", err.message);
+    inner(ud, t, sizeof *t, 0);
+    return NULL;
+  }
+  for (uint32_t k = 1; k < LT_CLS_COUNT; k++) eph_writer_class(t->w, k, CLASS_NAMES[k]);
+  t->t0_ns = lt_now_ns();
+  t->cpu0_ns = cpu_ns();
+  t->heap = t->peak_heap = (uint64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (uint64_t)lua_gc(L, LUA_GCCOUNTB, 0);
+  lt_sampler_init(t);
+  t->internal = true;
+  lua_setallocf(L, lt_alloc, t);
+  lt_gccount_attach(t, L);
+  t->internal = false;
+  trackers[slot] = t;
+  if (!registered) {
+    registered = true;
+    atexit(at_exit);
+  }
+  return t;
+}
+
+void lt_begin_close(lt_tracker *t) { t->closing = true; }
+
+/* --- finish ---------------------------------------------------------------------- */
+
+int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen) {
+  if (t->finished) return 0;
+  t->finished = true;
+  bool was_closing = t->closing;
+  t->closing = true;
+  for (size_t i = 0; i < t->live.cap; i++)
+    if (t->live.slots[i].ptr) lt_emit(t, &t->live.slots[i], EPH_DEATH_CENSORED, !state_closed);
+  t->closing = was_closing;
+  lt_table_free(t);
+  lt_sites_free(t);
+  t->detached = true;
+  t->countdown = INT64_MAX;
+  eph_totals tot = {
+      .wall_ns = lt_now_ns() - t->t0_ns,
+      .cpu_ns = cpu_ns() - t->cpu0_ns,
+      .bytes_allocated = t->bytes,
+      .objects_allocated = t->objects - t->internal_objects,
+      .records = t->records,
+      .censored = t->censored,
+      .full_gcs = t->cycles,
+      .peak_heap = t->peak_heap,
+  };
+  int rc = 0;
+  if (t->write_failed) {
+    eph_writer_close(t->w, NULL);
+    snprintf(msg, msglen, "lua profile: %s", t->error);
+    rc = -1;
+  } else if (eph_writer_close(t->w, &tot) != EPH_OK) {
+    snprintf(msg, msglen, "lua profile: writing %s: %s", t->opt.out, eph_writer_error(NULL));
+    rc = -1;
+  }
+  t->w = NULL;
+  if (rc) failures++;
+  if (t->summary) lt_summary(t, t->gcmode, stderr);
+  return rc;
+}
+
+void *lt_final_free(lt_tracker *t, void *ptr, size_t osize) {
+  lua_Alloc inner = t->inner;
+  void *ud = t->inner_ud;
+  t->closing = true;
+  char msg[1600];
+  if (lt_finish(t, true, msg, sizeof msg) != 0) fprintf(stderr, "ephemera: %s\n", msg);
+  forget(t);
+  inner(ud, t, sizeof *t, 0);
+  return inner(ud, ptr, osize, 0);
+}
+
+void lt_release(lt_tracker *t, bool state_open) {
+  if (!state_open) return; /* freed by lt_final_free */
+  void *ud;
+  lua_Alloc cur = lua_getallocf(t->L, &ud);
+  lt_gccount_detach(t, t->L);
+  if (cur == lt_alloc && ud == t) {
+    lua_setallocf(t->L, t->inner, t->inner_ud);
+    forget(t);
+    t->inner(t->inner_ud, t, sizeof *t, 0);
+  }
+  /* else: someone chained onto us; t stays as a pass-through until lua_close */
+}
+
+/* --- summary and advice ------------------------------------------------------------ */
+
+static void human(char *buf, size_t n, double b) {
+  const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int k = 0;
+  while (b >= 1024 && k < 4) b /= 1024, k++;
+  snprintf(buf, n, k ? "%.1f %s" : "%.0f %s", b, u[k]);
+}
+
+void lt_summary(const lt_tracker *t, const char *gcmode, FILE *out) {
+  double total = t->freed_weight + t->censored_weight;
+  fprintf(out, "ephemera: lua profile %s: %llu records (%llu censored) of %llu objects, %llu GC cycles (%s)\n",
+          t->opt.out, (unsigned long long)t->records, (unsigned long long)t->censored,
+          (unsigned long long)(t->objects - t->internal_objects), (unsigned long long)t->cycles, gcmode);
+  if (t->dropped) fprintf(out, "ephemera: %llu samples dropped (out of memory)\n", (unsigned long long)t->dropped);
+  if (total <= 0) return;
+  fprintf(out, "  estimated objects by class (weighted):\n");
+  for (int k = 1; k < LT_CLS_COUNT; k++)
+    if (t->deaths_by_class[k])
+      fprintf(out, "    %-13s %12.0f\n", CLASS_NAMES[k], t->weight_by_class[k]);
+  /* the median lifetime in bytes, and the share dying before one young
+   * generation's worth of allocation */
+  double acc = 0, half = t->freed_weight / 2;
+  int med = -1;
+  for (int b = 0; b < 64 && t->freed_weight > 0; b++) {
+    acc += t->life_hist[b];
+    if (acc >= half) {
+      med = b;
+      break;
+    }
+  }
+  double young = t->survived_hist[0] + t->survived_hist[1];
+  double share0 = t->freed_weight > 0 ? t->survived_hist[0] / t->freed_weight : 0;
+  double share01 = t->freed_weight > 0 ? young / t->freed_weight : 0;
+  double cens = t->censored_weight / total;
+  char medb[32], heap[32];
+  human(medb, sizeof medb, med >= 0 ? (double)(UINT64_C(1) << med) : 0);
+  human(heap, sizeof heap, (double)t->peak_heap);
+  fprintf(out,
+          "  lifetimes: median about %s of allocation; %.0f%% die before the next GC cycle completes, %.0f%% "
+          "within two;\n  %.0f%% live to the end (censored); peak heap %s\n",
+          medb, 100 * share0, 100 * share01, 100 * cens, heap);
+  /* advice: a hypothesis to check with --gc */
+  fprintf(out, "  advice (a hypothesis; compare wall times with `ephemera lua --gc ...`):\n");
+  if (share01 >= 0.8) {
+    fprintf(out,
+            "    most objects die young: generational mode should pay off (it is lua5.4's default).  If you run\n"
+            "    incremental, try --gc generational; if generational, a larger minormul (e.g. "
+            "--gc generational,minormul=40)\n"
+            "    makes minor collections rarer, at the price of a bigger young generation.\n");
+  } else if (cens >= 0.5 || share01 < 0.4) {
+    fprintf(out,
+            "    many objects survive several cycles or live to the end: generational mode gains little and its\n"
+            "    minor collections re-examine survivors.  Try --gc incremental (and pause=300 to trade memory for\n"
+            "    fewer cycles), or a lower majormul to make the old generation's major collections earlier.\n");
+  } else {
+    fprintf(out,
+            "    lifetimes are mixed: keep generational mode, and compare --gc generational,minormul=10 and\n"
+            "    minormul=40 with the default (20) to see which young-generation size suits this program.\n");
+  }
+}

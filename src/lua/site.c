@@ -1,0 +1,121 @@
+/*
+ * site.c — where a sampled object was allocated: the source:line of the
+ * innermost running Lua function of the main thread, found with
+ * lua_getstack/lua_getinfo("Sl") from inside the allocator.
+ *
+ * Why this is safe: "S" and "l" only read the CallInfo chain and the
+ * function's prototype (source, line info); they neither allocate nor push
+ * anything, and the chain is consistent whenever an object is allocated
+ * (a new CallInfo is linked only after its own allocation).  The line is
+ * the one of the last instruction the VM saved; Lua saves the pc before
+ * every instruction that may allocate except OP_NEWTABLE/OP_CONCAT-style
+ * fast paths, where the line can be an earlier one of the same function.
+ *
+ * What is attributed (docs/lua.md):
+ *   - objects made by Lua code, and by C functions it calls (string.rep,
+ *     table.concat, setmetatable...): the calling Lua line (up to 3 C frames
+ *     are skipped);
+ *   - objects made inside a coroutine: the line that resumed it (the main
+ *     thread's stack is the only one the allocator knows; it is stable
+ *     while the coroutine runs);
+ *   - objects made by finalisers (__gc) during a collection: the
+ *     finaliser's line.
+ * Not attributed (site 0): objects made while no Lua function runs (state
+ * creation, the host's C calls at top level, luaL_openlibs), during
+ * lua_close, and the profiler's own objects.
+ */
+#include <string.h>
+
+#include "ephlua.h"
+
+static uint64_t key_hash(const char *src, int line) {
+  uint64_t x = (uint64_t)(uintptr_t)src ^ ((uint64_t)(unsigned)line << 40);
+  x *= UINT64_C(0x9E3779B97F4A7C15);
+  return x >> 17;
+}
+
+static char *dup_str(lt_tracker *t, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = lt_mem_alloc(t, n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+static bool grow(lt_tracker *t) {
+  size_t ncap = t->sites_cap ? t->sites_cap * 2 : 256;
+  lt_site_slot *ns = lt_mem_alloc(t, ncap * sizeof *ns);
+  if (!ns) return false;
+  memset(ns, 0, ncap * sizeof *ns);
+  for (size_t i = 0; i < t->sites_cap; i++) {
+    lt_site_slot *s = &t->sites[i];
+    if (!s->id) continue;
+    size_t j = key_hash(s->source, s->line) & (ncap - 1);
+    while (ns[j].id) j = (j + 1) & (ncap - 1);
+    ns[j] = *s;
+  }
+  lt_mem_free(t, t->sites, t->sites_cap * sizeof *t->sites);
+  t->sites = ns;
+  t->sites_cap = ncap;
+  return true;
+}
+
+/* The file name shown for a chunk: the script's path, or Lua's short_src
+ * for chunks loaded from strings. */
+static const char *file_of(const lua_Debug *ar) {
+  return ar->source[0] == '@' || ar->source[0] == '=' ? ar->source + 1 : ar->short_src;
+}
+
+static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
+  const char *file = file_of(ar);
+  if (t->sites_cap) {
+    size_t mask = t->sites_cap - 1;
+    for (size_t i = key_hash(ar->source, ar->currentline) & mask; t->sites[i].id; i = (i + 1) & mask) {
+      lt_site_slot *s = &t->sites[i];
+      /* the pointer keys the slot; the stored name guards against a
+       * source string freed and another one made at the same address */
+      if (s->source == ar->source && s->line == ar->currentline && s->linedefined == ar->linedefined &&
+          !strcmp(s->file, file))
+        return s->id;
+    }
+  }
+  if (t->sites_count >= EPH_FORMAT_MAX_ID) return 0;
+  if ((t->sites_count + 1) * 2 > t->sites_cap && !grow(t)) return 0;
+  char *copy = dup_str(t, file);
+  if (!copy) return 0;
+  uint32_t id = (uint32_t)t->sites_count + 1;
+  char fn[LUA_IDSIZE + 48];
+  if (ar->what[0] == 'm')
+    snprintf(fn, sizeof fn, "main chunk");
+  else
+    snprintf(fn, sizeof fn, "function <%s:%d>", ar->short_src, ar->linedefined);
+  if (eph_writer_site(t->w, id, file, ar->currentline, fn) != EPH_OK) {
+    lt_mem_free(t, copy, strlen(copy) + 1);
+    return 0;
+  }
+  size_t mask = t->sites_cap - 1, i = key_hash(ar->source, ar->currentline) & mask;
+  while (t->sites[i].id) i = (i + 1) & mask;
+  t->sites[i] = (lt_site_slot){.source = ar->source, .file = copy, .line = ar->currentline,
+                               .linedefined = ar->linedefined, .id = id};
+  t->sites_count++;
+  return id;
+}
+
+uint32_t lt_site_current(lt_tracker *t) {
+  lua_Debug ar;
+  for (int level = 0; level < 4; level++) {
+    if (!lua_getstack(t->L, level, &ar)) return 0;
+    if (!lua_getinfo(t->L, "Sl", &ar)) return 0;
+    if (ar.what[0] == 'C') continue;
+    if (ar.currentline <= 0) return 0;
+    return lookup(t, &ar);
+  }
+  return 0;
+}
+
+void lt_sites_free(lt_tracker *t) {
+  for (size_t i = 0; i < t->sites_cap; i++)
+    if (t->sites[i].id) lt_mem_free(t, t->sites[i].file, strlen(t->sites[i].file) + 1);
+  lt_mem_free(t, t->sites, t->sites_cap * sizeof *t->sites);
+  t->sites = NULL;
+  t->sites_cap = t->sites_count = 0;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# tests/lua/run.sh TEST — the Lua adapter's tests (see CMakeLists.txt for
+# the environment: EPH, CHECK, HOST, MODULE_DIR, SCRIPTS, BENCH, LUA54, SRC).
+set -uo pipefail
+t=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# expect FILE PATTERN DESCRIPTION: a line of FILE matches the extended regex
+expect() { if grep -Eq -- "$2" "$1"; then ok "$3"; else fail "$3 (no line matching '$2' in:)"; sed 's/^/    /' "$1"; fi; }
+
+case $t in
+known)
+  # objects dying at known collectgarbage() calls, incremental and generational
+  for gc in incremental generational; do
+    "$EPH" lua --gc $gc -o "$tmp/k.eph" "$SCRIPTS/known.lua" >"$tmp/out" || fail "$gc: exit status"
+    expect "$tmp/out" '^known done$' "$gc: script output"
+    "$CHECK" "$tmp/k.eph" >"$tmp/c" || fail "$gc: profile unreadable"
+    expect "$tmp/c" '^total complete=1 .*runtime=lua' "$gc: complete lua profile"
+    expect "$tmp/c" '^group class=table line=5 freed=100 censored=0 weight=100 smin=2 smax=2$' \
+      "$gc: 100 tables at line 5 survive exactly 2 cycles"
+    expect "$tmp/c" '^group class=table line=6 freed=50 censored=0 weight=50 smin=0 smax=0$' \
+      "$gc: 50 tables at line 6 die in the first cycle"
+    expect "$tmp/c" '^group class=long_string line=12 freed=20 censored=20 weight=40 smin=0 smax=0$' \
+      "$gc: line 12: 20 long strings freed (string.rep's), 20 censored at close (kept)"
+    expect "$tmp/c" '^group class=short_string line=12 freed=20 censored=0 ' "$gc: line 12: 20 short strings (tostring of i)"
+    expect "$tmp/c" '^group class=Lua_closure line=13 freed=30 censored=1 weight=31 smin=0 smax=0$' \
+      "$gc: 30 Lua closures freed, mk itself censored"
+    expect "$tmp/c" '^group class=upvalue line=13 freed=30 censored=0 ' "$gc: 30 upvalues"
+    if grep -q bad-order "$tmp/c"; then fail "$gc: a death before its birth"; fi
+  done
+  ;;
+sampling)
+  "$EPH" lua --gc incremental --profile sample=1/10 -o "$tmp/s.eph" "$SCRIPTS/known.lua" >/dev/null || fail "1/10 run"
+  "$CHECK" "$tmp/s.eph" >"$tmp/c"
+  expect "$tmp/c" '^group class=table line=5 freed=10 censored=0 weight=100 ' "1/10: 10 records of weight 10 for 100 tables"
+  "$EPH" lua --profile sample=bytes:2K,seed=7 -o "$tmp/b.eph" "$SCRIPTS/many.lua" 40000 >/dev/null || fail "bytes run"
+  "$CHECK" "$tmp/b.eph" >"$tmp/c"
+  w=$(awk '/^group class=table line=4 /{for(i=1;i<=NF;i++) if ($i ~ /^weight=/) {sub("weight=","",$i); print $i}}' "$tmp/c")
+  if [[ -n $w ]] && awk -v w="$w" 'BEGIN{exit !(w > 34000 && w < 46000)}'; then ok "bytes:2K estimates 40000 tables ($w)";
+  else fail "bytes:2K estimate of 40000 tables: '$w'"; cat "$tmp/c"; fi
+  "$EPH" lua --profile classes=table -o "$tmp/f.eph" "$SCRIPTS/known.lua" >/dev/null || fail "classes run"
+  "$CHECK" "$tmp/f.eph" >"$tmp/c"
+  if grep '^group' "$tmp/c" | grep -qv 'class=table '; then fail "classes=table kept other classes"; cat "$tmp/c"; else ok "classes=table"; fi
+  "$EPH" lua --profile mode=finalization -o "$tmp/x.eph" "$SCRIPTS/known.lua" >/dev/null 2>"$tmp/err"
+  [[ $? == 2 ]] && grep -q 'mode=finalization does not apply to Lua' "$tmp/err" && ok "mode=finalization rejected" ||
+    { fail "mode=finalization not rejected clearly"; cat "$tmp/err"; }
+  "$EPH" lua --profile sample=1/0 -o "$tmp/x.eph" "$SCRIPTS/known.lua" >/dev/null 2>"$tmp/err"
+  [[ $? == 2 ]] && grep -q "sample" "$tmp/err" && ok "bad sample rejected" || fail "bad sample not rejected"
+  ;;
+errors)
+  cd "$tmp"
+  printf 'local function f(x) error("boom " .. x) end\nf(arg[1])\n' >err.lua
+  printf 'x = = 1\n' >syn.lua
+  printf 'error(setmetatable({}, {__tostring = function() return "custom" end}))\n' >obj.lua
+  printf 'io.write("partial\\n") os.exit(3)\n' >exit.lua
+  printf 'print(...) print(arg[0], #arg) return 1\n' >args.lua
+  for s in "err.lua 7" "syn.lua" "obj.lua" "missing.lua" "exit.lua" "args.lua a b c"; do
+    set -- $s
+    "$LUA54" "$@" >lua.out 2>lua.err
+    lrc=$?
+    "$EPH" lua -o e.eph "$@" >eph.out 2>eph.err
+    erc=$?
+    sed -i '1s/^[^ ]*lua5\.4: //' lua.err
+    sed -i '1s/^ephemera: //' eph.err
+    if [[ $lrc == "$erc" ]] && cmp -s lua.out eph.out && cmp -s lua.err eph.err; then ok "$s: same output, stderr and status ($erc)"
+    else fail "$s: differs (lua5.4 $lrc, ephemera $erc)"; diff lua.err eph.err; diff lua.out eph.out; fi
+  done
+  "$EPH" lua -o e.eph exit.lua >/dev/null
+  "$CHECK" e.eph >c && grep -q '^total complete=1' c && ok "os.exit writes a complete profile" || fail "os.exit profile"
+  ;;
+debian)
+  # Debian's Penlight and dkjson give the same output with and without the profiler
+  "$LUA54" "$BENCH/gen-data.lua" csv 3000 "$tmp/d.csv"
+  "$LUA54" "$BENCH/gen-data.lua" json 3000 "$tmp/d.json"
+  for s in "csv-penlight.lua $tmp/d.csv" "json-dkjson.lua $tmp/d.json"; do
+    set -- $s
+    "$LUA54" "$BENCH/$1" "$2" >"$tmp/lua.out" 2>&1 || fail "$1 under lua5.4"
+    for spec in sample=1/1 sample=1/100 sample=bytes:4K; do
+      "$EPH" lua --profile $spec -o "$tmp/p.eph" "$BENCH/$1" "$2" >"$tmp/eph.out" 2>&1 || fail "$1 $spec: status"
+      if cmp -s "$tmp/lua.out" "$tmp/eph.out"; then ok "$1 $spec: same output"; else fail "$1 $spec: output differs"; diff "$tmp/lua.out" "$tmp/eph.out" | head; fi
+      "$CHECK" "$tmp/p.eph" >"$tmp/c" && grep -q '^total complete=1' "$tmp/c" && ok "$1 $spec: complete profile" || fail "$1 $spec: profile"
+    done
+  done
+  "$EPH" lua -o "$tmp/c.eph" "$SCRIPTS/coro.lua" >"$tmp/out" || fail "coroutines: status"
+  expect "$tmp/out" '^coro	55$' "coroutines and finalisers"
+  ;;
+module)
+  # a host embedding Lua attaches the module to its running state and detaches
+  "$HOST" "$MODULE_DIR/?.so" "$SCRIPTS/module_attach.lua" "$tmp/m.eph" >"$tmp/out" 2>&1 || { fail "host run"; cat "$tmp/out"; }
+  expect "$tmp/out" '^attach ok' "attach / detach in a running state"
+  "$CHECK" "$tmp/m.eph" >"$tmp/c" || fail "module profile unreadable"
+  expect "$tmp/c" '^total complete=1' "module profile complete after stop()"
+  expect "$tmp/c" '^group class=table line=7 freed=100 ' "module: 100 tables at line 7"
+  if [[ $SANITIZE == 1 ]]; then ok "lua5.4 -l ephemera: skipped in the sanitizer build"; else
+    cd "$tmp"
+    LUA_CPATH="$MODULE_DIR/?.so;;" EPHEMERA_PROFILE="out=$tmp/l.eph" "$LUA54" -l ephemera "$SCRIPTS/known.lua" >out 2>&1 ||
+      { fail "lua5.4 -l ephemera"; cat out; }
+    "$CHECK" "$tmp/l.eph" >c || fail "lua5.4 -l profile unreadable"
+    expect c '^total complete=1' "lua5.4 -l ephemera: profile written at lua_close"
+    expect c '^group class=table line=6 freed=50 ' "lua5.4 -l ephemera: 50 tables at line 6"
+    printf 'require("ephemera").start{out = arg[1]}\nlocal t = {}\nfor i = 1, 10 do t[i] = {} end\nos.exit(0)\n' >x.lua
+    LUA_CPATH="$MODULE_DIR/?.so;;" "$LUA54" x.lua "$tmp/x.eph" || fail "os.exit under the module"
+    "$CHECK" "$tmp/x.eph" >c && expect c '^group class=table line=3 freed=0 censored=10 ' "module at exit: censored"
+  fi
+  ;;
+cli)
+  "$EPH" lua --gc incremental,pause=300,stepmul=200 -o "$tmp/g.eph" "$SCRIPTS/many.lua" 100 >/dev/null && ok "--gc incremental with parameters" || fail "--gc incremental"
+  "$EPH" lua --gc generational,minormul=40 -o "$tmp/g.eph" "$SCRIPTS/many.lua" 100 >/dev/null && ok "--gc generational with parameters" || fail "--gc generational"
+  "$EPH" lua --gc generational,pause=3 -o "$tmp/g.eph" "$SCRIPTS/many.lua" 2>"$tmp/err"
+  [[ $? == 2 ]] && ok "--gc bad parameter rejected" || fail "--gc bad parameter"
+  "$EPH" lua --summary -o "$tmp/s.eph" "$SCRIPTS/many.lua" 1000 >/dev/null 2>"$tmp/err" || fail "--summary"
+  expect "$tmp/err" 'advice' "--summary gives collector advice"
+  "$EPH" lua -o /nonexistent/dir/x.eph "$SCRIPTS/many.lua" 2>"$tmp/err"
+  [[ $? == 1 ]] && expect "$tmp/err" '^ephemera: lua: ' "unwritable profile: clear error"
+  if [[ -x $SRC/build-lua/ephemera || true ]]; then :; fi
+  ;;
+missing)
+  # configuring without Lua 5.4 says so and skips the adapter
+  cmake -S "$SRC" -B "$tmp/b" -DEPH_BUILD_BENCH=OFF -DEPH_LUA_PKG=lua-none-such >"$tmp/cfg" 2>&1 || { fail "configure without Lua"; tail "$tmp/cfg"; }
+  expect "$tmp/cfg" 'Lua 5.4 not found .*skipping' "configure without Lua: clear message"
+  ;;
+*) echo "unknown test $t"; exit 2 ;;
+esac
+((fails == 0)) || { echo "$fails failure(s)"; exit 1; }
