@@ -79,6 +79,7 @@ static inline size_t lt_filter_slot(const void *p) {
 
 typedef struct lt_options {
   uint64_t sample_every; /* 1 = every object */
+  bool sample_fixed;     /* every:N: a fixed gap instead of geometric gaps */
   uint64_t sample_bytes; /* bytes:B; 0 = count sampling */
   uint64_t seed;
   bool compress;

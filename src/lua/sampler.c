@@ -1,8 +1,9 @@
 /*
  * sampler.c — which Lua objects get a record, and what each stands for;
  * the same rules as the heap's profiler (src/profile/sampler.c):
- *   1/N      every N-th object allocation (of the selected classes), each
- *            standing for N objects;
+ *   1/N      count sampling with geometric gaps of mean N between samples
+ *            (a plain counter would alias with periodic allocation), each
+ *            sample standing for N objects; every:N uses the fixed gap;
  *   bytes:B  points on the object-byte clock with exponential gaps of mean
  *            B: an object of s bytes is hit with probability 1-exp(-s/B)
  *            and stands for 1/(1-exp(-s/B)) objects (tcmalloc).
@@ -29,10 +30,18 @@ static int64_t exponential_gap(lt_tracker *t) {
   return (int64_t)gap;
 }
 
+/* Object allocations until the next count sample: geometric with mean N. */
+static int64_t count_gap(lt_tracker *t) {
+  uint64_t n = t->opt.sample_every;
+  if (n <= 1 || t->opt.sample_fixed) return n ? (int64_t)n : 1;
+  double gap = 1.0 + floor(log(next_unit(t)) / log1p(-1.0 / (double)n));
+  return gap < 1.0 ? 1 : gap > 1e18 ? INT64_C(1000000000000000000) : (int64_t)gap;
+}
+
 void lt_sampler_init(lt_tracker *t) {
   t->rng = t->opt.seed ? t->opt.seed * UINT64_C(0x9E3779B97F4A7C15) : UINT64_C(0x9E3779B97F4A7C15);
   t->by_bytes = t->opt.sample_bytes != 0;
-  t->countdown = t->by_bytes ? exponential_gap(t) : (int64_t)t->opt.sample_every;
+  t->countdown = t->by_bytes ? exponential_gap(t) : count_gap(t);
 }
 
 bool lt_sampler_take(lt_tracker *t, size_t size, double *weight) {
@@ -40,7 +49,7 @@ bool lt_sampler_take(lt_tracker *t, size_t size, double *weight) {
     t->countdown = exponential_gap(t);
     *weight = 1.0 / -expm1(-(double)size / (double)t->opt.sample_bytes);
   } else {
-    t->countdown = (int64_t)t->opt.sample_every;
+    t->countdown = count_gap(t);
     *weight = (double)t->opt.sample_every;
   }
   return true;

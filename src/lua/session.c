@@ -93,6 +93,7 @@ bool lt_options_parse(lt_options *opt, const char *spec, char *msg, size_t msgle
   eph_profile_spec_init(&s);
   s.sample_every = opt->sample_every;
   s.sample_bytes = opt->sample_bytes;
+  s.sample_fixed = opt->sample_fixed;
   s.seed = opt->seed;
   s.compress = opt->compress;
   snprintf(s.out, sizeof s.out, "%s", opt->out);
@@ -117,6 +118,7 @@ bool lt_options_parse(lt_options *opt, const char *spec, char *msg, size_t msgle
   if (s.classes[0] && !parse_classes(&o, s.classes, msg, msglen)) return false;
   o.sample_every = s.sample_every;
   o.sample_bytes = s.sample_bytes;
+  o.sample_fixed = s.sample_fixed;
   o.seed = s.seed;
   o.compress = s.compress;
   o.sites = sites;
@@ -191,7 +193,8 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
 
   char sample[64], specbuf[160];
   if (opt->sample_bytes) snprintf(sample, sizeof sample, "bytes:%llu", (unsigned long long)opt->sample_bytes);
-  else snprintf(sample, sizeof sample, "1/%llu", (unsigned long long)opt->sample_every);
+  else snprintf(sample, sizeof sample, "%s%llu", opt->sample_fixed ? "every:" : "1/",
+                (unsigned long long)opt->sample_every);
   snprintf(specbuf, sizeof specbuf, "mode=gc,sample=%s,seed=%llu,sites=%s", sample, (unsigned long long)opt->seed,
            opt->sites ? "on" : "off");
   eph_meta_pair base[] = {

@@ -17,8 +17,10 @@
  * dead objects are processed latest-timestamp-first with a depth-first
  * propagation: a dead source with a later stamp than a target it points to
  * gives the target its stamp; dead targets so updated are pushed.  (Targets
- * in old space during a scavenge, whose fate it does not know, receive the
- * stamp too: harmless if alive, needed if they die later.)  The result is
+ * that survive a scavenge receive the stamp too — old objects, and young
+ * ones kept only by old garbage through the remembered set: the scavenge
+ * cannot tell them from live ones; harmless if alive, needed if they die
+ * later.)  The result is
  * each object's last-reachable time, recorded as an EXACT death.
  *
  * Ephemerons are not modelled: Merlin's reachability is strong reachability.
@@ -258,8 +260,11 @@ static void propagate(eph_profiler *p, eph_gc_kind kind) {
           p->stack = grow(p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
           p->stack[top++] = t;
         }
-      } else if (kind == EPH_GC_SCAVENGE && !eph_is_young(h, t)) {
-        stamp_max(t, ts); /* old: the scavenge does not know whether it lives */
+      } else if (kind == EPH_GC_SCAVENGE) {
+        /* A scavenge does not know whether old objects, or young ones kept
+         * by old garbage in the remembered set (nepotism), really live:
+         * give them the stamp where they are now — harmless if they do. */
+        stamp_max(eph_gc_locate(h, t), ts);
       }
     }
   }
