@@ -223,6 +223,7 @@ eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
                                (1.0 + h->params.gc_ratio));
   eph_update_alloc_limit(h);
   eph_note_committed(h);
+  if (eden_changed) eph_safepoint(h); /* the full GC may have mourned ephemerons */
   return EPH_OK;
 }
 
