@@ -169,11 +169,13 @@ int cmd_merlin(int argc, char **argv) {
   int status = 0;
   if (do_check) status = check(in, p, &m);
   if (out) {
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (eph_trace_merlin_write(p, &m, out, compress, &err) != EPH_OK) {
       cli_error("%s: %s", out, err.message);
       status = 1;
     } else {
-      printf("wrote %s: %zu records (%" PRIu64 " censored)\n", out, m.nobjects, s->censored);
+      printf("wrote %s: %zu records (%" PRIu64 " censored) in %.3f s\n", out, m.nobjects, s->censored,
+             seconds_since(&t0));
     }
   }
   eph_trace_merlin_free(&m);

@@ -271,6 +271,10 @@ static void propagate(eph_profiler *p, eph_gc_kind kind) {
 }
 
 void merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
+  /* A clock sample now, so that every time written below lies within the
+   * samples and gets the same interpolated wall time whenever it is written. */
+  uint64_t now = prof_clock(p);
+  if (!p->nclock_points || now > p->clock_points[p->nclock_points - 1].bytes) add_clock_point(p, now);
   for (size_t i = 0; i < p->seen_len; i++)
     if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
   p->ndead = 0;

@@ -126,10 +126,15 @@ static const eph_stamp *record_stamp(const eph_profile *p, uint64_t k) {
 bool ephtr_clock_build(const eph_profile *p, ephtr_clock *c) {
   memset(c, 0, sizeof *c);
   /* Wall time: every stamp of every record, by bytes, one point per time. */
-  size_t n = 3 * p->nrecords;
-  ephtr_pair *pairs = malloc((n ? n : 1) * sizeof *pairs);
+  size_t n = 0;
+  ephtr_pair *pairs = malloc((3 * p->nrecords + 1) * sizeof *pairs);
   if (!pairs) return false;
-  for (size_t k = 0; k < n; k++) pairs[k] = (ephtr_pair){record_stamp(p, k)->bytes, k};
+  for (size_t k = 0; k < 3 * p->nrecords; k++) {
+    const eph_stamp *s = record_stamp(p, k);
+    if (k % 3 == 2 && s->bytes == record_stamp(p, k - 1)->bytes && s->wall_ns == record_stamp(p, k - 1)->wall_ns)
+      continue; /* alive_until == death, as usual */
+    pairs[n++] = (ephtr_pair){s->bytes, k};
+  }
   if (!ephtr_sort_pairs(pairs, n)) {
     free(pairs);
     return false;
@@ -183,16 +188,24 @@ bool ephtr_clock_build(const eph_profile *p, ephtr_clock *c) {
   return true;
 }
 
-eph_stamp ephtr_clock_at(const ephtr_clock *c, uint64_t bytes) {
+eph_stamp ephtr_clock_at(ephtr_clock *c, uint64_t bytes) {
   eph_stamp s = {.bytes = bytes};
   const ephtr_clock_point *at = NULL; /* the last point at or before bytes */
   if (c->npoints && c->points[0].bytes <= bytes) {
-    size_t lo = 0, hi = c->npoints;
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (c->points[mid].bytes <= bytes) lo = mid;
-      else hi = mid;
+    size_t lo = c->hint; /* lookups mostly come in time order: try the last answer and its successor */
+    if (!(lo < c->npoints && c->points[lo].bytes <= bytes && (lo + 1 == c->npoints || c->points[lo + 1].bytes > bytes))) {
+      lo++;
+      if (!(lo < c->npoints && c->points[lo].bytes <= bytes && (lo + 1 == c->npoints || c->points[lo + 1].bytes > bytes))) {
+        size_t hi = c->npoints;
+        lo = 0;
+        while (hi - lo > 1) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (c->points[mid].bytes <= bytes) lo = mid;
+          else hi = mid;
+        }
+      }
     }
+    c->hint = lo;
     at = &c->points[lo];
     const ephtr_clock_point *next = lo + 1 < c->npoints ? &c->points[lo + 1] : NULL;
     if (at->bytes == bytes || !next || next->wall_ns < at->wall_ns) {

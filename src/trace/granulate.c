@@ -39,7 +39,7 @@ static void put(gwriter *g, const eph_event *e) {
 }
 
 /* The stamp s moved to its granule: unchanged if it is already on one. */
-static bool move_stamp(const ephtr_clock *clock, uint64_t k, eph_stamp *s) {
+static bool move_stamp(ephtr_clock *clock, uint64_t k, eph_stamp *s) {
   uint64_t g;
   if (!eph_trace_granule_ceil(s->bytes, k, &g)) g = s->bytes; /* cannot happen below the end */
   if (g == s->bytes) return false;

@@ -109,11 +109,6 @@ bool eph_trace_merlin_find(const eph_trace_merlin *m, uint64_t id, size_t *index
   return false;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* A growable u32 stack. */
 typedef struct stack32 {
   uint32_t *items;
@@ -153,43 +148,62 @@ static void run_free(run *r) {
   free(r->dead);
 }
 
-/* Step 1 (ids): the sorted object table and its index. */
-static eph_status collect_ids(const eph_profile *p, eph_trace_merlin *m, bool *sorted, eph_error *err) {
-  size_t n = 0;
-  for (size_t i = 0; i < p->nevents; i++) n += p->events[i].kind == EPH_EV_ALLOC;
-  if (n > MAX_OBJECTS) {
-    eph_error_fill(err, EPH_ERR_INVALID, "%zu objects: more than offline Merlin handles (%zu)", n, MAX_OBJECTS);
-    return EPH_ERR_INVALID;
-  }
-  m->nobjects = n;
-  m->id = malloc((n ? n : 1) * sizeof *m->id);
-  if (!m->id) return nomem(err);
-  size_t k = 0;
-  *sorted = true;
+/* Step 1 (objects): the sorted object table, its index and the slot
+ * offsets (r->start), in one pass over the ALLOC events. */
+static eph_status collect_objects(const eph_profile *p, eph_trace_merlin *m, run *r, eph_error *err) {
+  size_t n = 0, cap = 0;
+  ephtr_pair *objs = NULL; /* (id, pointer slots), in ALLOC order */
+  bool sorted = true;
   for (size_t i = 0; i < p->nevents; i++) {
     const eph_event *e = &p->events[i];
     if (e->kind != EPH_EV_ALLOC) continue;
-    if (e->obj == 0) {
-      eph_error_fill(err, EPH_ERR_INVALID, "event %zu: an allocation of object id 0", i);
+    if (e->obj == 0 || e->b > (uint64_t)EPH_MAX_PAYLOAD_BYTES + sizeof(uint64_t)) {
+      free(objs);
+      eph_error_fill(err, EPH_ERR_INVALID, "event %zu: an allocation of object %llu with %llu bytes: not a possible object", i,
+                     (unsigned long long)e->obj, (unsigned long long)e->b);
       return EPH_ERR_INVALID;
     }
-    if (k && e->obj <= m->id[k - 1]) *sorted = false;
-    m->id[k++] = e->obj;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 4096;
+      ephtr_pair *x = realloc(objs, cap * sizeof *x);
+      if (!x) {
+        free(objs);
+        return nomem(err);
+      }
+      objs = x;
+    }
+    if (n && e->obj <= objs[n - 1].key) sorted = false;
+    objs[n++] = (ephtr_pair){e->obj, pointer_slots(e)};
   }
-  if (!*sorted) qsort(m->id, n, sizeof *m->id, cmp_u64);
-  for (size_t i = 1; i < n; i++)
-    if (m->id[i] == m->id[i - 1]) {
-      eph_error_fill(err, EPH_ERR_INVALID, "object %llu is allocated twice", (unsigned long long)m->id[i]);
+  if (n > MAX_OBJECTS) {
+    free(objs);
+    eph_error_fill(err, EPH_ERR_INVALID, "%zu objects: more than offline Merlin handles (%zu)", n, MAX_OBJECTS);
+    return EPH_ERR_INVALID;
+  }
+  if (!sorted && !ephtr_sort_pairs(objs, n)) {
+    free(objs);
+    return nomem(err);
+  }
+  m->nobjects = n;
+  m->id = malloc((n ? n : 1) * sizeof *m->id);
+  r->start = malloc((n + 1) * sizeof *r->start);
+  if (!m->id || !r->start) {
+    free(objs);
+    return nomem(err);
+  }
+  r->start[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i && objs[i].key == objs[i - 1].key) {
+      eph_error_fill(err, EPH_ERR_INVALID, "object %llu is allocated twice", (unsigned long long)objs[i].key);
+      free(objs);
       return EPH_ERR_INVALID;
     }
+    m->id[i] = objs[i].key;
+    r->start[i + 1] = r->start[i] + objs[i].val;
+  }
+  free(objs);
   if (!build_index(m)) return nomem(err);
   return EPH_OK;
-}
-
-static size_t alloc_index(const eph_trace_merlin *m, bool sorted, size_t ordinal, uint64_t id) {
-  size_t i = ordinal;
-  if (!sorted) eph_trace_merlin_find(m, id, &i);
-  return i;
 }
 
 static inline void stamp_max(uint64_t *stamp, size_t i, uint64_t t) {
@@ -197,23 +211,14 @@ static inline void stamp_max(uint64_t *stamp, size_t i, uint64_t t) {
 }
 
 /* Step 1 (replay): slots and stamps; the final roots onto roots. */
-static eph_status replay(const eph_profile *p, eph_trace_merlin *m, run *r, bool sorted, stack32 *roots,
-                         eph_error *err) {
+static eph_status replay(const eph_profile *p, eph_trace_merlin *m, run *r, stack32 *roots, eph_error *err) {
   size_t n = m->nobjects;
   eph_trace_merlin_stats *st = &m->stats;
-  r->start = calloc(n + 1, sizeof *r->start);
   m->death = malloc((n ? n : 1) * sizeof *m->death);
   m->censored = calloc(n ? n : 1, 1);
-  if (!r->start || !m->death || !m->censored) return nomem(err);
+  if (!m->death || !m->censored) return nomem(err);
   uint64_t *stamp = m->death;
   for (size_t i = 0; i < n; i++) stamp[i] = m->id[i];
-  size_t k = 0;
-  for (size_t i = 0; i < p->nevents; i++) {
-    const eph_event *e = &p->events[i];
-    if (e->kind != EPH_EV_ALLOC) continue;
-    r->start[alloc_index(m, sorted, k++, e->obj) + 1] = pointer_slots(e);
-  }
-  for (size_t i = 0; i < n; i++) r->start[i + 1] += r->start[i];
   st->pointer_slots = r->start[n];
   if (r->start[n] > SIZE_MAX / sizeof *r->slots) return nomem(err);
   r->slots = malloc((r->start[n] ? (size_t)r->start[n] : 1) * sizeof *r->slots);
@@ -348,9 +353,8 @@ eph_status eph_trace_merlin_run(const eph_profile *p, eph_trace_merlin *m, eph_e
   }
   run r = {0};
   stack32 roots = {0};
-  bool sorted;
-  eph_status st = collect_ids(p, m, &sorted, err);
-  if (st == EPH_OK) st = replay(p, m, &r, sorted, &roots, err);
+  eph_status st = collect_objects(p, m, &r, err);
+  if (st == EPH_OK) st = replay(p, m, &r, &roots, err);
   if (st == EPH_OK) st = mark(m, &r, &roots, err);
   if (st == EPH_OK) st = propagate(m, &r, err);
   free(roots.items);

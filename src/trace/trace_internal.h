@@ -46,10 +46,11 @@ typedef struct ephtr_clock {
   uint64_t *gc_time; /* ends of collections, ascending */
   uint32_t *gc_scavenges; /* scavenges among gc_time[0 .. i) */
   size_t ngc;
+  size_t hint; /* the last lookup's point */
 } ephtr_clock;
 
 bool ephtr_clock_build(const eph_profile *p, ephtr_clock *c);
-eph_stamp ephtr_clock_at(const ephtr_clock *c, uint64_t bytes);
+eph_stamp ephtr_clock_at(ephtr_clock *c, uint64_t bytes);
 void ephtr_clock_free(ephtr_clock *c);
 
 /* --- output ------------------------------------------------------------------- */

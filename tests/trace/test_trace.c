@@ -300,6 +300,27 @@ static void test_unfaithful(const char *dir) {
   eph_trace_merlin_free(&m);
   eph_profile_free(p);
 
+  /* ALLOC events out of id order (not what the profiler writes, but valid). */
+  tb v = {0};
+  ev(&v, EPH_EV_ALLOC, 48, 48, CLS_OBJ, 24, SITE);
+  ev(&v, EPH_EV_ALLOC, 24, 24, CLS_OBJ, 24, SITE);
+  ev(&v, EPH_EV_ALLOC, 72, 72, CLS_OBJ, 24, SITE);
+  ev(&v, EPH_EV_STORE, 72, 48, 1, 0, 24);
+  ev(&v, EPH_EV_STORE, 72, 72, 0, 0, 48);
+  ev(&v, EPH_EV_ROOT, 72, 72, 0, 0, 0);
+  ev(&v, EPH_EV_GC, 72, 0, EPH_GC_FULL, 1, 0);
+  expect y[] = {{24, 72}, {48, 72}, {72, 72}};
+  snprintf(path, sizeof path, "%s/unsorted.eph", dir);
+  if (write_trace(path, &v, y, 3) || !(p = load(path))) {
+    failures++;
+    return;
+  }
+  CHECK(eph_trace_merlin_run(p, &m, &err) == EPH_OK, "%s", err.message);
+  expect_results(&m, y, 3);
+  CHECK(m.stats.stale_stores == 0, "stale %" PRIu64, m.stats.stale_stores);
+  eph_trace_merlin_free(&m);
+  eph_profile_free(p);
+
   /* An object allocated twice is an error. */
   tb u = {0};
   ev(&u, EPH_EV_ALLOC, 24, 24, CLS_OBJ, 24, SITE);
