@@ -33,9 +33,14 @@ known)
   done
   ;;
 sampling)
-  "$EPH" lua --gc incremental --profile sample=1/10 -o "$tmp/s.eph" "$SCRIPTS/known.lua" >/dev/null || fail "1/10 run"
+  "$EPH" lua --gc incremental --profile sample=every:10 -o "$tmp/s.eph" "$SCRIPTS/known.lua" >/dev/null || fail "every:10 run"
   "$CHECK" "$tmp/s.eph" >"$tmp/c"
-  expect "$tmp/c" '^group class=table line=5 freed=10 censored=0 weight=100 ' "1/10: 10 records of weight 10 for 100 tables"
+  expect "$tmp/c" '^group class=table line=5 freed=10 censored=0 weight=100 ' "every:10: 10 records of weight 10 for 100 tables"
+  "$EPH" lua --profile sample=1/20,seed=3 -o "$tmp/g.eph" "$SCRIPTS/many.lua" 40000 >/dev/null || fail "1/20 run"
+  "$CHECK" "$tmp/g.eph" >"$tmp/c"
+  w=$(awk '/^group class=table line=4 /{for(i=1;i<=NF;i++) if ($i ~ /^weight=/) {sub("weight=","",$i); print $i}}' "$tmp/c")
+  if [[ -n $w ]] && awk -v w="$w" 'BEGIN{exit !(w > 36000 && w < 44000)}'; then ok "1/20 (geometric gaps) estimates 40000 tables ($w)";
+  else fail "1/20 estimate of 40000 tables: '$w'"; cat "$tmp/c"; fi
   "$EPH" lua --profile sample=bytes:2K,seed=7 -o "$tmp/b.eph" "$SCRIPTS/many.lua" 40000 >/dev/null || fail "bytes run"
   "$CHECK" "$tmp/b.eph" >"$tmp/c"
   w=$(awk '/^group class=table line=4 /{for(i=1;i<=NF;i++) if ($i ~ /^weight=/) {sub("weight=","",$i); print $i}}' "$tmp/c")
