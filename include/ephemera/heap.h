@@ -47,7 +47,8 @@ typedef enum eph_status {
   EPH_ERR_HEAP_EXHAUSTED, /* the maximum heap size would be exceeded */
   EPH_ERR_INVALID,        /* a bad argument: unknown key, bad value, bad class */
   EPH_ERR_TOO_LARGE,      /* an object larger than EPH_MAX_PAYLOAD_BYTES */
-  EPH_ERR_CORRUPT         /* the verifier found a broken invariant */
+  EPH_ERR_CORRUPT,        /* the verifier found a broken invariant */
+  EPH_ERR_IO              /* a file could not be created, written or closed */
 } eph_status;
 
 /* A status with a one-line message saying what went wrong. */

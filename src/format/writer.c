@@ -75,7 +75,7 @@ static eph_status fail(eph_writer *w, eph_status st, const char *fmt, ...) {
 }
 
 static eph_status io_fail(eph_writer *w, const char *what, int errnum) {
-  w->failed = EPH_ERR_INVALID; /* eph_status has no I/O code; the message says what happened */
+  w->failed = EPH_ERR_IO;
   return fail(w, w->failed, "%s %s: %s", what, w->path, strerror(errnum));
 }
 
@@ -243,7 +243,7 @@ eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t 
     char msg[256];
     snprintf(msg, sizeof msg, "cannot create %s: %s", path, strerror(errno));
     free_writer(w);
-    set_err(err, EPH_ERR_INVALID, msg);
+    set_err(err, EPH_ERR_IO, msg);
     return NULL;
   }
   uint8_t hdr[EPHF_FILE_HEADER_LEN];

@@ -17,6 +17,7 @@ const char *eph_status_name(eph_status s) {
     case EPH_ERR_INVALID: return "invalid argument";
     case EPH_ERR_TOO_LARGE: return "object too large";
     case EPH_ERR_CORRUPT: return "heap corrupt";
+    case EPH_ERR_IO: return "I/O error";
   }
   return "unknown status";
 }

@@ -282,8 +282,9 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   if (spec->mode == EPH_MODE_FINALIZATION || spec->mode == EPH_MODE_MERLIN) {
     eph_status st = spec->mode == EPH_MODE_MERLIN ? merlin_mode_start(p, err) : fin_mode_start(p, err);
-    if (st != EPH_OK) {
+    if (st != EPH_OK) { /* no profile: do not leave a file that looks complete */
       eph_writer_close(p->out, NULL);
+      unlink(spec->out);
       free(p);
       return st;
     }
