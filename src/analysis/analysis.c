@@ -63,6 +63,26 @@ static bool build_km(eph_analysis *a) {
   return true;
 }
 
+/* Lua profiles: the collector advice shared with `ephemera lua --summary`. */
+static void lua_advice(eph_analysis *a) {
+  const char *rt = eph_profile_meta(a->profile, "runtime");
+  if (!rt || strcmp(rt, "lua")) return;
+  a->lua = true;
+  a->lua_gc = eph_profile_meta(a->profile, "gc");
+  double s0 = 0, s1 = 0, freed = 0, cens = 0;
+  for (size_t i = 0; i < a->nrecords; i++) {
+    const eph_life *l = &a->lives[i];
+    if (l->censored) {
+      cens += l->weight;
+      continue;
+    }
+    freed += l->weight;
+    if (l->gcs_survived == 0) s0 += l->weight;
+    else if (l->gcs_survived == 1) s1 += l->weight;
+  }
+  a->lua_advice = eph_lua_advice_compute(s0, s1, freed, cens);
+}
+
 eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
   if (!p->nrecords) {
     eph_error_fill(err, EPH_ERR_INVALID, "the profile has no records to analyse");
@@ -87,6 +107,7 @@ eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o,
   }
   if (!eph_classtable_build(a)) goto nomem;
   if (!build_km(a)) goto nomem;
+  lua_advice(a);
   if (a->exact) {
     if (a->opts.progress) a->opts.progress("heap views", 0, a->opts.progress_ctx);
     a->heap = eph_heapview_build(p, a->opts.heap_cols, a->opts.heap_segments);

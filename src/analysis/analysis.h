@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "ephemera/format.h"
+#include "lua_advice.h"
 
 /* Lifetime clocks. */
 typedef enum eph_clock { EPH_CLOCK_BYTES = 0, EPH_CLOCK_SECONDS = 1, EPH_CLOCK_REL = 2, EPH_NCLOCKS = 3 } eph_clock;
@@ -140,6 +141,11 @@ typedef struct eph_analysis {
   eph_km *km;
   size_t nkm;
   eph_heapview *heap;               /* NULL unless exact */
+  /* Lua profiles (metadata runtime=lua): the collector advice (lua_advice.h),
+   * from cycles survived (death - birth full_gcs) of the freed records */
+  bool lua;
+  const char *lua_gc;               /* metadata gc: the mode the run used, or NULL */
+  eph_lua_advice lua_advice;
 } eph_analysis;
 
 /* Runs the analysis.  Returns NULL and fills err (EPH_ERR_INVALID, ENOMEM as

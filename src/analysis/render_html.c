@@ -372,6 +372,24 @@ void eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir) {
     heap_plots(out, &pc, a->heap);
     fputs("</div>\n", out);
   }
+  if (a->lua && eph_lua_advice_text(a->lua_advice.kind)) {
+    const eph_lua_advice *v = &a->lua_advice;
+    fputs("<h2>Lua collector advice</h2>\n<p class=note>A hypothesis from the lifetime distribution; check it with "
+          "<code>ephemera lua --gc ...</code> and the wall time.</p>\n<p>Run with gc ",
+          out);
+    eph_html_escape(out, a->lua_gc ? a->lua_gc : "(unknown)");
+    fprintf(out, "; of the objects freed, %.0f %% died before the next GC cycle completed, %.0f %% within two; %.0f %% "
+                 "were alive at the end.</p>\n<p class=lua-advice>",
+            100 * v->share0, 100 * v->share01, 100 * v->censored);
+    for (const char *c = eph_lua_advice_text(v->kind); *c; c++) {
+      if (*c == '\n') fputc(' ', out);
+      else {
+        char ch[2] = {*c, 0};
+        eph_html_escape(out, ch);
+      }
+    }
+    fputs("</p>\n", out);
+  }
   if (pc.why[0]) {
     fputs("<p class=note>Some plots failed: ", out);
     eph_html_escape(out, pc.why);

@@ -102,5 +102,22 @@ void eph_render_json(FILE *o, const eph_analysis *a) {
     }
     fputs("]}", o);
   }
+  if (a->lua) {
+    const eph_lua_advice *v = &a->lua_advice;
+    fputs(",\"lua_advice\":{\"gc\":", o);
+    if (a->lua_gc) eph_json_string(o, a->lua_gc);
+    else fputs("null", o);
+    fputs(",\"kind\":", o);
+    eph_json_string(o, eph_lua_advice_label(v->kind));
+    fputc(',', o);
+    kv(o, "died_within_1_cycle", v->share0, true);
+    kv(o, "died_within_2_cycles", v->share01, true);
+    kv(o, "alive_at_end", v->censored, true);
+    fputs("\"advice\":", o);
+    const char *text = eph_lua_advice_text(v->kind);
+    if (text) eph_json_string(o, text);
+    else fputs("null", o);
+    fputc('}', o);
+  }
   fputs("}\n", o);
 }

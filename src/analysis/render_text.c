@@ -133,6 +133,23 @@ static void heap_profile(FILE *out, const eph_heapview *h) {
   fprintf(out, "\n  %11s0 %*s\n", "", W - 1, eph_fmt_life(B(b), h->t_max, EPH_CLOCK_BYTES));
 }
 
+/* Lua profiles: the collector advice (lua_advice.h), as `ephemera lua --summary` states it. */
+static void lua_advice(FILE *out, const eph_analysis *a) {
+  const eph_lua_advice *v = &a->lua_advice;
+  const char *text = eph_lua_advice_text(v->kind);
+  if (!text) return;
+  fprintf(out, "\nLua collector advice (a hypothesis; check it with `ephemera lua --gc ...` and the wall time):\n");
+  fprintf(out, "  run with gc %s; of the objects freed, %.0f %% died before the next GC cycle completed, %.0f %% within two;\n"
+               "  %.0f %% were alive at the end\n",
+          a->lua_gc ? a->lua_gc : "(unknown)", 100 * v->share0, 100 * v->share01, 100 * v->censored);
+  for (const char *line = text; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    int len = nl ? (int)(nl - line) : (int)strlen(line);
+    fprintf(out, "  %.*s\n", len, line);
+    line = nl ? nl + 1 : NULL;
+  }
+}
+
 void eph_render_text(FILE *out, const eph_analysis *a, bool color) {
   const eph_profile *p = a->profile;
   char b1[48], b2[48], b3[48], b4[48];
@@ -179,4 +196,5 @@ void eph_render_text(FILE *out, const eph_analysis *a, bool color) {
   class_table(out, a);
   survival(out, a);
   if (a->heap) heap_profile(out, a->heap);
+  if (a->lua) lua_advice(out, a);
 }

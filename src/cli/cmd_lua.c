@@ -300,6 +300,7 @@ int cmd_lua(int argc, char **argv) {
       snprintf(command + n, sizeof command - n, "%s%s", i > script ? " " : "", argv[i]);
     }
     eph_meta_pair meta[] = {{"program", "ephemera lua"}, {"workload", argv[script]}, {"command", command}};
+    opt.fresh_state = true; /* no Lua function exists yet (see src/lua/site.c) */
     tracker = lt_attach(L, &opt, gcdesc, meta, sizeof meta / sizeof meta[0], msg, sizeof msg);
     if (!tracker) {
       cli_error("lua: %s", msg);

@@ -44,22 +44,32 @@ enum {
 #define LT_TAG_FIRST LUA_TSTRING /* 4 */
 #define LT_TAG_LAST 10           /* LUA_TPROTO (LUA_NUMTYPES + 1) */
 
-/* One live sampled object. */
+/* One live sampled object: the payload, kept apart from the hash table's
+ * keys (48 bytes).  Its weight is not stored: it is a function of the
+ * sampling options and the size (lt_weight). */
 typedef struct lt_entry {
-  const void *ptr; /* NULL: empty slot */
   uint64_t id;
   uint64_t size;
   uint64_t birth_bytes, birth_ns;
-  double weight;
   uint32_t birth_cycles;
   uint32_t site;
   uint8_t tag; /* base type tag at birth */
 } lt_entry;
 
+/* A hash-table slot: the block's address (0: empty) and the index of its
+ * payload in lt_table.recs. */
+typedef struct lt_slot {
+  uintptr_t key;
+  uint32_t idx;
+} lt_slot;
+
 typedef struct lt_table {
-  lt_entry *slots;
+  lt_slot *slots;
   size_t cap; /* power of two, or 0 */
   size_t count;
+  lt_entry *recs;  /* payloads; free ones are chained through birth_bytes */
+  uint32_t recs_cap, recs_used;
+  uint32_t free_head; /* 1 + index of the first free payload, 0: none */
 } lt_table;
 
 typedef struct lt_site_slot {
@@ -77,6 +87,8 @@ static inline size_t lt_filter_slot(const void *p) {
   return (size_t)((x >> 4) ^ (x >> 18)) & (LT_FILTER_SIZE - 1);
 }
 
+#define LT_PC_CACHE_SIZE 1024u
+
 typedef struct lt_options {
   uint64_t sample_every; /* 1 = every object */
   bool sample_fixed;     /* every:N: a fixed gap instead of geometric gaps */
@@ -86,6 +98,7 @@ typedef struct lt_options {
   bool sites;
   bool summary;          /* print the summary and advice on stderr when finished */
   uint32_t class_mask;   /* bit per class id; 0 = all */
+  bool fresh_state;      /* attached to a new state, before any Lua function exists (ephemera lua) */
   char out[1024];
 } lt_options;
 
@@ -104,6 +117,8 @@ struct lt_tracker {
   uint32_t cycles;  /* GC cycles completed (sentinel) */
   uint64_t cycle_bytes, cycle_ns; /* clocks when the last cycle completed */
   uint64_t t0_ns, cpu0_ns;
+  uint64_t fine_ns;     /* the last exact reading of CLOCK_MONOTONIC (absolute) */
+  uint32_t fine_countdown; /* stamps until the next exact reading */
   bool summary;  /* print lt_summary when finishing */
   bool finished;
   char gcmode[64];
@@ -127,6 +142,11 @@ struct lt_tracker {
   uint8_t filter[LT_FILTER_SIZE];
 
   /* sites */
+  bool pc_cache_on; /* see site.c */
+  struct lt_pc_slot {
+    const void *pc;
+    uint32_t site;
+  } pc_cache[LT_PC_CACHE_SIZE];
   lt_site_slot *sites;
   size_t sites_cap, sites_count;
 
@@ -150,9 +170,11 @@ struct lt_tracker {
 void *lt_mem_alloc(lt_tracker *t, size_t size);
 void lt_mem_free(lt_tracker *t, void *p, size_t size);
 /* Inserts e (e->ptr not present); false if the table could not grow. */
-bool lt_table_insert(lt_tracker *t, const lt_entry *e);
+bool lt_table_insert(lt_tracker *t, const void *ptr, const lt_entry *e);
 /* Removes ptr into *out; false if absent. */
 bool lt_table_remove(lt_tracker *t, const void *ptr, lt_entry *out);
+/* Calls f on every live entry (the table must not change meanwhile). */
+void lt_table_each(lt_tracker *t, void (*f)(lt_tracker *, const void *, const lt_entry *, void *), void *arg);
 void lt_table_free(lt_tracker *t);
 
 /* --- sampler.c --- */
@@ -164,10 +186,16 @@ bool lt_sampler_take(lt_tracker *t, size_t size, double *weight);
 /* --- alloc.c --- */
 void *lt_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 uint64_t lt_now_ns(void);
+/* The wall clock for record stamps, ns since attach (see alloc.c): exact
+ * at least every LT_FINE_EVERY stamps, otherwise the coarse clock. */
+uint64_t lt_stamp_ns(lt_tracker *t);
+#define LT_FINE_EVERY 64
+/* What a sample of `size` bytes stands for. */
+double lt_weight(const lt_tracker *t, uint64_t size);
 /* The class of a live block with base tag `tag` (reads its type byte). */
 uint32_t lt_class_of(const void *ptr, uint8_t tag, bool block_valid);
 /* Writes the record of a finished entry. */
-void lt_emit(lt_tracker *t, const lt_entry *e, uint8_t death_kind, bool block_valid);
+void lt_emit(lt_tracker *t, const void *ptr, const lt_entry *e, uint8_t death_kind, bool block_valid);
 
 /* --- session.c, called by the allocator: the free of the main block, the
  * last thing lua_close does.  Finishes and frees t. --- */
@@ -182,6 +210,10 @@ void lt_gccount_detach(lt_tracker *t, lua_State *L);
 
 /* --- site.c --- */
 uint32_t lt_site_current(lt_tracker *t);
+/* Enables the site cache if every prototype's death will be seen. */
+void lt_site_cache_init(lt_tracker *t);
+/* A prototype died (or a sample was dropped): forget cached sites. */
+void lt_site_cache_flush(lt_tracker *t, bool disable);
 void lt_sites_free(lt_tracker *t);
 
 /* --- session.c --- */

@@ -35,7 +35,8 @@ static int sentinel_gc(lua_State *L) {
   if (t->closing || t->detached) return 0;
   t->cycles++;
   t->cycle_bytes = t->bytes;
-  t->cycle_ns = lt_now_ns() - t->t0_ns;
+  t->fine_countdown = 0; /* an exact reading */
+  t->cycle_ns = lt_stamp_ns(t);
   arm(t, L);
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "ephemera/profile.h"
 #include "ephlua.h"
+#include "../analysis/lua_advice.h"
 
 static const char *const CLASS_NAMES[LT_CLS_COUNT] = {
     NULL,       "short string", "long string", "table",  "Lua closure", "C closure",
@@ -222,10 +223,11 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
     return NULL;
   }
   for (uint32_t k = 1; k < LT_CLS_COUNT; k++) eph_writer_class(t->w, k, CLASS_NAMES[k]);
-  t->t0_ns = lt_now_ns();
+  t->t0_ns = t->fine_ns = lt_now_ns();
   t->cpu0_ns = cpu_ns();
   t->heap = t->peak_heap = (uint64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (uint64_t)lua_gc(L, LUA_GCCOUNTB, 0);
   lt_sampler_init(t);
+  lt_site_cache_init(t);
   t->internal = true;
   lua_setallocf(L, lt_alloc, t);
   lt_gccount_attach(t, L);
@@ -242,13 +244,16 @@ void lt_begin_close(lt_tracker *t) { t->closing = true; }
 
 /* --- finish ---------------------------------------------------------------------- */
 
+static void censor(lt_tracker *t, const void *ptr, const lt_entry *e, void *state_closed) {
+  lt_emit(t, ptr, e, EPH_DEATH_CENSORED, !*(bool *)state_closed);
+}
+
 int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen) {
   if (t->finished) return 0;
   t->finished = true;
   bool was_closing = t->closing;
   t->closing = true;
-  for (size_t i = 0; i < t->live.cap; i++)
-    if (t->live.slots[i].ptr) lt_emit(t, &t->live.slots[i], EPH_DEATH_CENSORED, !state_closed);
+  lt_table_each(t, censor, &state_closed);
   t->closing = was_closing;
   lt_table_free(t);
   lt_sites_free(t);
@@ -334,10 +339,9 @@ void lt_summary(const lt_tracker *t, const char *gcmode, FILE *out) {
       break;
     }
   }
-  double young = t->survived_hist[0] + t->survived_hist[1];
-  double share0 = t->freed_weight > 0 ? t->survived_hist[0] / t->freed_weight : 0;
-  double share01 = t->freed_weight > 0 ? young / t->freed_weight : 0;
-  double cens = t->censored_weight / total;
+  eph_lua_advice adv =
+      eph_lua_advice_compute(t->survived_hist[0], t->survived_hist[1], t->freed_weight, t->censored_weight);
+  double share0 = adv.share0, share01 = adv.share01, cens = adv.censored;
   char medb[32], heap[32];
   human(medb, sizeof medb, med >= 0 ? (double)(UINT64_C(1) << med) : 0);
   human(heap, sizeof heap, (double)t->peak_heap);
@@ -347,20 +351,11 @@ void lt_summary(const lt_tracker *t, const char *gcmode, FILE *out) {
           medb, 100 * share0, 100 * share01, 100 * cens, heap);
   /* advice: a hypothesis to check with --gc */
   fprintf(out, "  advice (a hypothesis; compare wall times with `ephemera lua --gc ...`):\n");
-  if (share01 >= 0.8) {
-    fprintf(out,
-            "    most objects die young: generational mode should pay off (it is lua5.4's default).  If you run\n"
-            "    incremental, try --gc generational; if generational, a larger minormul (e.g. "
-            "--gc generational,minormul=40)\n"
-            "    makes minor collections rarer, at the price of a bigger young generation.\n");
-  } else if (cens >= 0.5 || share01 < 0.4) {
-    fprintf(out,
-            "    many objects survive several cycles or live to the end: generational mode gains little and its\n"
-            "    minor collections re-examine survivors.  Try --gc incremental (and pause=300 to trade memory for\n"
-            "    fewer cycles), or a lower majormul to make the old generation's major collections earlier.\n");
-  } else {
-    fprintf(out,
-            "    lifetimes are mixed: keep generational mode, and compare --gc generational,minormul=10 and\n"
-            "    minormul=40 with the default (20) to see which young-generation size suits this program.\n");
+  const char *text = eph_lua_advice_text(adv.kind);
+  for (const char *line = text; line && *line;) {
+    const char *nl = strchr(line, '\n');
+    int len = nl ? (int)(nl - line) : (int)strlen(line);
+    fprintf(out, "    %.*s\n", len, line);
+    line = nl ? nl + 1 : NULL;
   }
 }

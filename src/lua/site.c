@@ -24,6 +24,7 @@
  * creation, the host's C calls at top level, luaL_openlibs), during
  * lua_close, and the profiler's own objects.
  */
+#include <signal.h>
 #include <string.h>
 
 #include "ephlua.h"
@@ -100,14 +101,95 @@ static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
   return id;
 }
 
+/* The site cache.  lua_getinfo("Sl") costs about 300 instructions (the
+ * chunk name is formatted, the line found by walking the line deltas), and
+ * full tracking calls it for every object.  But the site is a function of
+ * the saved pc of the innermost Lua frame alone (a pointer into its
+ * prototype's code): a small direct-mapped cache from saved pc to site id
+ * answers most calls.  It reads Lua 5.4's CallInfo (lstate.h, private but
+ * fixed within 5.4: the module and the CLI are built for 5.4 only) from
+ * lua_Debug.i_ci, the same structure lua_getstack walks.
+ *
+ * A cached pc is stale once its prototype is freed and another one's code
+ * is allocated at that address: so the cache is enabled only when every
+ * prototype's death is seen (every object sampled, prototypes among the
+ * classes, attached to a fresh state: `ephemera lua`), is flushed when a
+ * prototype dies, and is switched off for good if a sample is dropped.
+ * Every miss takes the lua_getinfo path, which also checks that the frame
+ * kinds agree (else the cache is switched off). */
+struct lt_ci54 {
+  void *func, *top;
+  struct lt_ci54 *previous, *next;
+  union {
+    struct {
+      const void *savedpc;
+      volatile sig_atomic_t trap;
+      int nextraargs;
+    } l;
+    struct {
+      void *k;
+      ptrdiff_t old_errfunc;
+      intptr_t ctx;
+    } c;
+  } u;
+  union {
+    int funcidx, nyield, nres;
+    struct {
+      unsigned short ftransfer, ntransfer;
+    } transferinfo;
+  } u2;
+  short nresults;
+  unsigned short callstatus;
+};
+#define LT_CIST_C (1u << 1)
+
+void lt_site_cache_init(lt_tracker *t) {
+  memset(t->pc_cache, 0, sizeof t->pc_cache);
+  t->pc_cache_on = LUA_VERSION_NUM == 504 && t->opt.sites && t->opt.fresh_state && !t->opt.sample_bytes &&
+                   t->opt.sample_every == 1 && (t->tag_mask >> 10 & 1u);
+}
+
+void lt_site_cache_flush(lt_tracker *t, bool disable) {
+  if (!t->pc_cache_on) return;
+  memset(t->pc_cache, 0, sizeof t->pc_cache);
+  if (disable) t->pc_cache_on = false;
+}
+
+static inline size_t pc_slot(const void *pc) {
+  return (size_t)(((uint64_t)(uintptr_t)pc * UINT64_C(0x9E3779B97F4A7C15)) >> 54) & (LT_PC_CACHE_SIZE - 1);
+}
+
 uint32_t lt_site_current(lt_tracker *t) {
   lua_Debug ar;
+  const void *pc = NULL;
+  int cached_level = -1;
+  if (t->pc_cache_on) {
+    if (!lua_getstack(t->L, 0, &ar)) return 0;
+    const struct lt_ci54 *ci = (const struct lt_ci54 *)ar.i_ci;
+    for (int level = 0; level < 4; level++, ci = ci->previous) {
+      if (!ci->previous) return 0; /* the base CallInfo: as lua_getstack failing */
+      if (ci->callstatus & LT_CIST_C) continue;
+      pc = ci->u.l.savedpc;
+      const struct lt_pc_slot *s = &t->pc_cache[pc_slot(pc)];
+      if (s->pc == pc && pc) return s->site;
+      cached_level = level;
+      break;
+    }
+    if (cached_level < 0) return 0; /* four C frames */
+  }
   for (int level = 0; level < 4; level++) {
     if (!lua_getstack(t->L, level, &ar)) return 0;
     if (!lua_getinfo(t->L, "Sl", &ar)) return 0;
-    if (ar.what[0] == 'C') continue;
-    if (ar.currentline <= 0) return 0;
-    return lookup(t, &ar);
+    if (ar.what[0] == 'C') {
+      if (level == cached_level) t->pc_cache_on = false; /* the layout does not match: never again */
+      continue;
+    }
+    uint32_t site = ar.currentline <= 0 ? 0 : lookup(t, &ar);
+    if (cached_level >= 0) {
+      if (level == cached_level) t->pc_cache[pc_slot(pc)] = (struct lt_pc_slot){.pc = pc, .site = site};
+      else t->pc_cache_on = false;
+    }
+    return site;
   }
   return 0;
 }

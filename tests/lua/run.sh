@@ -30,6 +30,15 @@ known)
       "$gc: 30 Lua closures freed, mk itself censored"
     expect "$tmp/c" '^group class=upvalue line=13 freed=30 censored=0 ' "$gc: 30 upvalues"
     if grep -q bad-order "$tmp/c"; then fail "$gc: a death before its birth"; fi
+    # the site cache (on for full tracking, src/lua/site.c) gives the sites lua_getinfo gives:
+    # prototypes not sampled switch it off (line 0: objects outside Lua code, such as the arg
+    # strings, which differ between the two command lines)
+    "$EPH" lua --gc $gc --profile 'classes=string,table,function,upvalue,userdata,thread' -o "$tmp/n.eph" \
+      "$SCRIPTS/known.lua" >/dev/null || fail "$gc: run without prototypes"
+    "$CHECK" "$tmp/n.eph" | grep '^group' | grep -v 'class=prototype\| line=0 ' >"$tmp/cn"
+    grep '^group' "$tmp/c" | grep -v 'class=prototype\| line=0 ' >"$tmp/cf"
+    if cmp -s "$tmp/cn" "$tmp/cf"; then ok "$gc: sites with and without the site cache agree"; else
+      fail "$gc: sites differ with the site cache"; diff "$tmp/cn" "$tmp/cf" | head; fi
   done
   ;;
 sampling)
@@ -118,6 +127,13 @@ cli)
   [[ $? == 2 ]] && ok "--gc bad parameter rejected" || fail "--gc bad parameter"
   "$EPH" lua --summary -o "$tmp/s.eph" "$SCRIPTS/many.lua" 1000 >/dev/null 2>"$tmp/err" || fail "--summary"
   expect "$tmp/err" 'advice' "--summary gives collector advice"
+  "$EPH" report "$tmp/s.eph" >"$tmp/r" 2>/dev/null || fail "report of a Lua profile"
+  expect "$tmp/r" '^Lua collector advice' "report: Lua collector advice section"
+  advice_re='most objects die young|many objects survive|lifetimes are mixed'
+  [[ $(grep -Eo "$advice_re" "$tmp/err") == "$(grep -Eo "$advice_re" "$tmp/r")" ]] &&
+    ok "report and --summary give the same advice" || fail "report and --summary advice differ"
+  "$EPH" report "$tmp/s.eph" --format json >"$tmp/j" 2>/dev/null
+  expect "$tmp/j" '"lua_advice":\{"gc":"generational' "report --format json: lua_advice"
   "$EPH" lua -o /nonexistent/dir/x.eph "$SCRIPTS/many.lua" 2>"$tmp/err"
   [[ $? == 1 ]] && expect "$tmp/err" '^ephemera: lua: ' "unwritable profile: clear error"
   if [[ -x $SRC/build-lua/ephemera || true ]]; then :; fi

@@ -6,7 +6,7 @@ set -u
 GEN=$1 EPH=$2 GOLD=$3 WORK=$4
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 fail=0
-for v in 0 1 2 3; do "$GEN" "$WORK/tiny$v.eph" $v || exit 1; done
+for v in 0 1 2 3 4; do "$GEN" "$WORK/tiny$v.eph" $v || exit 1; done
 check() { # name command...
   name=$1; shift
   "$@" >"$WORK/$name" 2>"$WORK/$name.err" || { echo "FAIL: $name exited $?"; cat "$WORK/$name.err"; fail=1; return; }
@@ -19,6 +19,13 @@ check gc-alive.csv "$EPH" report "$WORK/tiny0.eph" --format csv --end alive
 check exact.txt "$EPH" report "$WORK/tiny2.eph"
 check exact.json "$EPH" report "$WORK/tiny2.eph" --format json
 check sampled.txt "$EPH" report "$WORK/tiny3.eph"
+check lua.txt "$EPH" report "$WORK/tiny4.eph"
+check lua.json "$EPH" report "$WORK/tiny4.eph" --format json
+# the Lua advice appears only for runtime=lua profiles
+if grep -q 'Lua collector advice' "$WORK/gc.txt"; then echo "FAIL: Lua advice in a non-Lua report"; fail=1; fi
+EPH_GNUPLOT= "$EPH" report "$WORK/tiny4.eph" --format html -o "$WORK/luahtml" >/dev/null 2>&1 &&
+  grep -q '<h2>Lua collector advice</h2>' "$WORK/luahtml/report.html" ||
+  { echo "FAIL: no Lua advice section in the HTML report"; fail=1; }
 check compare.txt "$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny1.eph"
 check compare.csv "$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny1.eph" --format csv
 check compare.json "$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny1.eph" --format json

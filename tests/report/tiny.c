@@ -5,6 +5,8 @@
  *   1  the same run with Parser objects living ten times longer ("actionable")
  *   2  merlin mode (exact deaths) for the heap views
  *   3  sampled 1/10 (weights 10)
+ *   4  variant 0 as a Lua profile (runtime=lua, gc mode, deaths "freed"):
+ *      the report adds the Lua collector advice
  */
 #include "tiny.h"
 
@@ -18,10 +20,16 @@ static eph_stamp st(uint64_t bytes, uint64_t ms, uint32_t gcs) {
 
 int tiny_write(const char *path, int variant) {
   const char *mode = variant == 2 ? "merlin" : "gc";
-  eph_meta_pair meta[] = {{"runtime", "ephemera"}, {"workload", variant == 1 ? "tiny-actionable" : "tiny"}, {"size", "1"},
-                          {"mode", mode}, {"sample", variant == 3 ? "1/10" : "all"}, {"date", "2024-01-01"}};
+  eph_meta_pair meta[] = {{"runtime", variant == 4 ? "lua" : "ephemera"},
+                          {"workload", variant == 1 ? "tiny-actionable" : "tiny"},
+                          {"size", "1"},
+                          {"mode", mode},
+                          {"sample", variant == 3 ? "1/10" : "all"},
+                          {"date", "2024-01-01"},
+                          {"gc", "generational (lua5.4 default)"}};
   eph_error err;
-  eph_writer *w = eph_writer_open(path, meta, sizeof meta / sizeof *meta, false, &err);
+  size_t nmeta = sizeof meta / sizeof *meta - (variant == 4 ? 0 : 1);
+  eph_writer *w = eph_writer_open(path, meta, nmeta, false, &err);
   if (!w) {
     fprintf(stderr, "tiny: %s\n", err.message);
     return 1;
@@ -56,7 +64,7 @@ int tiny_write(const char *path, int variant) {
     } else {
       /* found dead by the next GC (every 20000 bytes); last seen alive at the previous */
       uint64_t g = d_b / 20000 + 1;
-      r.death_kind = g % 2 ? EPH_DEATH_SCAVENGE : EPH_DEATH_FULL_GC;
+      r.death_kind = variant == 4 ? EPH_DEATH_FREED : g % 2 ? EPH_DEATH_SCAVENGE : EPH_DEATH_FULL_GC;
       r.death = st(g * 20000, g * 200, (uint32_t)g);
       uint64_t prev = (g - 1) * 20000;
       r.alive_until = prev > b ? st(prev, (g - 1) * 200, (uint32_t)(g - 1)) : r.birth;
