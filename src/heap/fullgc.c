@@ -259,7 +259,8 @@ void eph_full_gc(eph_heap *h) {
 
   update_pointers(h, nwords);
   h->current.bytes_compacted += slide(h, nwords);
-  (void)live_words;
+  if ((size_t)(h->old_top - h->old_base) != live_words * EPH_WORD)
+    eph_fatal(h, "full GC: the compacted old space does not hold exactly the marked words");
   h->dense_end = h->old_base;
   eph_old_space_resize_after_full(h);
   eph_gc_end(h);

@@ -77,7 +77,6 @@ struct eph_heap {
   uint64_t *mark_bits;    /* one bit per old-space word, set for every word of a live object */
   size_t mark_bits_words;
   size_t *chunk_live_before; /* live words before each 64-word chunk */
-  size_t chunk_cap;
   char *dense_end;        /* during a full GC: below this, nothing moves */
   eph_value *mark_stack;
   size_t mark_len, mark_cap;
