@@ -70,6 +70,11 @@ static inline uint64_t *eph_trailer(eph_value obj) { return (uint64_t *)(obj + e
  * until the next root is pushed or registered.  For tools that stamp roots. */
 size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals);
 
+/* Old space's address range, reserved for the heap's lifetime: every old
+ * object lies in [*base, *base + *reserved).  Tools that keep many old
+ * addresses can store them as offsets. */
+void eph_heap_old_range(const eph_heap *h, uintptr_t *base, size_t *reserved);
+
 /* Calls fn for every object in the heap (outside collections). */
 void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data);
 

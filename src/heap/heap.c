@@ -303,6 +303,11 @@ size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***global
   return h->fast.roots_len;
 }
 
+void eph_heap_old_range(const eph_heap *h, uintptr_t *base, size_t *reserved) {
+  *base = (uintptr_t)h->old_base;
+  *reserved = h->old_reserved;
+}
+
 void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
   const eph_space *spaces[2] = {&h->eden, &h->past};
   for (int i = 0; i < 2; i++) {

@@ -1,10 +1,13 @@
 /*
  * mode_finalization.c — FiLiP's mode (ISMM'24 §3): one ephemeron per
  * sampled object, keyed by the object, which is its own finaliser (one
- * heap object per sample: slot 3 holds the record number).  Ephemerons are
- * pretenured unless pretenure=off.  They are kept reachable by a registry
- * of pretenured chunks (record number = registry slot), each chunk held by
- * a global root; the finaliser records the death and frees the slot.
+ * heap object per sample, and nothing off the heap: the value slot holds
+ * the site id and registry cell, the user slot the birth clock).  Ephemerons
+ * are pretenured unless pretenure=off.  They are kept reachable by a
+ * registry of pretenured chunks, each chunk held by a global root; free
+ * cells chain through the registry itself.  The finaliser records the
+ * death (class and size from the key, intact while it is mourned) and
+ * frees the cell.
  * Death = when the finaliser runs: after the collection that found the key
  * dead, which is FiLiP's *delayed observation*.
  */
@@ -32,13 +35,12 @@ eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
   return EPH_OK;
 }
 
-/* The registry cell of record rec, growing the registry if needed. */
-static eph_value chunk_for(eph_profiler *p, uint32_t rec) {
-  size_t c = rec / REGISTRY_CHUNK;
-  while (c >= p->nchunks) {
+/* A free registry cell, growing the registry if needed. */
+static uint32_t take_cell(eph_profiler *p) {
+  if (!p->free_cell) {
+    /* Cells are global roots: they must not move, so the table is
+     * allocated once, large enough for 2^26 live samples. */
     if (p->nchunks == p->chunks_cap) {
-      /* Cells are global roots: they must not move, so the table is
-       * allocated once, large enough for 2^26 live samples. */
       if (p->chunks_cap) {
         fprintf(stderr, "ephemera: profiler: more than %zu live samples\n", p->chunks_cap * REGISTRY_CHUNK);
         abort();
@@ -51,14 +53,32 @@ static eph_value chunk_for(eph_profiler *p, uint32_t rec) {
     eph_value *cell = &p->chunks[p->nchunks];
     if (eph_global_root_add(p->h, cell) != EPH_OK) abort();
     *cell = eph_alloc_old(p->h, eph_class_find(p->h, "ProfilerRegistryChunk"), REGISTRY_CHUNK);
-    p->nchunks++;
+    if (*cell == EPH_NIL) {
+      fprintf(stderr, "ephemera: profiler: heap exhausted growing the sample registry\n");
+      abort();
+    }
     p->stats.own_objects++;
     p->stats.own_bytes += eph_object_bytes(*cell);
+    /* chain the new cells, first one first */
+    size_t base = p->nchunks * REGISTRY_CHUNK;
+    for (size_t i = 0; i < REGISTRY_CHUNK; i++)
+      eph_store(p->h, *cell, i, i + 1 < REGISTRY_CHUNK ? eph_int((intptr_t)(base + i + 2)) : eph_int(0));
+    p->nchunks++;
+    p->free_cell = base + 1;
   }
-  return p->chunks[c];
+  uint32_t cell = (uint32_t)(p->free_cell - 1);
+  p->free_cell = (uint64_t)eph_int_value(eph_slot(p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK));
+  return cell;
 }
 
-void fin_mode_track(eph_profiler *p, eph_value obj, uint32_t rec) {
+static void free_cell(eph_profiler *p, uint32_t cell) {
+  eph_store(p->h, p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK, eph_int((intptr_t)p->free_cell));
+  p->free_cell = (uint64_t)cell + 1;
+}
+
+#define CELL_BITS 32
+
+void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_heap *h = p->h;
   EPH_FRAME(h);
   EPH_ROOT(h, obj);
@@ -66,24 +86,35 @@ void fin_mode_track(eph_profiler *p, eph_value obj, uint32_t rec) {
   e = eph_ephemeron_new(h, p->eph_class, obj, EPH_NIL, 1, p->fin, p->spec.pretenure);
   if (e == EPH_NIL) { /* heap exhausted: the object goes unobserved, say so */
     eph_stamp now = prof_now(p);
-    prof_finish_record(p, rec, &now, &now, EPH_DEATH_CENSORED);
+    prof_write_record(p, obj, birth, &now, NULL, EPH_DEATH_CENSORED);
     EPH_UNFRAME(h);
     return;
   }
-  eph_store(h, e, EPH_EPHEMERON_FIXED_SLOTS, eph_int((intptr_t)rec));
+  uint32_t cell = take_cell(p);
+  uint64_t site = birth >> BIRTH_BITS;
+  eph_store(h, e, EPH_EPHEMERON_VALUE, eph_int((intptr_t)(site << CELL_BITS | cell)));
+  eph_store(h, e, EPH_EPHEMERON_FIXED_SLOTS, eph_int((intptr_t)(birth & BIRTH_MASK)));
   p->stats.own_objects++;
   p->stats.own_bytes += eph_object_bytes(e);
-  eph_value chunk = chunk_for(p, rec);
-  eph_store(h, chunk, rec % REGISTRY_CHUNK, e);
+  eph_store(h, p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK, e);
   EPH_UNFRAME(h);
 }
 
+/* The birth word and registry cell an ephemeron carries. */
+static uint64_t birth_of(eph_value e, uint32_t *cell) {
+  uint64_t v = (uint64_t)eph_int_value(eph_slot(e, EPH_EPHEMERON_VALUE));
+  *cell = (uint32_t)v;
+  return (uint64_t)eph_int_value(eph_slot(e, EPH_EPHEMERON_FIXED_SLOTS)) | (v >> CELL_BITS) << BIRTH_BITS;
+}
+
 static void on_finalize(eph_heap *h, eph_value e, void *data) {
+  (void)h;
   eph_profiler *p = data;
-  uint32_t rec = (uint32_t)eph_int_value(eph_slot(e, EPH_EPHEMERON_FIXED_SLOTS));
+  uint32_t cell;
+  uint64_t birth = birth_of(e, &cell);
   eph_stamp now = prof_now(p);
-  prof_finish_record(p, rec, &now, &now, EPH_DEATH_FINALIZED);
-  eph_store(h, p->chunks[rec / REGISTRY_CHUNK], rec % REGISTRY_CHUNK, EPH_NIL);
+  prof_write_record(p, eph_ephemeron_key(e), birth, &now, NULL, EPH_DEATH_FINALIZED);
+  free_cell(p, cell);
 }
 
 /* Objects still registered are censored; ephemerons mourned but not yet
@@ -96,13 +127,16 @@ void fin_mode_stop(eph_profiler *p) {
   for (size_t c = 0; c < p->nchunks; c++) {
     for (size_t i = 0; i < REGISTRY_CHUNK; i++) {
       eph_value e = eph_slot(p->chunks[c], i);
-      if (e == EPH_NIL) continue;
-      uint32_t rec = (uint32_t)eph_int_value(eph_slot(e, EPH_EPHEMERON_FIXED_SLOTS));
-      prof_finish_record(p, rec, &end, &end, eph_ephemeron_is_mourned(e) ? EPH_DEATH_FINALIZED : EPH_DEATH_CENSORED);
+      if (!eph_is_ptr(e)) continue; /* a free cell */
+      uint32_t cell;
+      uint64_t birth = birth_of(e, &cell);
+      prof_write_record(p, eph_ephemeron_key(e), birth, &end, NULL,
+                        eph_ephemeron_is_mourned(e) ? EPH_DEATH_FINALIZED : EPH_DEATH_CENSORED);
       eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
       eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)p->noop_fin));
     }
     eph_global_root_remove(h, &p->chunks[c]);
   }
   p->nchunks = 0;
+  p->free_cell = 0;
 }

@@ -5,68 +5,214 @@
  * in on_collect, eph_gc_fate gives each its new address or EPH_NIL.  A
  * death lies between the last collection the object survived (alive_until)
  * and the one that found it dead.  No heap objects are added.
+ *
+ * A young entry is 16 bytes (address, birth word), an old one 12 (see
+ * old_entry): most live samples are old.  When each entry was last known
+ * alive is not stored per entry: every young entry that is not new
+ * survived the last collection (young_settled, young_until), and old
+ * entries come in spans that share it (promoted by the same scavenge,
+ * allocated old since, or survivors of the last full GC).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "profiler.h"
 
-static void push(eph_profiler *p, tracked_vec *v, eph_value addr, uint32_t rec) {
-  if (v->len == v->cap) {
-    size_t cap = v->cap ? 2 * v->cap : 4096;
-    tracked *items = realloc(v->items, cap * sizeof *items);
-    if (!items) {
+#define AT_BIRTH UINT64_MAX /* span.until.bytes: alive until birth */
+
+static void *grow(eph_profiler *p, void *items, size_t *cap, size_t size) {
+  size_t c = *cap ? *cap + *cap / 2 : 4096; /* 1.5x: the profiler's memory counts */
+  void *n = realloc(items, c * size);
+  if (!n) {
+    fprintf(stderr, "ephemera: profiler: out of memory for tracked objects\n");
+    abort();
+  }
+  *cap = c;
+  prof_note_memory(p);
+  return n;
+}
+
+static inline void push_young(eph_profiler *p, eph_value addr, uint64_t birth) {
+  tracked_vec *v = &p->young;
+  if (v->len == v->cap) v->items = grow(p, v->items, &v->cap, sizeof *v->items);
+  v->items[v->len++] = (tracked){addr, birth};
+}
+
+/* --- the old list: packed entries in blocks ------------------------------------ */
+
+#define OFFSET_BITS 35 /* words: 256 GiB of old space */
+#define OFFSET_MASK ((UINT64_C(1) << OFFSET_BITS) - 1)
+
+static inline old_entry *old_at(const old_list *l, size_t i) {
+  return &l->blocks[i >> OLD_BLOCK_BITS][i & (OLD_BLOCK - 1)];
+}
+
+static inline void pack(const eph_profiler *p, old_entry *e, eph_value addr, uint64_t birth) {
+  uint64_t off = (addr - p->old_base) >> 3, words = (birth & BIRTH_MASK) >> 3, site = birth >> BIRTH_BITS;
+  uint64_t lo = off | words << OFFSET_BITS;
+  e->w[0] = (uint32_t)lo;
+  e->w[1] = (uint32_t)(lo >> 32);
+  e->w[2] = (uint32_t)(words >> (64 - OFFSET_BITS) | site << 16);
+}
+
+static inline eph_value unpack(const eph_profiler *p, const old_entry *e, uint64_t *birth) {
+  uint64_t lo = e->w[0] | (uint64_t)e->w[1] << 32;
+  uint64_t words = lo >> OFFSET_BITS | (uint64_t)(e->w[2] & 0xFFFF) << (64 - OFFSET_BITS);
+  *birth = words << 3 | (uint64_t)(e->w[2] >> 16) << BIRTH_BITS;
+  return p->old_base + ((lo & OFFSET_MASK) << 3);
+}
+
+static void push_old(eph_profiler *p, eph_value addr, uint64_t birth) {
+  old_list *l = &p->old;
+  if (l->len == l->nblocks * OLD_BLOCK) {
+    if (l->nblocks == l->blocks_cap) l->blocks = grow(p, l->blocks, &l->blocks_cap, sizeof *l->blocks);
+    old_entry *b = malloc(OLD_BLOCK * sizeof *b);
+    if (!b) {
       fprintf(stderr, "ephemera: profiler: out of memory for tracked objects\n");
       abort();
     }
-    v->items = items;
-    v->cap = cap;
+    l->blocks[l->nblocks++] = b;
     prof_note_memory(p);
   }
-  v->items[v->len++] = (tracked){addr, rec};
+  pack(p, old_at(l, l->len++), addr, birth);
 }
 
-void gc_mode_track(eph_profiler *p, eph_value obj, uint32_t rec) {
-  push(p, eph_is_young(p->h, obj) ? &p->young : &p->old, obj, rec);
+/* Frees the blocks past the list's end. */
+static void trim_old(eph_profiler *p) {
+  old_list *l = &p->old;
+  size_t need = (l->len + OLD_BLOCK - 1) >> OLD_BLOCK_BITS;
+  while (l->nblocks > need) free(l->blocks[--l->nblocks]);
 }
 
-/* Settles every entry of v: dead ones finish their record, survivors move
- * to their new address (and to the old list once tenured). */
-static void settle(eph_profiler *p, tracked_vec *v, bool young_list, eph_gc_kind kind, const eph_stamp *now) {
-  eph_death_kind how = p->spec.mode == EPH_MODE_BRUTE ? EPH_DEATH_EXACT
-                       : kind == EPH_GC_SCAVENGE     ? EPH_DEATH_SCAVENGE
-                                                     : EPH_DEATH_FULL_GC;
-  size_t keep = 0;
-  for (size_t i = 0; i < v->len; i++) {
-    tracked t = v->items[i];
-    eph_value to = eph_gc_fate(p->h, t.addr);
-    eph_record *r = &p->pool[t.rec];
+eph_status gc_mode_start(eph_profiler *p, eph_error *err) {
+  size_t reserved;
+  eph_heap_old_range(p->h, &p->old_base, &reserved);
+  if (reserved >> 3 > OFFSET_MASK + 1) {
+    eph_error_fill(err, EPH_ERR_INVALID, "mode=%s tracks old objects by 35-bit word offsets: an old space of %zu GiB "
+                   "is larger than the 256 GiB it can address (lower max_heap)",
+                   p->spec.mode == EPH_MODE_BRUTE ? "brute" : "gc", reserved >> 30);
+    return EPH_ERR_INVALID;
+  }
+  return EPH_OK;
+}
+
+void gc_mode_free(eph_profiler *p) {
+  free(p->young.items);
+  p->old.len = 0;
+  trim_old(p);
+  free(p->old.blocks);
+}
+
+/* Starts a span of old entries last known alive at `until`, unless the
+ * current one already says so. */
+static void open_span(eph_profiler *p, const eph_stamp *until) {
+  if (p->nspans) {
+    span *last = &p->spans[p->nspans - 1];
+    if (last->until.bytes == until->bytes && (until->bytes == AT_BIRTH || last->until.wall_ns == until->wall_ns))
+      return;
+    if (last->start == p->old.len) { /* empty: reuse */
+      last->until = *until;
+      return;
+    }
+  }
+  if (p->nspans == p->spans_cap) p->spans = grow(p, p->spans, &p->spans_cap, sizeof *p->spans);
+  p->spans[p->nspans++] = (span){p->old.len, *until};
+}
+
+void gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
+  if (eph_is_young(p->h, obj)) {
+    push_young(p, obj, birth);
+    return;
+  }
+  open_span(p, &(eph_stamp){.bytes = AT_BIRTH});
+  push_old(p, obj, birth);
+}
+
+static eph_death_kind death_kind(const eph_profiler *p, eph_gc_kind kind) {
+  return p->spec.mode == EPH_MODE_BRUTE ? EPH_DEATH_EXACT
+         : kind == EPH_GC_SCAVENGE     ? EPH_DEATH_SCAVENGE
+                                       : EPH_DEATH_FULL_GC;
+}
+
+/* Brute force's deaths are exact: the object was alive at the last
+ * allocation, so the death is now. */
+static const eph_stamp *until_for(eph_death_kind how, const eph_stamp *until) {
+  return how == EPH_DEATH_EXACT ? NULL : until;
+}
+
+/* A full GC: every old entry is dead or moves; the survivors form one span. */
+static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now) {
+  old_list *l = &p->old;
+  size_t keep = 0, s = 0;
+  for (size_t i = 0; i < l->len; i++) {
+    while (s + 1 < p->nspans && p->spans[s + 1].start <= i) s++;
+    uint64_t birth;
+    if (i + 8 < l->len) __builtin_prefetch((const void *)unpack(p, old_at(l, i + 8), &birth));
+    eph_value addr = unpack(p, old_at(l, i), &birth);
+    eph_value to = eph_gc_fate(p->h, addr);
     if (to == EPH_NIL) {
-      eph_stamp until = how == EPH_DEATH_EXACT ? *now : r->alive_until;
-      prof_finish_record(p, t.rec, now, &until, how);
+      prof_write_record(p, addr, birth, now, until_for(how, &p->spans[s].until), how);
       continue;
     }
-    r->alive_until = *now; /* survived this collection */
-    if (young_list && !eph_is_young(p->h, to)) push(p, &p->old, to, t.rec);
-    else v->items[keep++] = (tracked){to, t.rec};
+    pack(p, old_at(l, keep++), to, birth);
   }
-  v->len = keep;
+  l->len = keep;
+  trim_old(p);
+  p->nspans = 0;
+  open_span(p, now);
+}
+
+/* Any collection: young entries die, stay young, or are promoted (appended
+ * to the old list with their final addresses, in a span of their own). */
+static void settle_young(eph_profiler *p, eph_death_kind how, const eph_stamp *now) {
+  tracked *items = p->young.items;
+  size_t keep = 0;
+  const eph_stamp at_birth = {.bytes = AT_BIRTH};
+  bool span_open = false;
+  for (size_t i = 0; i < p->young.len; i++) {
+    if (i + 8 < p->young.len) __builtin_prefetch((const void *)items[i + 8].addr);
+    tracked t = items[i];
+    eph_value to = eph_gc_fate(p->h, t.addr);
+    if (to == EPH_NIL) {
+      /* a full GC may have evacuated it before marking found it dead: its
+       * header is then at the copy */
+      const eph_stamp *until = i < p->young_settled ? &p->young_until : &at_birth;
+      prof_write_record(p, eph_gc_locate(p->h, t.addr), t.birth, now, until_for(how, until), how);
+      continue;
+    }
+    if (eph_is_young(p->h, to)) {
+      items[keep++] = (tracked){to, t.birth};
+      continue;
+    }
+    if (!span_open) open_span(p, now), span_open = true;
+    push_old(p, to, t.birth);
+  }
+  p->young.len = keep;
+  p->young_settled = keep;
+  p->young_until = *now;
 }
 
 void gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
   eph_stamp now = prof_now(p);
+  eph_death_kind how = death_kind(p, kind);
   /* Old first: eph_gc_fate maps pre-collection addresses, and settling the
    * young list appends promoted survivors, with their final addresses, to
    * the old list, which must not be asked about them again. */
-  if (kind == EPH_GC_FULL) settle(p, &p->old, false, kind, &now);
-  settle(p, &p->young, true, kind, &now);
+  if (kind == EPH_GC_FULL) settle_old(p, how, &now);
+  settle_young(p, how, &now);
 }
 
 void gc_mode_stop(eph_profiler *p) {
   eph_stamp end = prof_now(p);
-  tracked_vec *lists[2] = {&p->young, &p->old};
-  for (int l = 0; l < 2; l++) {
-    for (size_t i = 0; i < lists[l]->len; i++) prof_finish_record(p, lists[l]->items[i].rec, &end, &end, EPH_DEATH_CENSORED);
-    lists[l]->len = 0;
+  for (size_t i = 0; i < p->young.len; i++)
+    prof_write_record(p, p->young.items[i].addr, p->young.items[i].birth, &end, NULL, EPH_DEATH_CENSORED);
+  p->young.len = 0;
+  for (size_t i = 0; i < p->old.len; i++) {
+    uint64_t birth;
+    eph_value addr = unpack(p, old_at(&p->old, i), &birth);
+    prof_write_record(p, addr, birth, &end, NULL, EPH_DEATH_CENSORED);
   }
+  p->old.len = 0;
+  trim_old(p);
+  p->nspans = 0;
 }

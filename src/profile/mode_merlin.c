@@ -34,16 +34,6 @@
 
 #include "profiler.h"
 
-#define BIRTH_BITS 48
-#define BIRTH_MASK ((UINT64_C(1) << BIRTH_BITS) - 1)
-#define CLOCK_POINT_GAP (64 * 1024) /* bytes between wall-clock samples */
-
-static uint64_t wall_now(const eph_profiler *p) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - p->start_ns;
-}
-
 static void *grow(void *items, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return items;
   size_t c = *cap ? *cap : 256;
@@ -73,12 +63,6 @@ static void trace(eph_profiler *p, eph_event_kind kind, uint64_t time, uint64_t 
 
 static uint64_t id_of(eph_value v) { return eph_is_ptr(v) ? birth_of(v) : 0; }
 
-static void add_clock_point(eph_profiler *p, uint64_t bytes) {
-  p->clock_points = grow(p->clock_points, &p->clock_points_cap, p->nclock_points + 1, sizeof *p->clock_points);
-  p->clock_points[p->nclock_points++] = (struct clock_point){bytes, wall_now(p)};
-  p->next_clock_point = bytes + CLOCK_POINT_GAP;
-}
-
 eph_status merlin_mode_start(eph_profiler *p, eph_error *err) {
   if (eph__fast(p->h)->trailer_bytes != 2 * sizeof(uint64_t)) {
     eph_error_fill(err, EPH_ERR_INVALID,
@@ -86,8 +70,7 @@ eph_status merlin_mode_start(eph_profiler *p, eph_error *err) {
                    "EPHEMERA_PROFILE or `ephemera run`, or call eph_profile_prepare_params before eph_heap_new");
     return EPH_ERR_INVALID;
   }
-  add_clock_point(p, prof_clock(p));
-  return EPH_OK;
+  return EPH_OK; /* profiler.c took the first clock point */
 }
 
 /* Stamps every value that left a root slot since the last check with the
@@ -118,7 +101,7 @@ static void check_roots(eph_profiler *p, uint64_t now) {
 void merlin_on_alloc(eph_profiler *p, eph_value obj) {
   uint64_t t = prof_clock(p);
   uint32_t site = prof_site_id(p, eph_heap_site(p->h));
-  if (site > 0xFFFF) site = 0; /* beyond 16 bits: unknown */
+  if (site > SITE_MAX) site = 0; /* beyond 16 bits: unknown */
   uint32_t cls = prof_class_id(p, eph_class_of(obj));
   uint64_t *tr = eph_trailer(obj);
   tr[0] = t | (uint64_t)site << BIRTH_BITS;
@@ -126,7 +109,7 @@ void merlin_on_alloc(eph_profiler *p, eph_value obj) {
   p->stats.samples++;
   trace(p, EPH_EV_ALLOC, t, t, cls, eph_object_bytes(obj), site | (uint64_t)eph_format_of(obj) << 32);
   check_roots(p, t);
-  if (t >= p->next_clock_point) add_clock_point(p, t);
+  clocks_tick(p, t);
 }
 
 void merlin_on_store(eph_profiler *p, eph_value obj, size_t i, eph_value old, eph_value new_value) {
@@ -139,55 +122,8 @@ void merlin_on_gc_start(eph_profiler *p) { check_roots(p, prof_clock(p)); }
 
 void merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
   uint64_t now = prof_clock(p);
-  p->gc_clocks = grow(p->gc_clocks, &p->gc_clocks_cap, p->ngc_clocks + 1, sizeof *p->gc_clocks);
-  struct gc_clock c = {now, 0, 0};
-  if (p->ngc_clocks) c.scavenges = p->gc_clocks[p->ngc_clocks - 1].scavenges, c.full_gcs = p->gc_clocks[p->ngc_clocks - 1].full_gcs;
-  if (kind == EPH_GC_SCAVENGE) c.scavenges++;
-  else c.full_gcs++;
-  p->gc_clocks[p->ngc_clocks++] = c;
+  clocks_note_gc(p, kind, now);
   trace(p, EPH_EV_GC, now, 0, kind, 1, 0);
-}
-
-/* Index of the last entry whose key is <= x (or 0), trying the previous
- * answer and its successor first: lookups mostly come in time order. */
-#define LOOKUP(array, n, key, x, hint)                                          \
-  do {                                                                           \
-    size_t h_ = (hint);                                                          \
-    if (h_ < (n) && (array)[h_].key <= (x) && (h_ + 1 >= (n) || (array)[h_ + 1].key > (x))) break; \
-    if (h_ + 1 < (n) && (array)[h_ + 1].key <= (x) && (h_ + 2 >= (n) || (array)[h_ + 2].key > (x))) { \
-      (hint) = h_ + 1;                                                           \
-      break;                                                                     \
-    }                                                                            \
-    size_t lo_ = 0, hi_ = (n);                                                   \
-    while (hi_ - lo_ > 1) {                                                      \
-      size_t mid_ = (lo_ + hi_) / 2;                                             \
-      if ((array)[mid_].key <= (x)) lo_ = mid_;                                  \
-      else hi_ = mid_;                                                           \
-    }                                                                            \
-    (hint) = lo_;                                                                \
-  } while (0)
-
-/* A stamp in all three clocks: wall time interpolated between samples of
- * the clock, collections counted strictly before that time. */
-static eph_stamp stamp_at(eph_profiler *p, uint64_t bytes) {
-  eph_stamp s = {.bytes = bytes};
-  LOOKUP(p->clock_points, p->nclock_points, bytes, bytes, p->clock_hint);
-  size_t lo = p->clock_hint;
-  const struct clock_point *a = &p->clock_points[lo];
-  if (lo + 1 < p->nclock_points && p->clock_points[lo + 1].bytes > a->bytes && bytes >= a->bytes) {
-    const struct clock_point *b = &p->clock_points[lo + 1];
-    double f = (double)(bytes - a->bytes) / (double)(b->bytes - a->bytes);
-    s.wall_ns = a->wall_ns + (uint64_t)(f * (double)(b->wall_ns - a->wall_ns));
-  } else {
-    s.wall_ns = a->wall_ns;
-  }
-  if (p->ngc_clocks && p->gc_clocks[0].bytes < bytes) {
-    /* the last collection strictly before `bytes` holds the counts */
-    LOOKUP(p->gc_clocks, p->ngc_clocks, bytes, bytes - 1, p->gc_hint);
-    s.scavenges = p->gc_clocks[p->gc_hint].scavenges;
-    s.full_gcs = p->gc_clocks[p->gc_hint].full_gcs;
-  }
-  return s;
 }
 
 static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_death_kind kind) {
@@ -199,8 +135,8 @@ static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_dea
       .site_id = (uint32_t)(eph_trailer(obj)[0] >> BIRTH_BITS),
       .size = eph_object_bytes(obj),
       .weight = 1.0,
-      .birth = stamp_at(p, birth),
-      .death = stamp_at(p, death),
+      .birth = clocks_stamp_at(p, birth),
+      .death = clocks_stamp_at(p, death),
       .death_kind = (uint8_t)kind,
   };
   r.alive_until = r.death;
@@ -274,7 +210,7 @@ void merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   /* A clock sample now, so that every time written below lies within the
    * samples and gets the same interpolated wall time whenever it is written. */
   uint64_t now = prof_clock(p);
-  if (!p->nclock_points || now > p->clock_points[p->nclock_points - 1].bytes) add_clock_point(p, now);
+  if (!p->nclock_points || now > p->clock_points[p->nclock_points - 1].bytes) clocks_point(p, now);
   for (size_t i = 0; i < p->seen_len; i++)
     if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
   p->ndead = 0;
@@ -291,7 +227,7 @@ static void censor(void *data, eph_value obj) {
 /* After the last full GC (eph_profile_stop): what is left is reachable. */
 void merlin_mode_stop(eph_profiler *p) {
   uint64_t end = prof_clock(p);
-  if (end >= p->next_clock_point || p->nclock_points < 2) add_clock_point(p, end);
+  if (end >= p->next_clock_point || p->nclock_points < 2) clocks_point(p, end);
   if (p->spec.trace)
     for (size_t i = 0; i < p->seen_len; i++)
       if (eph_is_ptr(p->seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->seen[i]), 1, 0, 0);

@@ -1,5 +1,5 @@
 /*
- * profiler.c — starting and stopping a profile, the record pool, stamps,
+ * profiler.c — starting and stopping a profile, births and records,
  * the class and site tables, and the observer hooks shared by the modes.
  */
 #include <stdio.h>
@@ -10,22 +10,19 @@
 
 #include "profiler.h"
 
-static uint64_t wall_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The application's allocation clock: the heap's, less the trailer words a
- * Merlin heap adds to every object, so that all modes keep the same time. */
+ * Merlin heap adds to every object and the profiler's own objects
+ * (finalization mode's ephemerons and registry), so that all modes keep
+ * the same time. */
 uint64_t prof_clock(eph_profiler *p) {
-  return eph_heap_allocated(p->h) - eph__fast(p->h)->trailer_bytes * eph_heap_objects_allocated(p->h);
+  return eph_heap_allocated(p->h) - eph__fast(p->h)->trailer_bytes * eph_heap_objects_allocated(p->h) -
+         p->stats.own_bytes;
 }
 
 eph_stamp prof_now(eph_profiler *p) {
   return (eph_stamp){
       .bytes = prof_clock(p),
-      .wall_ns = wall_ns() - p->start_ns,
+      .wall_ns = prof_wall_ns() - p->start_ns,
       .scavenges = p->scavenges,
       .full_gcs = p->full_gcs,
   };
@@ -38,8 +35,11 @@ void prof_write_error(eph_profiler *p, eph_status st) {
 }
 
 void prof_note_memory(eph_profiler *p) {
-  uint64_t m = sizeof *p + p->pool_cap * (sizeof *p->pool + sizeof *p->free_recs) +
-               (p->young.cap + p->old.cap) * sizeof(tracked) + p->chunks_cap * sizeof *p->chunks +
+  uint64_t m = sizeof *p + p->young.cap * sizeof(tracked) + p->old.nblocks * OLD_BLOCK * sizeof(old_entry) +
+               p->old.blocks_cap * sizeof *p->old.blocks + p->spans_cap * sizeof *p->spans +
+               p->clock_points_cap * sizeof *p->clock_points + p->gc_clocks_cap * sizeof *p->gc_clocks +
+               (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
+               p->chunks_cap * sizeof *p->chunks +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len;
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
@@ -107,49 +107,30 @@ uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
 
 /* --- records ------------------------------------------------------------------ */
 
-uint32_t prof_new_record(eph_profiler *p, eph_value obj, double weight) {
-  uint32_t rec;
-  if (p->nfree) {
-    rec = p->free_recs[--p->nfree];
-  } else {
-    if (p->pool_len == p->pool_cap) {
-      size_t cap = p->pool_cap ? 2 * p->pool_cap : 4096;
-      eph_record *pool = realloc(p->pool, cap * sizeof *pool);
-      uint32_t *fr = pool ? realloc(p->free_recs, cap * sizeof *fr) : NULL;
-      if (pool) p->pool = pool;
-      if (!pool || !fr) {
-        fprintf(stderr, "ephemera: profiler: out of memory for records\n");
-        abort();
-      }
-      p->free_recs = fr;
-      p->pool_cap = cap;
-      prof_note_memory(p);
-    }
-    rec = (uint32_t)p->pool_len++;
-  }
-  eph_record *r = &p->pool[rec];
-  memset(r, 0, sizeof *r);
-  r->id = ++p->stats.samples;
-  r->class_id = prof_class_id(p, eph_class_of(obj));
-  r->site_id = prof_site_id(p, eph_heap_site(p->h));
-  r->size = eph_object_bytes(obj);
-  r->weight = weight;
-  r->birth = prof_now(p);
-  r->alive_until = r->birth;
-  if (p->spec.mode == EPH_MODE_BRUTE) r->id = r->birth.bytes; /* the same ids as merlin's */
-  return rec;
+uint64_t prof_birth(eph_profiler *p) {
+  uint64_t t = prof_clock(p);
+  uint32_t site = prof_site_id(p, eph_heap_site(p->h));
+  p->stats.samples++;
+  clocks_tick(p, t);
+  return (t & BIRTH_MASK) | (uint64_t)(site > SITE_MAX ? 0 : site) << BIRTH_BITS;
 }
 
-void prof_finish_record(eph_profiler *p, uint32_t rec, const eph_stamp *death, const eph_stamp *alive_until,
-                        eph_death_kind kind) {
-  eph_record *r = &p->pool[rec];
-  r->death = *death;
-  r->alive_until = *alive_until;
-  r->death_kind = (uint8_t)kind;
-  prof_write_error(p, eph_writer_record(p->out, r));
+void prof_write_record(eph_profiler *p, eph_value obj, uint64_t birth, const eph_stamp *death,
+                       const eph_stamp *alive_until, eph_death_kind kind) {
+  eph_record r = {
+      .id = birth & BIRTH_MASK, /* the birth clock: unique, in allocation order */
+      .class_id = prof_class_id(p, eph_class_of(obj)),
+      .site_id = (uint32_t)(birth >> BIRTH_BITS),
+      .size = eph_object_bytes(obj),
+      .birth = clocks_stamp_at(p, birth & BIRTH_MASK),
+      .death = *death,
+      .death_kind = (uint8_t)kind,
+  };
+  r.weight = sampler_weight(p, r.size);
+  r.alive_until = !alive_until ? *death : alive_until->bytes == UINT64_MAX ? r.birth : *alive_until;
+  prof_write_error(p, eph_writer_record(p->out, &r));
   if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;
-  p->free_recs[p->nfree++] = rec;
 }
 
 /* --- observer hooks -------------------------------------------------------------- */
@@ -160,14 +141,13 @@ static void on_alloc(void *data, eph_heap *h, eph_value obj) {
     merlin_on_alloc(p, obj);
     return;
   }
-  double weight;
-  if (!sampler_take(p, obj, &weight)) return;
-  uint32_t rec = prof_new_record(p, obj, weight);
+  if (!sampler_take(p, obj)) return;
+  uint64_t birth = prof_birth(p);
   if (p->spec.mode == EPH_MODE_FINALIZATION) {
-    fin_mode_track(p, obj, rec);
+    fin_mode_track(p, obj, birth);
     return;
   }
-  gc_mode_track(p, obj, rec);
+  gc_mode_track(p, obj, birth);
   if (p->spec.mode == EPH_MODE_BRUTE) {
     /* Brute force: a full GC before the next allocation, at every
      * allocation or whenever the clock crosses a multiple of the granule. */
@@ -187,7 +167,15 @@ static void on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value
 static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   (void)kind;
-  merlin_on_gc_start(data);
+  eph_profiler *p = data;
+  if (p->spec.mode == EPH_MODE_MERLIN) {
+    merlin_on_gc_start(p);
+    return;
+  }
+  /* The wall clock before the pause: births just before a collection are
+   * interpolated up to here, not into the pause. */
+  uint64_t now = prof_clock(p);
+  if (now > p->clock_points[p->nclock_points - 1].bytes) clocks_point(p, now);
 }
 
 static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
@@ -202,7 +190,13 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
   eph_profiler *p = data;
   if (ev->kind == EPH_GC_SCAVENGE) p->scavenges++;
   else p->full_gcs++;
-  if (p->spec.mode == EPH_MODE_MERLIN) merlin_note_gc(p, ev->kind);
+  if (p->spec.mode == EPH_MODE_MERLIN) {
+    merlin_note_gc(p, ev->kind);
+  } else {
+    uint64_t now = prof_clock(p);
+    clocks_note_gc(p, ev->kind, now);
+    clocks_point(p, now); /* after the pause */
+  }
   prof_write_error(p, eph_writer_gc(p->out, ev));
 }
 
@@ -266,11 +260,12 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   p->h = h;
   p->spec = *spec;
   p->rng = spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1;
-  p->start_ns = wall_ns();
+  p->start_ns = prof_wall_ns();
   eph_heap_stats s;
   eph_heap_stats_get(h, &s);
-  p->scavenges = (uint32_t)s.scavenges;
-  p->full_gcs = (uint32_t)s.full_gcs;
+  p->scavenges = p->scavenges0 = (uint32_t)s.scavenges;
+  p->full_gcs = p->full_gcs0 = (uint32_t)s.full_gcs;
+  p->young_until.bytes = UINT64_MAX;
 
   eph_meta_pair pairs[64];
   char buf[5][256];
@@ -280,21 +275,27 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     free(p);
     return err ? err->status : EPH_ERR_INVALID;
   }
-  if (spec->mode == EPH_MODE_FINALIZATION || spec->mode == EPH_MODE_MERLIN) {
-    eph_status st = spec->mode == EPH_MODE_MERLIN ? merlin_mode_start(p, err) : fin_mode_start(p, err);
+  clocks_start(p);
+  {
+    eph_status st = spec->mode == EPH_MODE_MERLIN         ? merlin_mode_start(p, err)
+                    : spec->mode == EPH_MODE_FINALIZATION ? fin_mode_start(p, err)
+                                                          : gc_mode_start(p, err);
     if (st != EPH_OK) { /* no profile: do not leave a file that looks complete */
       eph_writer_close(p->out, NULL);
       unlink(spec->out);
+      free(p->clock_points);
       free(p);
       return st;
     }
   }
   eph_observer obs = {
-      .data = p, .on_alloc = on_alloc, .on_collect = on_collect, .on_gc_end = on_gc_end, .on_heap_free = on_heap_free};
-  if (spec->mode == EPH_MODE_MERLIN) {
-    obs.on_store = on_store;
-    obs.on_gc_start = on_gc_start;
-  }
+      .data = p,
+      .on_alloc = on_alloc,
+      .on_gc_start = on_gc_start,
+      .on_collect = on_collect,
+      .on_gc_end = on_gc_end,
+      .on_heap_free = on_heap_free};
+  if (spec->mode == EPH_MODE_MERLIN) obs.on_store = on_store;
   eph_heap_set_observer(h, &obs);
   /* Exact modes see every object; the others sample. */
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
@@ -318,7 +319,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   eph_heap_stats s;
   eph_heap_stats_get(h, &s);
   eph_totals totals = {
-      .wall_ns = wall_ns() - p->start_ns,
+      .wall_ns = prof_wall_ns() - p->start_ns,
       .cpu_ns = s.cpu_ns,
       .gc_wall_ns = s.gc_wall_ns,
       .bytes_allocated = s.bytes_allocated - p->stats.own_bytes,
@@ -338,10 +339,8 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   prof_note_memory(p);
   if (final) *final = p->stats;
   if (result != EPH_OK) eph_error_fill(err, result, "profile %s: %s", p->spec.out, p->error_message);
-  free(p->pool);
-  free(p->free_recs);
-  free(p->young.items);
-  free(p->old.items);
+  free(p->spans);
+  gc_mode_free(p);
   free(p->chunks);
   free(p->sites.keys);
   free(p->sites.ids);

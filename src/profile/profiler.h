@@ -1,11 +1,16 @@
 /*
  * profiler.h — the profiler's private state, shared by the files of src/profile.
  *
- * Live sampled objects have an entry in the record pool (an eph_record
- * being filled in); a record leaves the pool when its object dies or the
- * profile stops, and is then written to the file.  How a mode learns of
- * deaths differs (mode_gc.c, mode_finalization.c); everything else —
- * sampling, stamps, the tables, the file — is shared (profiler.c).
+ * A live sampled object costs the profiler one word of "birth" (its birth
+ * on the allocation clock, 48 bits, and its site id, 16 bits) kept where the
+ * mode tracks it: next to its address in gc mode (16 bytes a sample, off
+ * the heap), in its ephemeron in finalization mode, in its trailer in
+ * merlin mode.  Everything else a record holds is found when it is written:
+ * class and size from the object (dead objects are intact until the
+ * collector is done), weight from the size and the sampling rate, and the
+ * birth's wall time and collection counts from the clock tables (clocks.c).
+ * How a mode learns of deaths differs (mode_*.c); sampling, stamps, the
+ * tables and the file are shared (profiler.c).
  */
 #ifndef EPH_PROFILER_H
 #define EPH_PROFILER_H
@@ -19,16 +24,42 @@
 #include "ephemera/observer.h"
 #include "ephemera/profile.h"
 
-/* A gc-mode tracking entry: where a sampled object is now. */
+#define BIRTH_BITS 48
+#define BIRTH_MASK ((UINT64_C(1) << BIRTH_BITS) - 1)
+#define SITE_MAX 0xFFFFu /* site ids beyond 16 bits are recorded as unknown (0) */
+
+/* A gc-mode tracking entry: where a sampled object is now, and its birth. */
 typedef struct tracked {
   eph_value addr;
-  uint32_t rec; /* index in the record pool */
+  uint64_t birth; /* birth clock | site id << BIRTH_BITS */
 } tracked;
+
+/* Old-list entries [start, next span's start) were last known alive at
+ * `until` (until.bytes == UINT64_MAX: at their birth). */
+typedef struct span {
+  size_t start;
+  eph_stamp until;
+} span;
 
 typedef struct tracked_vec {
   tracked *items;
   size_t len, cap;
 } tracked_vec;
+
+/* An old-list entry, 12 bytes: the object's word offset in old space (35
+ * bits), its birth clock in words (45 bits) and site id (16 bits).  Most
+ * live samples are old, so the list is blocks (no slack beyond the last
+ * block, no copying to grow) of packed entries (mode_gc.c). */
+typedef struct old_entry {
+  uint32_t w[3];
+} old_entry;
+#define OLD_BLOCK_BITS 16
+#define OLD_BLOCK ((size_t)1 << OLD_BLOCK_BITS)
+
+typedef struct old_list {
+  old_entry **blocks;
+  size_t nblocks, blocks_cap, len;
+} old_list;
 
 /* Pointer -> id map for allocation sites (open addressing). */
 typedef struct site_map {
@@ -51,22 +82,37 @@ typedef struct eph_profiler {
   size_t class_written_len;
   uint64_t filtered_count;    /* allocations of filtered classes seen (count sampling with a filter) */
 
-  /* the record pool */
-  eph_record *pool;
-  uint32_t *free_recs;
-  size_t pool_len, pool_cap, nfree;
-
   /* clocks the profiler keeps itself */
   uint32_t scavenges, full_gcs;
+  uint32_t scavenges0, full_gcs0; /* at start */
+  struct clock_point { uint64_t bytes, wall_ns; } *clock_points; /* bytes -> wall, for interpolation */
+  size_t nclock_points, clock_points_cap;
+  uint64_t next_clock_point, clock_gap;
+  size_t clock_hint, gc_hint;   /* last lookups: stamps are asked for in time order, mostly */
+  uint64_t wall_lo, wall_span, wall_at_lo; /* the last interval between clock points */
+  double wall_slope;
+  uint64_t gc_lo, gc_span;      /* the last interval between collections, and its counts */
+  uint32_t gc_scavenges, gc_full_gcs;
+  /* each collection, in order, with the counts of collections up to it */
+  struct gc_clock { uint64_t bytes; uint32_t scavenges, full_gcs; } *gc_clocks;
+  size_t ngc_clocks, gc_clocks_cap;
 
-  /* gc mode */
-  tracked_vec young, old;
+  /* gc mode: young entries [0, young_settled) survived the last collection
+   * (at young_until), the rest were born since; old entries by spans */
+  tracked_vec young;
+  old_list old;
+  uintptr_t old_base;
+  size_t young_settled;
+  eph_stamp young_until;
+  span *spans;
+  size_t nspans, spans_cap;
 
   /* finalization mode */
   eph_class_id eph_class;
   eph_finalizer_id fin, noop_fin;
   eph_value *chunks;          /* registry chunks, each cell a global root */
   size_t nchunks, chunks_cap;
+  uint64_t free_cell;         /* 1 + first free registry cell (free cells chain as ints), 0: none */
 
   /* merlin mode */
   eph_value *seen;            /* root slot values at the last check: shadow stack then globals */
@@ -76,13 +122,6 @@ typedef struct eph_profiler {
   size_t ndead, dead_cap, dead_tmp_cap;
   eph_value *stack;
   size_t stack_cap;
-  struct clock_point { uint64_t bytes, wall_ns; } *clock_points; /* bytes -> wall, for interpolation */
-  size_t nclock_points, clock_points_cap;
-  uint64_t next_clock_point;
-  size_t clock_hint, gc_hint;   /* last lookups: records come in time order, mostly */
-  /* each collection, in order, with the counts of collections up to it */
-  struct gc_clock { uint64_t bytes; uint32_t scavenges, full_gcs; } *gc_clocks;
-  size_t ngc_clocks, gc_clocks_cap;
 
   /* brute mode */
   uint64_t last_brute_gc;     /* clock of the last requested full GC */
@@ -99,18 +138,35 @@ typedef struct eph_profiler {
 /* profiler.c */
 uint64_t prof_clock(eph_profiler *p); /* application bytes allocated (trailers excluded) */
 eph_stamp prof_now(eph_profiler *p);
-uint32_t prof_new_record(eph_profiler *p, eph_value obj, double weight);
-void prof_finish_record(eph_profiler *p, uint32_t rec, const eph_stamp *death, const eph_stamp *alive_until,
-                        eph_death_kind kind);
+/* A new sample's birth word (birth clock | site id); counts the sample. */
+uint64_t prof_birth(eph_profiler *p);
+/* Writes the record of sampled object obj (intact: class and size are read
+ * from it) with birth word `birth`.  alive_until NULL: the same as death;
+ * alive_until->bytes == UINT64_MAX: its birth. */
+void prof_write_record(eph_profiler *p, eph_value obj, uint64_t birth, const eph_stamp *death,
+                       const eph_stamp *alive_until, eph_death_kind kind);
 void prof_note_memory(eph_profiler *p);
 void prof_write_error(eph_profiler *p, eph_status st);
 
+/* clocks.c */
+uint64_t prof_wall_ns(void);
+void clocks_start(eph_profiler *p);
+void clocks_point(eph_profiler *p, uint64_t bytes); /* a wall-clock sample at `bytes` (now) */
+static inline void clocks_tick(eph_profiler *p, uint64_t bytes) {
+  if (bytes >= p->next_clock_point) clocks_point(p, bytes);
+}
+void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
+eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes);
+
 /* sampler.c */
 void sampler_arm(eph_profiler *p);
-bool sampler_take(eph_profiler *p, eph_value obj, double *weight);
+bool sampler_take(eph_profiler *p, eph_value obj);
+double sampler_weight(const eph_profiler *p, uint64_t size); /* objects a sample of this size stands for */
 
 /* mode_gc.c */
-void gc_mode_track(eph_profiler *p, eph_value obj, uint32_t rec);
+eph_status gc_mode_start(eph_profiler *p, eph_error *err);
+void gc_mode_free(eph_profiler *p);
+void gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
 void gc_mode_stop(eph_profiler *p);
 
@@ -127,7 +183,7 @@ uint32_t prof_class_id(eph_profiler *p, eph_class_id cls);
 
 /* mode_finalization.c */
 eph_status fin_mode_start(eph_profiler *p, eph_error *err);
-void fin_mode_track(eph_profiler *p, eph_value obj, uint32_t rec);
+void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void fin_mode_stop(eph_profiler *p);
 
 #endif

@@ -80,22 +80,23 @@ static bool class_selected(eph_profiler *p, eph_class_id cls) {
   return p->class_state[cls] == 1;
 }
 
-bool sampler_take(eph_profiler *p, eph_value obj, double *weight) {
+bool sampler_take(eph_profiler *p, eph_value obj) {
   bool selected = class_selected(p, eph_class_of(obj));
   if (p->spec.sample_bytes) {
     eph_heap_sample_next(p->h, 0, exponential_gap(p));
-    if (!selected) return false;
-    double s = (double)eph_object_bytes(obj);
-    *weight = 1.0 / -expm1(-s / (double)p->spec.sample_bytes);
-    return true;
+    return selected;
   }
   if (p->spec.classes[0]) {
     if (!selected || --p->filtered_count != 0) return false; /* counts filtered classes only */
     p->filtered_count = count_gap(p);
-  } else {
-    eph_heap_sample_next(p->h, count_gap(p), 0);
-    if (!selected) return false;
+    return true;
   }
-  *weight = (double)p->spec.sample_every;
-  return true;
+  /* 1/1 keeps the heap's countdown at 1: nothing to re-arm */
+  if (p->spec.sample_every > 1) eph_heap_sample_next(p->h, count_gap(p), 0);
+  return selected;
+}
+
+double sampler_weight(const eph_profiler *p, uint64_t size) {
+  if (p->spec.sample_bytes) return 1.0 / -expm1(-(double)size / (double)p->spec.sample_bytes);
+  return (double)p->spec.sample_every;
 }

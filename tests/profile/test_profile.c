@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -349,13 +350,136 @@ static void test_spec_parsing(void **state) {
   }
 }
 
+
+/* Every object of a random mutator, in gc and finalization mode, against
+ * what the mutator knows: each has exactly one record, found by its id (the
+ * birth clock) with its class and size; censored exactly when still held at
+ * the end; and the recorded interval contains the moment it was dropped.
+ * In gc mode no full GC lies between the drop and the death (the first one
+ * after the drop finds it), and each clock runs forward from birth to
+ * alive_until to death.  Small eden and headroom: many scavenges,
+ * promotions and full GCs, so the young list, old list and spans all turn. */
+/* The application's clock, as the profiler keeps it: without its own objects. */
+static uint64_t app_clock(eph_heap *h) {
+  eph_profile_stats ps;
+  assert_true(eph_profile_stats_get(h, &ps));
+  return eph_heap_allocated(h) - ps.own_bytes;
+}
+
+#define ORACLE_SLOTS 512
+#define ORACLE_OBJECTS 60000
+static void check_oracle(const char *spec, uint64_t seed) {
+  eph_heap *h = heap_with("eden=32K,headroom=64K,ratio=0.5");
+  eph_class_id Holder = eph_class_register(h, "Holder", EPH_FORMAT_POINTERS);
+  eph_class_id C[3] = {eph_class_register(h, "A", EPH_FORMAT_POINTERS), eph_class_register(h, "B", EPH_FORMAT_POINTERS),
+                       eph_class_register(h, "Bytes", EPH_FORMAT_BYTES)};
+  EPH_FRAME(h);
+  EPH_LOCAL(h, holder);
+  holder = eph_alloc(h, Holder, ORACLE_SLOTS);
+  start(h, spec);
+  struct obj { uint64_t birth, dropped, size; eph_class_id cls; int slot; } *objs = calloc(ORACLE_OBJECTS, sizeof *objs);
+  int in_slot[ORACLE_SLOTS];
+  for (int i = 0; i < ORACLE_SLOTS; i++) in_slot[i] = -1;
+  uint64_t x = seed;
+  eph_heap_stats s;
+  uint64_t *full_at = NULL, *any_at = NULL; /* clock of each full GC, of each collection */
+  size_t nfull = 0, nany = 0;
+  eph_heap_stats_get(h, &s);
+  uint64_t fulls_seen = s.full_gcs, any_seen = s.scavenges + s.full_gcs;
+  for (int i = 0; i < ORACLE_OBJECTS; i++) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    int slot = (int)((x >> 33) % ORACLE_SLOTS);
+    /* long-lived slots (low numbers) are overwritten rarely */
+    if (slot < 64 && (x >> 20) % 16 != 0) slot += 64;
+    eph_class_id cls = C[(x >> 40) % 3];
+    uint64_t before = app_clock(h);
+    eph_value v = cls == C[2] ? eph_alloc_bytes(h, cls, (size_t)((x >> 45) % 300)) : eph_alloc(h, cls, (size_t)((x >> 45) % 6));
+    eph_heap_stats_get(h, &s);
+    if (s.full_gcs != fulls_seen) { /* the allocation ran one (or more, counted once) */
+      full_at = realloc(full_at, (nfull + 1) * sizeof *full_at);
+      full_at[nfull++] = before;
+      fulls_seen = s.full_gcs;
+    }
+    if (s.scavenges + s.full_gcs != any_seen) {
+      any_at = realloc(any_at, (nany + 1) * sizeof *any_at);
+      any_at[nany++] = before;
+      any_seen = s.scavenges + s.full_gcs;
+    }
+    objs[i] = (struct obj){app_clock(h), 0, eph_object_bytes(v), cls, slot};
+    if (in_slot[slot] >= 0) objs[in_slot[slot]].dropped = objs[i].birth;
+    eph_store(h, holder, (size_t)slot, v);
+    in_slot[slot] = i;
+  }
+  holder = EPH_NIL; /* everything is garbage except what stop's own full GC may not see (nothing) */
+  EPH_UNFRAME(h);
+  /* the slots' last objects die now; mark them so */
+  uint64_t end_drop = app_clock(h);
+  for (int i = 0; i < ORACLE_SLOTS; i++)
+    if (in_slot[i] >= 0) objs[in_slot[i]].dropped = end_drop;
+  eph_profile *p = stop_and_load(h);
+  bool gc_mode = strstr(spec, "mode=gc") != NULL;
+  size_t matched = 0;
+  for (size_t k = 0; k < p->nrecords; k++) {
+    const eph_record *r = &p->records[k];
+    /* binary search by birth clock: births increase with i */
+    size_t lo = 0, hi = ORACLE_OBJECTS;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (objs[mid].birth < r->id) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == ORACLE_OBJECTS || objs[lo].birth != r->id) continue; /* the holder */
+    const struct obj *o = &objs[lo];
+    matched++;
+    assert_int_equal(r->birth.bytes, o->birth);
+    assert_int_equal(r->size, o->size);
+    assert_string_equal(p->class_names[r->class_id], eph_class_name(h, o->cls));
+    assert_int_not_equal(r->death_kind, EPH_DEATH_CENSORED); /* the holder died: so did all */
+    assert_true(r->death.bytes >= o->dropped);
+    if (!(r->birth.wall_ns <= r->alive_until.wall_ns && r->alive_until.wall_ns <= r->death.wall_ns))
+      fail_msg("%s: object %zu: wall clock not forward: birth %llu (at %llu bytes), alive until %llu (%llu), death %llu (%llu), kind %d",
+               spec, lo, (unsigned long long)r->birth.wall_ns, (unsigned long long)r->birth.bytes,
+               (unsigned long long)r->alive_until.wall_ns, (unsigned long long)r->alive_until.bytes,
+               (unsigned long long)r->death.wall_ns, (unsigned long long)r->death.bytes, r->death_kind);
+    assert_true(r->birth.scavenges <= r->alive_until.scavenges && r->alive_until.scavenges <= r->death.scavenges);
+    if (!gc_mode) continue;
+    assert_true(r->alive_until.bytes >= r->birth.bytes);
+    assert_true(r->alive_until.bytes <= o->dropped);
+    for (size_t f = 0; f < nfull; f++) assert_false(full_at[f] > o->dropped && full_at[f] < r->death.bytes);
+    /* and the interval is tight: the first collection after its birth saw
+     * it alive (it was young), and so did every full GC before the drop */
+    for (size_t f = 0; f < nany; f++)
+      if (any_at[f] >= o->birth) {
+        if (any_at[f] < o->dropped) assert_true(r->alive_until.bytes >= any_at[f]);
+        break;
+      }
+    for (size_t f = 0; f < nfull; f++)
+      if (full_at[f] >= o->birth && full_at[f] < o->dropped) assert_true(r->alive_until.bytes >= full_at[f]);
+  }
+  if (matched != ORACLE_OBJECTS) fail_msg("%s: %zu of %d objects have a record (%zu records)", spec, matched, ORACLE_OBJECTS, p->nrecords);
+  free(objs);
+  free(full_at);
+  free(any_at);
+  eph_profile_free(p);
+  eph_heap_free(h);
+}
+
+static void test_oracle(void **state) {
+  (void)state;
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    check_oracle("mode=gc", seed);
+    check_oracle("mode=finalization,pretenure=on", seed);
+    check_oracle("mode=finalization,pretenure=off", seed);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gc_mode_known_death),   cmocka_unit_test(test_gc_mode_full_gc_death),
       cmocka_unit_test(test_finalization_known_death), cmocka_unit_test(test_count_sampling),
       cmocka_unit_test(test_byte_sampler_unbiased), cmocka_unit_test(test_censored),
       cmocka_unit_test(test_no_aliasing),           cmocka_unit_test(test_sites_in_file),         cmocka_unit_test(test_environment),
-      cmocka_unit_test(test_spec_parsing),
+      cmocka_unit_test(test_spec_parsing),          cmocka_unit_test(test_oracle),
   };
   return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }

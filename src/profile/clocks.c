@@ -1,0 +1,142 @@
+/*
+ * clocks.c — a stamp in all three clocks for any past point of the
+ * allocation clock, without reading the wall clock per object.
+ *
+ * The profiler keeps two tables, both in allocation-clock order:
+ *   clock points  (bytes, wall ns): one at start, one whenever the clock
+ *                 passed the gap since the last (checked at sample points),
+ *                 and one before and after every collection;
+ *   gc clocks     (bytes, scavenges, full GCs): one per collection.
+ * A birth or death at `bytes` gets its wall time interpolated between the
+ * surrounding clock points (a collection is a step: its two points share
+ * one byte count) and the collections completed strictly before it.
+ *
+ * Clock points are bounded: past CLOCK_POINTS_MAX every other one is
+ * dropped and the gap doubles, so a long run keeps a fixed-size table at
+ * a coarser grain.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "profiler.h"
+
+#define CLOCK_POINT_GAP (64 * 1024) /* initial bytes between wall-clock samples */
+#define CLOCK_POINTS_MAX (1u << 18)   /* 4 MiB of points */
+
+uint64_t prof_wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *grow(void *items, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap) return items;
+  size_t c = *cap ? *cap : 256;
+  while (c < need) c += c / 2 + 1;
+  void *n = realloc(items, c * size);
+  if (!n) {
+    fprintf(stderr, "ephemera: profiler: out of memory for its clock tables\n");
+    abort();
+  }
+  *cap = c;
+  return n;
+}
+
+/* Halves the table: keeps even-numbered points and the last one. */
+static void thin(eph_profiler *p) {
+  size_t n = p->nclock_points, k = 0;
+  for (size_t i = 0; i < n; i += 2) p->clock_points[k++] = p->clock_points[i];
+  if ((n - 1) % 2) p->clock_points[k++] = p->clock_points[n - 1];
+  p->nclock_points = k;
+  p->clock_gap *= 2;
+  p->clock_hint = 0;
+  p->wall_span = 0; /* the cached interval may be gone */
+}
+
+void clocks_point(eph_profiler *p, uint64_t bytes) {
+  if (p->nclock_points >= CLOCK_POINTS_MAX) thin(p);
+  p->clock_points = grow(p->clock_points, &p->clock_points_cap, p->nclock_points + 1, sizeof *p->clock_points);
+  p->clock_points[p->nclock_points++] = (struct clock_point){bytes, prof_wall_ns() - p->start_ns};
+  p->next_clock_point = bytes + p->clock_gap;
+}
+
+void clocks_start(eph_profiler *p) {
+  p->clock_gap = CLOCK_POINT_GAP;
+  clocks_point(p, prof_clock(p));
+}
+
+void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
+  p->gc_clocks = grow(p->gc_clocks, &p->gc_clocks_cap, p->ngc_clocks + 1, sizeof *p->gc_clocks);
+  struct gc_clock c = {bytes, p->scavenges0, p->full_gcs0};
+  if (p->ngc_clocks) c.scavenges = p->gc_clocks[p->ngc_clocks - 1].scavenges, c.full_gcs = p->gc_clocks[p->ngc_clocks - 1].full_gcs;
+  if (kind == EPH_GC_SCAVENGE) c.scavenges++;
+  else c.full_gcs++;
+  p->gc_clocks[p->ngc_clocks++] = c;
+}
+
+/* Index of the last entry whose key is <= x (or 0), trying the previous
+ * answer and its successor first: lookups mostly come in time order. */
+#define LOOKUP(array, n, key, x, hint)                                          \
+  do {                                                                           \
+    size_t h_ = (hint);                                                          \
+    if (h_ < (n) && (array)[h_].key <= (x) && (h_ + 1 >= (n) || (array)[h_ + 1].key > (x))) break; \
+    if (h_ + 1 < (n) && (array)[h_ + 1].key <= (x) && (h_ + 2 >= (n) || (array)[h_ + 2].key > (x))) { \
+      (hint) = h_ + 1;                                                           \
+      break;                                                                     \
+    }                                                                            \
+    size_t lo_ = 0, hi_ = (n);                                                   \
+    while (hi_ - lo_ > 1) {                                                      \
+      size_t mid_ = (lo_ + hi_) / 2;                                             \
+      if ((array)[mid_].key <= (x)) lo_ = mid_;                                  \
+      else hi_ = mid_;                                                           \
+    }                                                                            \
+    (hint) = lo_;                                                                \
+  } while (0)
+
+/* Both lookups keep the interval they found: records are written in
+ * batches of nearby births, so most stamps fall in the last one. */
+eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) {
+  eph_stamp s = {.bytes = bytes};
+  /* Interpolated in the interval (a, b] of clock points that holds bytes:
+   * an object born when the clock reached a collection's byte count was
+   * allocated before that collection, so it gets the wall time before the
+   * pause, and one born just after gets the time after it. */
+  if (bytes - p->wall_lo - 1 < p->wall_span) {
+    s.wall_ns = p->wall_at_lo + (uint64_t)((double)(bytes - p->wall_lo) * p->wall_slope);
+  } else if (bytes <= p->clock_points[0].bytes) {
+    s.wall_ns = p->clock_points[0].wall_ns;
+  } else {
+    LOOKUP(p->clock_points, p->nclock_points, bytes, bytes - 1, p->clock_hint);
+    const struct clock_point *a = &p->clock_points[p->clock_hint];
+    s.wall_ns = a->wall_ns;
+    if (p->clock_hint + 1 < p->nclock_points) { /* a->bytes < bytes <= next's */
+      const struct clock_point *b = a + 1;
+      p->wall_lo = a->bytes;
+      p->wall_span = b->bytes - a->bytes;
+      p->wall_at_lo = a->wall_ns;
+      p->wall_slope = (double)(b->wall_ns - a->wall_ns) / (double)p->wall_span;
+      s.wall_ns += (uint64_t)((double)(bytes - a->bytes) * p->wall_slope);
+    }
+  }
+  if (bytes - p->gc_lo < p->gc_span) {
+    s.scavenges = p->gc_scavenges;
+    s.full_gcs = p->gc_full_gcs;
+  } else if (p->ngc_clocks && p->gc_clocks[0].bytes < bytes) {
+    /* the last collection strictly before `bytes` holds the counts */
+    LOOKUP(p->gc_clocks, p->ngc_clocks, bytes, bytes - 1, p->gc_hint);
+    const struct gc_clock *g = &p->gc_clocks[p->gc_hint];
+    s.scavenges = g->scavenges;
+    s.full_gcs = g->full_gcs;
+    if (p->gc_hint + 1 < p->ngc_clocks) { /* valid for (g, next g] */
+      p->gc_lo = g->bytes + 1;
+      p->gc_span = g[1].bytes - g->bytes;
+      p->gc_scavenges = g->scavenges;
+      p->gc_full_gcs = g->full_gcs;
+    }
+  } else {
+    s.scavenges = p->scavenges0;
+    s.full_gcs = p->full_gcs0;
+  }
+  return s;
+}
