@@ -69,7 +69,43 @@ static void stress_collect(eph_heap *h) {
   eph_safepoint(h);
 }
 
+/* The common sample point, kept short because a profile that samples
+ * every allocation comes here each time: the inline path ran the countdown
+ * out, and the object fits in eden with no collection, stress mode, byte
+ * sampling or observer allocation in the way.  Same effects as below. */
+static bool plain_sample_point(const eph_heap *h, size_t total, bool pretenure) {
+  return h->fast.alloc_countdown == 0 && !pretenure && !h->in_gc && !h->in_observer && !h->requested_gc &&
+         !h->params.stress && !h->params.stress_full_every && !h->over_max && h->sample_at_bytes == UINT64_MAX &&
+         h->has_observer && h->observer.on_alloc && (size_t)(h->eden.end - h->fast.alloc_top) >= total;
+}
+
+static eph_value alloc_at_sample_point(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, size_t total) {
+  char *p = h->fast.alloc_top;
+  h->fast.alloc_top = p + total;
+  *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
+  memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
+  eph_value obj = (eph_value)p;
+  /* eph_sample_arm, without the byte trigger (off here) */
+  h->objects_base += h->countdown_start;
+  h->fast.alloc_countdown = h->countdown_start = h->sample_objects ? h->sample_objects : EPH_NO_COUNTDOWN;
+  h->in_observer = true;
+  h->fast.alloc_limit = h->fast.alloc_top; /* the observer's own allocations take the slow path */
+  eph_root_push(h, &obj);
+  size_t height = eph_roots_height(h) - 1;
+  h->observer.on_alloc(h->observer.data, h, obj);
+  eph_roots_reset(h, height);
+  h->in_observer = false;
+  eph_update_alloc_limit(h);
+  h->fast.site = NULL;
+  return obj;
+}
+
 eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure) {
+  if (payload < h->fast.large_object_bytes) {
+    size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
+    if (plain_sample_point(h, total, pretenure) && cls >= 1 && cls < h->classes_len && h->classes[cls].format == fmt)
+      return alloc_at_sample_point(h, cls, fmt, payload, total);
+  }
   if (h->in_gc) {
     eph_set_error(h, EPH_ERR_INVALID, "allocation inside the collector (from an observer's on_collect?)");
     return EPH_NIL;

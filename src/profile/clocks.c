@@ -73,6 +73,7 @@ void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
   if (kind == EPH_GC_SCAVENGE) c.scavenges++;
   else c.full_gcs++;
   p->gc_clocks[p->ngc_clocks++] = c;
+  p->gc_span = 0; /* the cached interval may have been open-ended */
 }
 
 /* Index of the last entry whose key is <= x (or 0), trying the previous
@@ -96,7 +97,7 @@ void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
 
 /* Both lookups keep the interval they found: records are written in
  * batches of nearby births, so most stamps fall in the last one. */
-eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) {
+eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes) {
   eph_stamp s = {.bytes = bytes};
   /* Interpolated in the interval (a, b] of clock points that holds bytes:
    * an object born when the clock reached a collection's byte count was
@@ -128,15 +129,18 @@ eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) {
     const struct gc_clock *g = &p->gc_clocks[p->gc_hint];
     s.scavenges = g->scavenges;
     s.full_gcs = g->full_gcs;
-    if (p->gc_hint + 1 < p->ngc_clocks) { /* valid for (g, next g] */
-      p->gc_lo = g->bytes + 1;
-      p->gc_span = g[1].bytes - g->bytes;
-      p->gc_scavenges = g->scavenges;
-      p->gc_full_gcs = g->full_gcs;
-    }
-  } else {
+    /* valid for (g, next g], or after g until the next collection */
+    p->gc_lo = g->bytes + 1;
+    p->gc_span = p->gc_hint + 1 < p->ngc_clocks ? g[1].bytes - g->bytes : UINT64_MAX - g->bytes;
+    p->gc_scavenges = g->scavenges;
+    p->gc_full_gcs = g->full_gcs;
+  } else { /* before the first collection */
     s.scavenges = p->scavenges0;
     s.full_gcs = p->full_gcs0;
+    p->gc_lo = 0;
+    p->gc_span = p->ngc_clocks ? p->gc_clocks[0].bytes + 1 : UINT64_MAX;
+    p->gc_scavenges = p->scavenges0;
+    p->gc_full_gcs = p->full_gcs0;
   }
   return s;
 }

@@ -164,7 +164,7 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
 
 /* Any collection: young entries die, stay young, or are promoted (appended
  * to the old list with their final addresses, in a span of their own). */
-static void settle_young(eph_profiler *p, eph_death_kind how, const eph_stamp *now) {
+static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const eph_stamp *now) {
   tracked *items = p->young.items;
   size_t keep = 0;
   const eph_stamp at_birth = {.bytes = AT_BIRTH};
@@ -177,7 +177,8 @@ static void settle_young(eph_profiler *p, eph_death_kind how, const eph_stamp *n
       /* a full GC may have evacuated it before marking found it dead: its
        * header is then at the copy */
       const eph_stamp *until = i < p->young_settled ? &p->young_until : &at_birth;
-      prof_write_record(p, eph_gc_locate(p->h, t.addr), t.birth, now, until_for(how, until), how);
+      eph_value at = full ? eph_gc_locate(p->h, t.addr) : t.addr;
+      prof_write_record(p, at, t.birth, now, until_for(how, until), how);
       continue;
     }
     if (eph_is_young(p->h, to)) {
@@ -199,7 +200,7 @@ void gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
    * young list appends promoted survivors, with their final addresses, to
    * the old list, which must not be asked about them again. */
   if (kind == EPH_GC_FULL) settle_old(p, how, &now);
-  settle_young(p, how, &now);
+  settle_young(p, how, kind == EPH_GC_FULL, &now);
 }
 
 void gc_mode_stop(eph_profiler *p) {

@@ -15,8 +15,8 @@
  * (finalization mode's ephemerons and registry), so that all modes keep
  * the same time. */
 uint64_t prof_clock(eph_profiler *p) {
-  return eph_heap_allocated(p->h) - eph__fast(p->h)->trailer_bytes * eph_heap_objects_allocated(p->h) -
-         p->stats.own_bytes;
+  size_t trailer = eph__fast(p->h)->trailer_bytes;
+  return eph_heap_allocated(p->h) - (trailer ? trailer * eph_heap_objects_allocated(p->h) : 0) - p->stats.own_bytes;
 }
 
 eph_stamp prof_now(eph_profiler *p) {
@@ -47,7 +47,7 @@ void prof_note_memory(eph_profiler *p) {
 
 /* --- tables ----------------------------------------------------------------- */
 
-uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {
+uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls) {
   if (cls >= p->class_written_len) {
     size_t len = (size_t)cls * 2 + 16;
     uint8_t *wr = realloc(p->class_written, len);
@@ -72,8 +72,7 @@ static size_t site_slot(const site_map *m, const eph_site *s) {
 
 /* Sites are numbered per profile (not in eph_site.id: two heaps in one
  * process may profile the same call site). */
-uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
-  if (!s) return 0;
+uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s) {
   site_map *m = &p->sites;
   if (2 * (m->len + 1) > m->cap) {
     site_map bigger = {.cap = m->cap ? 2 * m->cap : 256};

@@ -76,6 +76,7 @@ typedef struct eph_profiler {
 
   /* sampling */
   uint64_t rng;               /* xorshift state for byte gaps */
+  double log_keep;            /* log(1 - 1/N) for count gaps, 0 until first used */
   uint8_t *class_state;       /* per heap class: 0 unknown, 1 sampled, 2 filtered out */
   size_t class_state_len;
   uint8_t *class_written;     /* class entry already in the file */
@@ -128,6 +129,8 @@ typedef struct eph_profiler {
 
   site_map sites;
   uint32_t next_site_id;
+#define SITE_CACHE 256
+  struct site_cache_entry { const eph_site *site; uint32_t id; } site_cache[SITE_CACHE];
   eph_profile_stats stats;
   eph_status error;           /* first write error, reported at stop */
   char error_message[256];
@@ -156,12 +159,26 @@ static inline void clocks_tick(eph_profiler *p, uint64_t bytes) {
   if (bytes >= p->next_clock_point) clocks_point(p, bytes);
 }
 void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
-eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes);
+eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes);
+/* The stamp of a past point of the allocation clock (see clocks.c); the
+ * common case, a point in the last intervals looked up, inline. */
+static inline eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) {
+  if (bytes - p->wall_lo - 1 < p->wall_span && bytes - p->gc_lo < p->gc_span)
+    return (eph_stamp){.bytes = bytes,
+                       .wall_ns = p->wall_at_lo + (uint64_t)((double)(bytes - p->wall_lo) * p->wall_slope),
+                       .scavenges = p->gc_scavenges,
+                       .full_gcs = p->gc_full_gcs};
+  return clocks_stamp_at_slow(p, bytes);
+}
 
 /* sampler.c */
 void sampler_arm(eph_profiler *p);
 bool sampler_take(eph_profiler *p, eph_value obj);
-double sampler_weight(const eph_profiler *p, uint64_t size); /* objects a sample of this size stands for */
+double sampler_weight_bytes(const eph_profiler *p, uint64_t size);
+/* How many allocated objects a sample of this size stands for. */
+static inline double sampler_weight(const eph_profiler *p, uint64_t size) {
+  return p->spec.sample_bytes ? sampler_weight_bytes(p, size) : (double)p->spec.sample_every;
+}
 
 /* mode_gc.c */
 eph_status gc_mode_start(eph_profiler *p, eph_error *err);
@@ -178,8 +195,26 @@ void merlin_on_gc_start(eph_profiler *p);
 void merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
 void merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
 void merlin_mode_stop(eph_profiler *p);
-uint32_t prof_site_id(eph_profiler *p, const eph_site *s);
-uint32_t prof_class_id(eph_profiler *p, eph_class_id cls);
+uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s);
+uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls);
+
+/* The file's id of a class, declaring it in the file on first use. */
+static inline uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {
+  if (cls < p->class_written_len && p->class_written[cls]) return cls;
+  return prof_class_id_slow(p, cls);
+}
+
+/* The profile's id of a site (0: none); a direct-mapped cache in front of
+ * the site map, since every sample asks. */
+static inline uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
+  if (!s) return 0;
+  struct site_cache_entry *c = &p->site_cache[((uintptr_t)s >> 4) & (SITE_CACHE - 1)];
+  if (c->site == s) return c->id;
+  uint32_t id = prof_site_id_slow(p, s);
+  c->site = s;
+  c->id = id;
+  return id;
+}
 
 /* mode_finalization.c */
 eph_status fin_mode_start(eph_profiler *p, eph_error *err);

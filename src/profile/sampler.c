@@ -39,7 +39,8 @@ static uint64_t exponential_gap(eph_profiler *p) {
 static uint64_t count_gap(eph_profiler *p) {
   uint64_t n = p->spec.sample_every;
   if (n <= 1 || p->spec.sample_fixed) return n ? n : 1;
-  double gap = 1.0 + floor(log(next_unit(p)) / log1p(-1.0 / (double)n));
+  if (p->log_keep == 0.0) p->log_keep = log1p(-1.0 / (double)n); /* log(1 - 1/N), once */
+  double gap = 1.0 + floor(log(next_unit(p)) / p->log_keep);
   return gap < 1.0 ? 1 : gap > 1e18 ? UINT64_C(1000000000000000000) : (uint64_t)gap;
 }
 
@@ -96,7 +97,6 @@ bool sampler_take(eph_profiler *p, eph_value obj) {
   return selected;
 }
 
-double sampler_weight(const eph_profiler *p, uint64_t size) {
-  if (p->spec.sample_bytes) return 1.0 / -expm1(-(double)size / (double)p->spec.sample_bytes);
-  return (double)p->spec.sample_every;
+double sampler_weight_bytes(const eph_profiler *p, uint64_t size) {
+  return 1.0 / -expm1(-(double)size / (double)p->spec.sample_bytes);
 }
