@@ -21,7 +21,8 @@
 
 #include "profiler.h"
 
-#define CLOCK_POINT_GAP (64 * 1024) /* initial bytes between wall-clock samples */
+#define CLOCK_POINT_SHIFT 16
+#define CLOCK_POINT_GAP ((uint64_t)1 << CLOCK_POINT_SHIFT) /* initial bytes between wall-clock samples */
 #define CLOCK_POINTS_MAX (1u << 18)   /* 4 MiB of points */
 
 uint64_t prof_wall_ns(void) {
@@ -43,26 +44,49 @@ static void *grow(void *items, size_t *cap, size_t need, size_t size) {
   return n;
 }
 
-/* Halves the table: keeps even-numbered points and the last one. */
+/* The bucket index: bucket k covers the clock from first point + k << shift,
+ * and holds the last point at or before its start, so that a lookup is a
+ * shift and a short scan (a bucket holds about one regular point, plus the
+ * two of each collection in it).  Births come in any order (Merlin writes
+ * records by death), so the scan must not depend on the last lookup. */
+static void index_point(eph_profiler *p, size_t i) {
+  uint64_t base = p->clock_points[0].bytes, b = p->clock_points[i].bytes;
+  size_t last_bucket = (size_t)((b - base) >> p->clock_shift);
+  if (last_bucket >= p->clock_index_cap) p->clock_index = grow(p->clock_index, &p->clock_index_cap, last_bucket + 1, sizeof *p->clock_index);
+  for (; p->clock_index_len <= last_bucket; p->clock_index_len++) {
+    uint64_t start = base + ((uint64_t)p->clock_index_len << p->clock_shift);
+    p->clock_index[p->clock_index_len] = (uint32_t)(b <= start ? i : i - 1);
+  }
+}
+
+/* Halves the table: keeps the even-numbered points and the last. */
 static void thin(eph_profiler *p) {
   size_t n = p->nclock_points, k = 0;
-  for (size_t i = 0; i < n; i += 2) p->clock_points[k++] = p->clock_points[i];
-  if ((n - 1) % 2) p->clock_points[k++] = p->clock_points[n - 1];
+  for (size_t i = 0; i < n; i++)
+    if (i % 2 == 0 || i == n - 1) p->clock_points[k++] = p->clock_points[i];
   p->nclock_points = k;
   p->clock_gap *= 2;
-  p->clock_hint = 0;
+  p->clock_shift++;
+  p->clock_index_len = 0;
+  for (size_t i = 0; i < k; i++) index_point(p, i);
   p->wall_span = 0; /* the cached interval may be gone */
 }
 
 void clocks_point(eph_profiler *p, uint64_t bytes) {
+  /* bounded: at most CLOCK_POINTS_MAX points, and 4x as many buckets */
   if (p->nclock_points >= CLOCK_POINTS_MAX) thin(p);
+  while (p->nclock_points && bytes > p->clock_points[0].bytes && p->clock_shift < 48 &&
+         (bytes - p->clock_points[0].bytes) >> p->clock_shift >= 4 * CLOCK_POINTS_MAX)
+    thin(p);
   p->clock_points = grow(p->clock_points, &p->clock_points_cap, p->nclock_points + 1, sizeof *p->clock_points);
   p->clock_points[p->nclock_points++] = (struct clock_point){bytes, prof_wall_ns() - p->start_ns};
+  index_point(p, p->nclock_points - 1);
   p->next_clock_point = bytes + p->clock_gap;
 }
 
 void clocks_start(eph_profiler *p) {
   p->clock_gap = CLOCK_POINT_GAP;
+  p->clock_shift = CLOCK_POINT_SHIFT;
   clocks_point(p, prof_clock(p));
 }
 
@@ -108,8 +132,12 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes) {
   } else if (bytes <= p->clock_points[0].bytes) {
     s.wall_ns = p->clock_points[0].wall_ns;
   } else {
-    LOOKUP(p->clock_points, p->nclock_points, bytes, bytes - 1, p->clock_hint);
-    const struct clock_point *a = &p->clock_points[p->clock_hint];
+    uint64_t y = bytes - 1; /* the last point strictly before bytes */
+    size_t k = (size_t)((y - p->clock_points[0].bytes) >> p->clock_shift);
+    size_t j = k < p->clock_index_len ? p->clock_index[k] : p->nclock_points - 1;
+    while (j + 1 < p->nclock_points && p->clock_points[j + 1].bytes <= y) j++;
+    p->clock_hint = j;
+    const struct clock_point *a = &p->clock_points[j];
     s.wall_ns = a->wall_ns;
     if (p->clock_hint + 1 < p->nclock_points) { /* a->bytes < bytes <= next's */
       const struct clock_point *b = a + 1;

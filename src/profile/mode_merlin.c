@@ -73,27 +73,40 @@ eph_status merlin_mode_start(eph_profiler *p, eph_error *err) {
   return EPH_OK; /* profiler.c took the first clock point */
 }
 
+static inline void left_root(eph_profiler *p, eph_value was) {
+  if (!eph_is_ptr(was)) return;
+  stamp_max(was, p->last_check);
+  trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
+}
+
 /* Stamps every value that left a root slot since the last check with the
- * time of that check, and remembers the slots' values now. */
+ * time of that check, and remembers the slots' values now.  Runs at every
+ * allocation: the common case, nothing changed but a few slots near the
+ * top of the shadow stack, is a load and a compare per slot. */
 static void check_roots(eph_profiler *p, uint64_t now) {
   eph_value **shadow, **globals;
   size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals), n = nshadow + nglobals;
   p->seen = grow(p->seen, &p->seen_cap, n, sizeof *p->seen);
-  for (size_t i = 0; i < n; i++) {
-    eph_value v = i < nshadow ? *shadow[i] : *globals[i - nshadow];
-    eph_value was = i < p->seen_len ? p->seen[i] : EPH_NIL;
-    p->seen[i] = v; /* beyond the old length, the entry holds stale data */
-    if (v == was) continue;
-    if (eph_is_ptr(was)) {
-      stamp_max(was, p->last_check);
-      trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
+  eph_value *seen = p->seen;
+  size_t old_len = p->seen_len;
+  /* slots that existed at the last check: compare */
+  size_t both = nshadow < old_len ? nshadow : old_len;
+  for (size_t i = 0; i < both; i++) {
+    eph_value v = *shadow[i];
+    if (EPH_UNLIKELY(v != seen[i])) {
+      left_root(p, seen[i]);
+      seen[i] = v;
     }
   }
-  for (size_t i = n; i < p->seen_len; i++) {
-    if (!eph_is_ptr(p->seen[i])) continue;
-    stamp_max(p->seen[i], p->last_check);
-    trace(p, EPH_EV_ROOT, p->last_check, birth_of(p->seen[i]), 0, 0, 0);
+  /* the rest (new stack slots, the globals after the stack): the same,
+   * slot by slot, with nil where there was no slot */
+  for (size_t i = both; i < n; i++) {
+    eph_value v = i < nshadow ? *shadow[i] : *globals[i - nshadow];
+    eph_value was = i < old_len ? seen[i] : EPH_NIL;
+    if (v != was) left_root(p, was);
+    seen[i] = v;
   }
+  for (size_t i = n; i < old_len; i++) left_root(p, seen[i]); /* slots that are gone */
   p->seen_len = n;
   p->last_check = now;
 }

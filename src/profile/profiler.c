@@ -37,7 +37,8 @@ void prof_write_error(eph_profiler *p, eph_status st) {
 void prof_note_memory(eph_profiler *p) {
   uint64_t m = sizeof *p + p->young.cap * sizeof(tracked) + p->old.nblocks * OLD_BLOCK * sizeof(old_entry) +
                p->old.blocks_cap * sizeof *p->old.blocks + p->spans_cap * sizeof *p->spans +
-               p->clock_points_cap * sizeof *p->clock_points + p->gc_clocks_cap * sizeof *p->gc_clocks +
+               p->clock_points_cap * sizeof *p->clock_points + p->clock_index_cap * sizeof *p->clock_index +
+               p->gc_clocks_cap * sizeof *p->gc_clocks +
                (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
                p->chunks_cap * sizeof *p->chunks +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len;
@@ -283,6 +284,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
       eph_writer_close(p->out, NULL);
       unlink(spec->out);
       free(p->clock_points);
+      free(p->clock_index);
       free(p);
       return st;
     }
@@ -350,6 +352,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->dead_tmp);
   free(p->stack);
   free(p->clock_points);
+  free(p->clock_index);
   free(p->gc_clocks);
   free(p);
   return result;

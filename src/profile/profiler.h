@@ -89,6 +89,9 @@ typedef struct eph_profiler {
   struct clock_point { uint64_t bytes, wall_ns; } *clock_points; /* bytes -> wall, for interpolation */
   size_t nclock_points, clock_points_cap;
   uint64_t next_clock_point, clock_gap;
+  uint32_t *clock_index;        /* bucket -> point (clocks.c) */
+  size_t clock_index_len, clock_index_cap;
+  unsigned clock_shift;         /* log2 of the bucket width */
   size_t clock_hint, gc_hint;   /* last lookups: stamps are asked for in time order, mostly */
   uint64_t wall_lo, wall_span, wall_at_lo; /* the last interval between clock points */
   double wall_slope;
