@@ -117,17 +117,18 @@ uint64_t prof_birth(eph_profiler *p) {
 
 void prof_write_record(eph_profiler *p, eph_value obj, uint64_t birth, const eph_stamp *death,
                        const eph_stamp *alive_until, eph_death_kind kind) {
-  eph_record r = {
-      .id = birth & BIRTH_MASK, /* the birth clock: unique, in allocation order */
-      .class_id = prof_class_id(p, eph_class_of(obj)),
-      .site_id = (uint32_t)(birth >> BIRTH_BITS),
-      .size = eph_object_bytes(obj),
-      .birth = clocks_stamp_at(p, birth & BIRTH_MASK),
-      .death = *death,
-      .death_kind = (uint8_t)kind,
-  };
+  /* Field by field: every field is set, and an initialiser would first
+   * clear the whole struct (this runs once per sampled object). */
+  eph_record r;
+  r.id = birth & BIRTH_MASK; /* the birth clock: unique, in allocation order */
+  r.class_id = prof_class_id(p, eph_class_of(obj));
+  r.site_id = (uint32_t)(birth >> BIRTH_BITS);
+  r.size = eph_object_bytes(obj);
   r.weight = sampler_weight(p, r.size);
+  r.birth = clocks_stamp_at(p, birth & BIRTH_MASK);
+  r.death = *death;
   r.alive_until = !alive_until ? *death : alive_until->bytes == UINT64_MAX ? r.birth : *alive_until;
+  r.death_kind = (uint8_t)kind;
   prof_write_error(p, eph_writer_record(p->out, &r));
   if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;
