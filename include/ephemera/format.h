@@ -25,7 +25,9 @@
 extern "C" {
 #endif
 
-#define EPH_FORMAT_VERSION 1
+/* The version this library writes and the only one it reads (2: compact
+ * records, docs/eph-format.md §9). */
+#define EPH_FORMAT_VERSION 2
 
 /* Largest class or site id a file may use (ids index dense tables). */
 #define EPH_FORMAT_MAX_ID ((1u << 20) - 1)

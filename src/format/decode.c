@@ -155,56 +155,111 @@ static bool get_stamp(ephf_cursor *c, const eph_stamp *base, eph_stamp *s) {
          get_u32_delta(c, base->scavenges, &s->scavenges) && get_u32_delta(c, base->full_gcs, &s->full_gcs);
 }
 
+/* The two collection counts of a stamp, as deltas from base's. */
+static bool get_counts(ephf_cursor *c, const eph_stamp *base, eph_stamp *s) {
+  return get_u32_delta(c, base->scavenges, &s->scavenges) && get_u32_delta(c, base->full_gcs, &s->full_gcs);
+}
+
+/* Version 2 records (docs/eph-format.md §5.4), each against the previous one of the chunk. */
 static eph_status dec_records(dec *d) {
   eph_profile *p = d->b->p;
-  uint64_t prev_id = 0;
-  eph_stamp prev_birth = {0, 0, 0, 0};
-  for (size_t i = 0; d->c.pos < d->c.len; i++) {
+  ephf_cursor *cur = &d->c;
+  ephf_rec_ctx ctx;
+  ephf_rec_ctx_reset(&ctx);
+  for (size_t i = 0; cur->pos < cur->len; i++) {
     eph_record r;
     memset(&r, 0, sizeof r);
-    uint8_t flags;
-    uint64_t cls, site;
-    if (!ephf_get_u8(&d->c, &flags)) return bad_read(d, "record", i);
-    unsigned kind = flags & EPHF_REC_KIND_MASK;
-    if (flags & EPHF_REC_RESERVED) return bad(d, "record %zu of the chunk: reserved flag bits 0x%02x", i, flags);
+    uint8_t head, ext = 0;
+    uint64_t cls, site, wbits = ctx.weight_bits;
+    if (!ephf_get_u8(cur, &head)) return bad_read(d, "record", i);
+    if ((head & EPHF_REC_EXT) && !ephf_get_u8(cur, &ext)) return bad_read(d, "record", i);
+    if (ext & EPHF_REC_EXT_RESERVED)
+      return bad(d, "record %zu of the chunk: reserved bits 0x%02x in the extension byte", i, ext);
+    unsigned kind = ext & EPHF_REC_EXT_KIND_MASK ? ext & EPHF_REC_EXT_KIND_MASK : ctx.kind;
     if (kind < EPH_DEATH_FINALIZED || kind > EPH_DEATH_FREED)
-      return bad(d, "record %zu of the chunk: death kind %u is not one of 1..6", i, kind);
+      return bad(d, "record %zu of the chunk: death kind %u is not one of 1..6%s", i, kind,
+                 kind ? "" : " (the chunk's first record must give one)");
     r.death_kind = (uint8_t)kind;
-    if (!ephf_get_delta(&d->c, prev_id, &r.id) || !ephf_get_uvarint(&d->c, &cls) ||
-        !ephf_get_uvarint(&d->c, &site) || !ephf_get_uvarint(&d->c, &r.size))
+    if (ext & EPHF_REC_EXT_WEIGHT_INT) {
+      uint64_t wi;
+      if (!(ext & EPHF_REC_EXT_WEIGHT))
+        return bad(d, "record %zu of the chunk: integer-weight bit without a weight (extension byte 0x%02x)", i, ext);
+      if (!ephf_get_uvarint(cur, &wi)) return bad_read(d, "record", i);
+      double wt = (double)wi;
+      memcpy(&wbits, &wt, sizeof wbits);
+    } else if ((ext & EPHF_REC_EXT_WEIGHT) && !ephf_get_u64(cur, &wbits)) {
       return bad_read(d, "record", i);
+    }
+    memcpy(&r.weight, &wbits, sizeof r.weight);
+    if (!ephf_get_uvarint(cur, &cls)) return bad_read(d, "record", i);
+    ephf_rec_cache *e = &ctx.cache[cls % EPHF_REC_CACHE_SIZE];
+    if (head & EPHF_REC_CACHED) {
+      if (e->class_id != cls)
+        return bad(d, "record %zu of the chunk: cached site and size of class %llu, which no earlier record of the "
+                   "chunk has", i, (unsigned long long)cls);
+      site = e->site_id;
+      r.size = e->size;
+    } else if (!ephf_get_uvarint(cur, &site) || !ephf_get_uvarint(cur, &r.size)) {
+      return bad_read(d, "record", i);
+    }
+    if (!ephf_get_delta(cur, ctx.birth.bytes, &r.birth.bytes) ||
+        !ephf_get_delta(cur, ctx.birth.wall_ns, &r.birth.wall_ns))
+      return bad_read(d, "record", i);
+    if (head & EPHF_REC_BIRTH_GCS) {
+      if (!get_counts(cur, &ctx.birth, &r.birth)) return bad_read(d, "record", i);
+    } else {
+      r.birth.scavenges = ctx.birth.scavenges;
+      r.birth.full_gcs = ctx.birth.full_gcs;
+    }
+    if (head & EPHF_REC_ID_BIRTH) r.id = r.birth.bytes;
+    else if (!ephf_get_delta(cur, ctx.id, &r.id)) return bad_read(d, "record", i);
+    switch (head & EPHF_REC_DEATH_MASK) {
+      case EPHF_REC_DEATH_SAME: r.death = ctx.death; break;
+      case EPHF_REC_DEATH_WALL:
+        r.death = ctx.death;
+        if (!ephf_get_delta(cur, ctx.death.wall_ns, &r.death.wall_ns)) return bad_read(d, "record", i);
+        break;
+      case EPHF_REC_DEATH_BIRTH:
+        if (!get_stamp(cur, &r.birth, &r.death)) return bad_read(d, "record", i);
+        break;
+      default:
+        if (!get_stamp(cur, &ctx.death, &r.death)) return bad_read(d, "record", i);
+        break;
+    }
+    switch (head & EPHF_REC_AU_MASK) {
+      case EPHF_REC_AU_DEATH: r.alive_until = r.death; break;
+      case EPHF_REC_AU_BIRTH: r.alive_until = r.birth; break;
+      case EPHF_REC_AU_BASE: r.alive_until = ctx.au_base; break;
+      default:
+        if (!get_stamp(cur, &r.birth, &r.alive_until)) return bad_read(d, "record", i);
+        ctx.au_base = r.alive_until;
+        break;
+    }
+    /* The whole item is read: check it, naming its id. */
     if (!class_defined(p, cls))
       return bad(d, "record %zu of the chunk (id %llu): class %llu is not defined", i, (unsigned long long)r.id,
                  (unsigned long long)cls);
     if (!site_defined(p, site))
       return bad(d, "record %zu of the chunk (id %llu): site %llu is not defined", i, (unsigned long long)r.id,
                  (unsigned long long)site);
+    if (!isfinite(r.weight) || r.weight < 0)
+      return bad(d, "record %zu of the chunk (id %llu): weight is not a finite non-negative number", i,
+                 (unsigned long long)r.id);
     r.class_id = (uint32_t)cls;
     r.site_id = (uint32_t)site;
-    if (flags & EPHF_REC_WEIGHT_INT) {
-      uint64_t w;
-      if (!ephf_get_uvarint(&d->c, &w)) return bad_read(d, "record", i);
-      r.weight = (double)w;
-    } else {
-      uint64_t bits;
-      if (!ephf_get_u64(&d->c, &bits)) return bad_read(d, "record", i);
-      memcpy(&r.weight, &bits, sizeof r.weight);
-      if (!isfinite(r.weight) || r.weight < 0)
-        return bad(d, "record %zu of the chunk (id %llu): weight is not a finite non-negative number", i,
-                   (unsigned long long)r.id);
-    }
-    if (!get_stamp(&d->c, &prev_birth, &r.birth) || !get_stamp(&d->c, &r.birth, &r.death))
-      return bad_read(d, "record", i);
-    if (flags & EPHF_REC_AU_DEATH) {
-      r.alive_until = r.death;
-    } else if (!get_stamp(&d->c, &r.birth, &r.alive_until)) {
-      return bad_read(d, "record", i);
+    if (!(head & EPHF_REC_CACHED)) {
+      e->class_id = r.class_id;
+      e->site_id = r.site_id;
+      e->size = r.size;
     }
     if (!ephf_grow((void **)&p->records, &d->b->cap_records, sizeof *p->records, p->nrecords + 1))
       return EPH_ERR_NOMEM;
     p->records[p->nrecords++] = r;
-    prev_id = r.id;
-    prev_birth = r.birth;
+    ctx.id = r.id;
+    ctx.birth = r.birth;
+    ctx.death = r.death;
+    ctx.weight_bits = wbits;
+    ctx.kind = kind;
   }
   return EPH_OK;
 }

@@ -85,6 +85,13 @@ void ephf_put_string(ephf_buf *b, const char *s, size_t n) {
   ephf_put_bytes(b, s, n);
 }
 
+/* --- record context ------------------------------------------------------------ */
+
+void ephf_rec_ctx_reset(ephf_rec_ctx *c) {
+  memset(c, 0, sizeof *c);
+  for (unsigned i = 0; i < EPHF_REC_CACHE_SIZE; i++) c->cache[i].class_id = EPHF_REC_CACHE_EMPTY;
+}
+
 /* --- cursors ------------------------------------------------------------------ */
 
 bool ephf_get_u8(ephf_cursor *c, uint8_t *out) {

@@ -39,11 +39,52 @@
 #define EPHF_CHUNK_EVENTS EPHF_FOURCC('E', 'V', 'T', 'S')
 #define EPHF_CHUNK_CLOSE EPHF_FOURCC('C', 'L', 'O', 'S')
 
-/* Record flags byte. */
-#define EPHF_REC_KIND_MASK 0x07u
-#define EPHF_REC_WEIGHT_INT 0x08u  /* weight is a uvarint, not 8 raw bytes */
-#define EPHF_REC_AU_DEATH 0x10u    /* alive_until == death, not stored */
-#define EPHF_REC_RESERVED 0xe0u
+/*
+ * Records (version 2, docs/eph-format.md §5.4): a head byte, an optional
+ * extension byte, then the fields the head does not make implicit.  Each
+ * item is coded against the previous record of its chunk (ephf_rec_ctx).
+ */
+#define EPHF_REC_DEATH_MASK 0x03u  /* how death is stored: */
+#define EPHF_REC_DEATH_SAME 0x00u  /*   = the previous record's death */
+#define EPHF_REC_DEATH_WALL 0x01u  /*   the previous death but wall_ns: delta */
+#define EPHF_REC_DEATH_BIRTH 0x02u /*   stamp delta from this record's birth */
+#define EPHF_REC_DEATH_PREV 0x03u  /*   stamp delta from the previous death */
+#define EPHF_REC_AU_MASK 0x0cu     /* how alive_until is stored: */
+#define EPHF_REC_AU_DEATH 0x00u    /*   = death */
+#define EPHF_REC_AU_BIRTH 0x04u    /*   = birth */
+#define EPHF_REC_AU_BASE 0x08u     /*   = the last stored alive_until of the chunk */
+#define EPHF_REC_AU_STORED 0x0cu   /*   stamp delta from birth (becomes the base) */
+#define EPHF_REC_ID_BIRTH 0x10u    /* id == birth.bytes, not stored */
+#define EPHF_REC_CACHED 0x20u      /* site and size from the class's cache entry */
+#define EPHF_REC_BIRTH_GCS 0x40u   /* birth's two collection counts are stored */
+#define EPHF_REC_EXT 0x80u         /* an extension byte follows */
+/* Extension byte. */
+#define EPHF_REC_EXT_KIND_MASK 0x07u /* 1..6: the death kind; 0: the previous record's */
+#define EPHF_REC_EXT_WEIGHT 0x08u    /* a weight is stored (else the previous record's) */
+#define EPHF_REC_EXT_WEIGHT_INT 0x10u /* ... as a uvarint, not 8 raw bytes */
+#define EPHF_REC_EXT_RESERVED 0xe0u
+
+/* The site and size cache: entry class_id % EPHF_REC_CACHE_SIZE. */
+#define EPHF_REC_CACHE_SIZE 256u
+#define EPHF_REC_CACHE_EMPTY UINT32_MAX /* never a valid class id */
+
+typedef struct ephf_rec_cache {
+  uint32_t class_id, site_id;
+  uint64_t size;
+} ephf_rec_cache;
+
+/* What a record is coded against: the previous record of the chunk. */
+typedef struct ephf_rec_ctx {
+  uint64_t id;
+  eph_stamp birth, death;
+  eph_stamp au_base;    /* the last alive_until stored explicitly */
+  uint64_t weight_bits; /* the previous weight, bit for bit */
+  unsigned kind;        /* 0 before the first record */
+  ephf_rec_cache cache[EPHF_REC_CACHE_SIZE];
+} ephf_rec_ctx;
+
+/* The context at the start of a chunk: all zero, the cache empty. */
+void ephf_rec_ctx_reset(ephf_rec_ctx *c);
 
 /* Event head byte. */
 #define EPHF_EV_KIND_MASK 0x0fu
@@ -54,7 +95,9 @@
 
 /* Largest encodings of one item (for reserving buffer space). */
 #define EPHF_VARINT_MAX 10
-#define EPHF_RECORD_MAX (1 + 4 * EPHF_VARINT_MAX + 8 + 3 * 4 * EPHF_VARINT_MAX)
+/* head, ext, weight, class, site, size, birth, id, death, alive_until */
+#define EPHF_RECORD_MAX (2 + EPHF_VARINT_MAX + 5 + 5 + EPHF_VARINT_MAX + 4 * EPHF_VARINT_MAX + EPHF_VARINT_MAX + \
+                         2 * 4 * EPHF_VARINT_MAX)
 #define EPHF_GC_MAX (1 + 12 * EPHF_VARINT_MAX)
 #define EPHF_EVENT_MAX (1 + 5 * EPHF_VARINT_MAX)
 
@@ -85,11 +128,35 @@ static inline void ephf_put_uvarint(ephf_buf *b, uint64_t v) {
   b->len = (size_t)(p - b->p);
 }
 
-/* Zigzag varint of the wrapping difference v - base: small for v near base. */
-static inline void ephf_put_delta(ephf_buf *b, uint64_t v, uint64_t base) {
+/* Zigzag code of the wrapping difference v - base: small for v near base. */
+static inline uint64_t ephf_zigzag(uint64_t v, uint64_t base) {
   uint64_t d = v - base;
-  ephf_put_uvarint(b, (d << 1) ^ (0 - (d >> 63)));
+  return (d << 1) ^ (0 - (d >> 63));
 }
+
+/* Zigzag varint of the wrapping difference v - base. */
+static inline void ephf_put_delta(ephf_buf *b, uint64_t v, uint64_t base) { ephf_put_uvarint(b, ephf_zigzag(v, base)); }
+
+/*
+ * The same into a raw pointer, returning the end: the record writer keeps
+ * its position in a register instead of storing b->len after every byte
+ * (byte stores may alias it).  The caller has reserved the room.
+ */
+static inline uint8_t *ephf_w_uvarint(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+static inline uint8_t *ephf_w_delta(uint8_t *p, uint64_t v, uint64_t base) {
+  return ephf_w_uvarint(p, ephf_zigzag(v, base));
+}
+
+/* Bytes in the uvarint of v (1..10). */
+static inline unsigned ephf_uvarint_size(uint64_t v) { return (unsigned)(70 - __builtin_clzll(v | 1)) / 7; }
 
 void ephf_put_u32(ephf_buf *b, uint32_t v);
 void ephf_put_u64(ephf_buf *b, uint64_t v);

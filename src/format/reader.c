@@ -90,9 +90,12 @@ static eph_status load(reader *r, eph_profile **out) {
   }
   if (memcmp(data, EPHF_MAGIC, EPHF_MAGIC_LEN)) return fail(r, EPH_ERR_INVALID, "not an .eph file: bad magic at byte 0");
   uint32_t version = ephf_load_u32(data + 8);
-  if (version == 0 || version > EPH_FORMAT_VERSION)
-    return fail(r, EPH_ERR_INVALID, "unsupported format version %u at byte 8 (this reader reads version %d)",
-                (unsigned)version, EPH_FORMAT_VERSION);
+  /* One version per reader: a layout change bumps it (docs/eph-format.md §9). */
+  if (version != EPH_FORMAT_VERSION)
+    return fail(r, EPH_ERR_INVALID,
+                "unsupported format version %u at byte 8: this reader reads only version %d%s", (unsigned)version,
+                EPH_FORMAT_VERSION,
+                version && version < EPH_FORMAT_VERSION ? " (an older Ephemera wrote it; profile the run again)" : "");
   /* Bytes 12..15 (flags) are informational; readers ignore them. */
 
   ephf_builder b;

@@ -50,11 +50,12 @@ struct eph_writer {
   ephf_buf zout;
   ephf_buf buf[NBUF]; /* each starts with EPHF_CHUNK_HEADER_LEN reserved bytes */
   /* Delta bases, reset with each chunk (chunks decode on their own). */
-  uint64_t rec_prev_id;
-  eph_stamp rec_prev_birth;
+  ephf_rec_ctx rec;
   uint64_t gc_prev_index, gc_prev_start, gc_prev_allocated;
   uint64_t ev_prev_time, ev_prev_obj;
-  uint64_t nrecords;
+  /* Declared ids as bitmaps (bit 0, "unknown", always set): the per-record check. */
+  uint64_t *class_bits, *site_bits;
+  size_t class_words, site_words;
   /* Declared tables, indexed by id. */
   char **classes;
   size_t classes_cap;
@@ -95,10 +96,7 @@ static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
 
 static void reset_bases(eph_writer *w, int which) {
   switch (which) {
-    case B_RECORDS:
-      w->rec_prev_id = 0;
-      memset(&w->rec_prev_birth, 0, sizeof w->rec_prev_birth);
-      break;
+    case B_RECORDS: ephf_rec_ctx_reset(&w->rec); break;
     case B_GCS: w->gc_prev_index = w->gc_prev_start = w->gc_prev_allocated = 0; break;
     case B_EVENTS: w->ev_prev_time = w->ev_prev_obj = 0; break;
     default: break;
@@ -194,6 +192,8 @@ static void free_writer(eph_writer *w) {
     free(w->sites[i].function);
   }
   free(w->sites);
+  free(w->class_bits);
+  free(w->site_bits);
   free(w->path);
   free(w);
 }
@@ -222,8 +222,22 @@ eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t 
   }
   w->fd = -1;
   w->compress = compress;
+  ephf_rec_ctx_reset(&w->rec);
+  w->class_bits = calloc(1, sizeof *w->class_bits);
+  w->site_bits = calloc(1, sizeof *w->site_bits);
+  if (!w->class_bits || !w->site_bits) {
+    free_writer(w);
+    set_err(err, EPH_ERR_NOMEM, "out of memory opening an .eph writer");
+    return NULL;
+  }
+  w->class_bits[0] = w->site_bits[0] = 1; /* id 0: unknown, always allowed */
+  w->class_words = w->site_words = 1;
   for (int i = 0; i < NBUF; i++) {
-    if (!ephf_buf_reserve(&w->buf[i], i == B_CLOSE ? 128 : 4096)) {
+    /* Records: a whole chunk and one more record, so that the record path never grows it. */
+    size_t cap = i == B_CLOSE     ? 128
+                 : i == B_RECORDS ? EPHF_CHUNK_HEADER_LEN + EPHF_CHUNK_TARGET + EPHF_RECORD_MAX
+                                  : 4096;
+    if (!ephf_buf_reserve(&w->buf[i], cap)) {
       free_writer(w);
       set_err(err, EPH_ERR_NOMEM, "out of memory opening an .eph writer");
       return NULL;
@@ -267,6 +281,24 @@ eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t 
   return w;
 }
 
+/* Sets bit id of a growable bitmap; false if out of memory. */
+static bool set_bit(uint64_t **bits, size_t *words, uint32_t id) {
+  size_t need = ((size_t)id >> 6) + 1;
+  if (need > *words) {
+    size_t n = *words;
+    while (n < need) n *= 2;
+    uint64_t *nb = realloc(*bits, n * sizeof *nb);
+    if (!nb) return false;
+    memset(nb + *words, 0, (n - *words) * sizeof *nb);
+    *bits = nb;
+    *words = n;
+  }
+  (*bits)[id >> 6] |= (uint64_t)1 << (id & 63);
+  return true;
+}
+
+static void clear_bit(uint64_t *bits, uint32_t id) { bits[id >> 6] &= ~((uint64_t)1 << (id & 63)); }
+
 eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
@@ -280,9 +312,13 @@ eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
     return fail(w, EPH_ERR_INVALID, "class %u is already declared as '%s'", (unsigned)id, w->classes[id]);
   }
   char *copy = strdup(name);
-  if (!copy) return fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
+  if (!copy || !set_bit(&w->class_bits, &w->class_words, id)) {
+    free(copy);
+    return fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
+  }
   eph_status st = put_strings(w, B_CLASSES, name, NULL, id, true, NULL, NULL);
   if (st != EPH_OK) {
+    clear_bit(w->class_bits, id);
     free(copy);
     return st;
   }
@@ -306,13 +342,14 @@ eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int lin
                 s->function);
   }
   char *f = strdup(file), *fn = strdup(function);
-  if (!f || !fn) {
+  if (!f || !fn || !set_bit(&w->site_bits, &w->site_words, id)) {
     free(f);
     free(fn);
     return fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
   }
   eph_status st = put_strings(w, B_SITES, file, NULL, id, true, &line, function);
   if (st != EPH_OK) {
+    clear_bit(w->site_bits, id);
     free(f);
     free(fn);
     return st;
@@ -323,71 +360,147 @@ eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int lin
   return EPH_OK;
 }
 
-static bool class_declared(const eph_writer *w, uint64_t id) {
-  return id == 0 || (id < w->classes_cap && w->classes[id] != NULL);
+static inline bool bit_set(const uint64_t *bits, size_t words, uint64_t id) {
+  return (id >> 6) < words && ((bits[id >> 6] >> (id & 63)) & 1);
 }
 
-static bool site_declared(const eph_writer *w, uint64_t id) {
-  return id == 0 || (id < w->sites_cap && w->sites[id].file != NULL);
+static bool class_declared(const eph_writer *w, uint64_t id) { return bit_set(w->class_bits, w->class_words, id); }
+
+static bool site_declared(const eph_writer *w, uint64_t id) { return bit_set(w->site_bits, w->site_words, id); }
+
+/* Stamp s as four deltas from base. */
+static inline uint8_t *w_stamp(uint8_t *p, const eph_stamp *s, const eph_stamp *base) {
+  p = ephf_w_delta(p, s->bytes, base->bytes);
+  p = ephf_w_delta(p, s->wall_ns, base->wall_ns);
+  p = ephf_w_delta(p, s->scavenges, base->scavenges);
+  return ephf_w_delta(p, s->full_gcs, base->full_gcs);
 }
 
-/* Stamp s as deltas from base. */
-static void put_stamp(ephf_buf *b, const eph_stamp *s, const eph_stamp *base) {
-  ephf_put_delta(b, s->bytes, base->bytes);
-  ephf_put_delta(b, s->wall_ns, base->wall_ns);
-  ephf_put_delta(b, s->scavenges, base->scavenges);
-  ephf_put_delta(b, s->full_gcs, base->full_gcs);
+/* Bytes w_stamp would write. */
+static inline unsigned stamp_size(const eph_stamp *s, const eph_stamp *base) {
+  return ephf_uvarint_size(ephf_zigzag(s->bytes, base->bytes)) +
+         ephf_uvarint_size(ephf_zigzag(s->wall_ns, base->wall_ns)) +
+         ephf_uvarint_size(ephf_zigzag(s->scavenges, base->scavenges)) +
+         ephf_uvarint_size(ephf_zigzag(s->full_gcs, base->full_gcs));
 }
 
-static bool stamp_eq(const eph_stamp *a, const eph_stamp *b) {
+static inline bool stamp_eq(const eph_stamp *a, const eph_stamp *b) {
   return a->bytes == b->bytes && a->wall_ns == b->wall_ns && a->scavenges == b->scavenges &&
          a->full_gcs == b->full_gcs;
 }
 
+static eph_status bad_record(eph_writer *w, const eph_record *r) {
+  if (r->death_kind < EPH_DEATH_FINALIZED || r->death_kind > EPH_DEATH_FREED)
+    return fail(w, EPH_ERR_INVALID, "record %llu: bad death kind %u", (unsigned long long)r->id,
+                (unsigned)r->death_kind);
+  if (!class_declared(w, r->class_id))
+    return fail(w, EPH_ERR_INVALID, "record %llu: class %u was not declared (eph_writer_class)",
+                (unsigned long long)r->id, (unsigned)r->class_id);
+  return fail(w, EPH_ERR_INVALID, "record %llu: site %u was not declared (eph_writer_site)",
+              (unsigned long long)r->id, (unsigned)r->site_id);
+}
+
+/*
+ * The hot path of every profiler: checks that need no table walk (kind
+ * range, two bitmap bits, the weight only when it changed), one room check
+ * (the buffer always has room for a record below the chunk target), then
+ * the fields written through a local pointer.  Each record is coded against
+ * the context (the previous record of the chunk, reset with each chunk):
+ * docs/eph-format.md §5.4 has the layout and the writer's choices.
+ */
 eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (!r) return fail(w, EPH_ERR_INVALID, "eph_writer_record: no record");
-  if (r->death_kind < EPH_DEATH_FINALIZED || r->death_kind > EPH_DEATH_FREED)
-    return fail(w, EPH_ERR_INVALID, "record %llu: bad death kind %u", (unsigned long long)r->id,
-                (unsigned)r->death_kind);
-  if (!isfinite(r->weight) || r->weight < 0)
-    return fail(w, EPH_ERR_INVALID, "record %llu: weight %g is not a finite non-negative number",
-                (unsigned long long)r->id, r->weight);
-  if (!class_declared(w, r->class_id))
-    return fail(w, EPH_ERR_INVALID, "record %llu: class %u was not declared (eph_writer_class)",
-                (unsigned long long)r->id, (unsigned)r->class_id);
-  if (!site_declared(w, r->site_id))
-    return fail(w, EPH_ERR_INVALID, "record %llu: site %u was not declared (eph_writer_site)",
-                (unsigned long long)r->id, (unsigned)r->site_id);
-  eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
-  if (st != EPH_OK) return st;
+  unsigned kind = r->death_kind;
+  uint32_t cls = r->class_id, site = r->site_id;
+  if (kind - EPH_DEATH_FINALIZED > (unsigned)(EPH_DEATH_FREED - EPH_DEATH_FINALIZED) || !class_declared(w, cls) ||
+      !site_declared(w, site))
+    return bad_record(w, r);
   ephf_buf *b = &w->buf[B_RECORDS];
-  uint8_t flags = r->death_kind;
-  /* Integral weights (the usual 1 or a sampling rate) as a varint; -0.0 stays raw. */
-  bool wint = r->weight <= 9007199254740992.0 && r->weight == (double)(uint64_t)r->weight && !signbit(r->weight);
-  bool au = stamp_eq(&r->alive_until, &r->death);
-  if (wint) flags |= EPHF_REC_WEIGHT_INT;
-  if (au) flags |= EPHF_REC_AU_DEATH;
-  ephf_put_u8(b, flags);
-  ephf_put_delta(b, r->id, w->rec_prev_id);
-  ephf_put_uvarint(b, r->class_id);
-  ephf_put_uvarint(b, r->site_id);
-  ephf_put_uvarint(b, r->size);
-  if (wint) {
-    ephf_put_uvarint(b, (uint64_t)r->weight);
-  } else {
-    uint64_t bits;
-    memcpy(&bits, &r->weight, sizeof bits);
-    ephf_put_u64(b, bits);
+  if (b->cap - b->len < EPHF_RECORD_MAX) { /* a safety net: open sized it for a chunk and a record */
+    eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
+    if (st != EPH_OK) return st;
   }
-  put_stamp(b, &r->birth, &w->rec_prev_birth);
-  put_stamp(b, &r->death, &r->birth);
-  if (!au) put_stamp(b, &r->alive_until, &r->birth);
-  w->rec_prev_id = r->id;
-  w->rec_prev_birth = r->birth;
-  w->nrecords++;
-  return item_done(w, B_RECORDS);
+  ephf_rec_ctx *c = &w->rec;
+  uint64_t wbits;
+  memcpy(&wbits, &r->weight, sizeof wbits);
+  unsigned head = 0, ext = kind != c->kind ? kind : 0;
+  if (wbits != c->weight_bits) {
+    double wt = r->weight;
+    if (!isfinite(wt) || wt < 0)
+      return fail(w, EPH_ERR_INVALID, "record %llu: weight %g is not a finite non-negative number",
+                  (unsigned long long)r->id, wt);
+    /* Integral weights (the usual 1 or a sampling rate) as a varint; -0.0 stays raw. */
+    bool wint = wt <= 9007199254740992.0 && wt == (double)(uint64_t)wt && !signbit(wt);
+    ext |= EPHF_REC_EXT_WEIGHT | (wint ? EPHF_REC_EXT_WEIGHT_INT : 0);
+  }
+  uint8_t *p0 = b->p + b->len, *p = p0 + 1;
+  if (ext) {
+    head = EPHF_REC_EXT;
+    *p++ = (uint8_t)ext;
+    if (ext & EPHF_REC_EXT_WEIGHT_INT) {
+      p = ephf_w_uvarint(p, (uint64_t)r->weight);
+    } else if (ext & EPHF_REC_EXT_WEIGHT) {
+      ephf_store_u32(p, (uint32_t)wbits);
+      ephf_store_u32(p + 4, (uint32_t)(wbits >> 32));
+      p += 8;
+    }
+  }
+  p = ephf_w_uvarint(p, cls);
+  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
+  if (e->class_id == cls && e->site_id == site && e->size == r->size) {
+    head |= EPHF_REC_CACHED;
+  } else {
+    p = ephf_w_uvarint(p, site);
+    p = ephf_w_uvarint(p, r->size);
+    e->class_id = cls;
+    e->site_id = site;
+    e->size = r->size;
+  }
+  const eph_stamp *birth = &r->birth, *death = &r->death, *au = &r->alive_until;
+  p = ephf_w_delta(p, birth->bytes, c->birth.bytes);
+  p = ephf_w_delta(p, birth->wall_ns, c->birth.wall_ns);
+  if (birth->scavenges != c->birth.scavenges || birth->full_gcs != c->birth.full_gcs) {
+    head |= EPHF_REC_BIRTH_GCS;
+    p = ephf_w_delta(p, birth->scavenges, c->birth.scavenges);
+    p = ephf_w_delta(p, birth->full_gcs, c->birth.full_gcs);
+  }
+  if (r->id == birth->bytes) head |= EPHF_REC_ID_BIRTH;
+  else p = ephf_w_delta(p, r->id, c->id);
+  if (death->bytes == c->death.bytes && death->scavenges == c->death.scavenges &&
+      death->full_gcs == c->death.full_gcs) {
+    if (death->wall_ns != c->death.wall_ns) {
+      head |= EPHF_REC_DEATH_WALL;
+      p = ephf_w_delta(p, death->wall_ns, c->death.wall_ns);
+    } /* else EPHF_REC_DEATH_SAME */
+  } else if (stamp_size(death, birth) <= stamp_size(death, &c->death)) {
+    head |= EPHF_REC_DEATH_BIRTH;
+    p = w_stamp(p, death, birth);
+  } else {
+    head |= EPHF_REC_DEATH_PREV;
+    p = w_stamp(p, death, &c->death);
+  }
+  if (stamp_eq(au, death)) {
+    /* EPHF_REC_AU_DEATH */
+  } else if (stamp_eq(au, birth)) {
+    head |= EPHF_REC_AU_BIRTH;
+  } else if (stamp_eq(au, &c->au_base)) {
+    head |= EPHF_REC_AU_BASE;
+  } else {
+    head |= EPHF_REC_AU_STORED;
+    p = w_stamp(p, au, birth);
+    c->au_base = *au;
+  }
+  *p0 = (uint8_t)head;
+  b->len = (size_t)(p - b->p);
+  c->id = r->id;
+  c->birth = *birth;
+  c->death = *death;
+  c->weight_bits = wbits;
+  c->kind = kind;
+  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
+  return write_data(w, B_RECORDS);
 }
 
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {

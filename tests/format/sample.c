@@ -134,6 +134,7 @@ void sample_build(sample *s, const sample_spec *spec) {
   s->nrecords = spec->nrecords;
   s->records = xcalloc(s->nrecords, sizeof *s->records);
   uint64_t clock = 0, wall = 1000, scav = 0, full = 0;
+  eph_stamp batch_death = {0, 0, 0, 0}, batch_au = {0, 0, 0, 0};
   for (size_t i = 0; i < s->nrecords; i++) {
     eph_record *r = &s->records[i];
     if (spec->extreme && i < 48) {
@@ -156,6 +157,32 @@ void sample_build(sample *s, const sample_spec *spec) {
     r->death = stamp(clock + life, wall + life * 3, (uint32_t)(scav + life / 5000), (uint32_t)(full + life / 50000));
     bool gc_found = r->death_kind == EPH_DEATH_SCAVENGE || r->death_kind == EPH_DEATH_FULL_GC;
     r->alive_until = gc_found ? stamp(clock + life / 2, wall + life, r->death.scavenges, r->birth.full_gcs) : r->death;
+    /* Blocks of 8 records take turns: random as above; like gc mode (one
+     * collection's batch: one death stamp, alive until the previous
+     * collection or born since, id == birth.bytes, repeating classes);
+     * like finalization mode (deaths one after the other, ids a counter).
+     * So the writer's shortcuts for typical streams are all exercised. */
+    size_t style = (i / 8) % 3, k = (x >> 8) % 3;
+    if (i % 8 == 0) {
+      batch_death = stamp(clock + 8 * 600, wall + 8 * 3000, (uint32_t)scav + 1, (uint32_t)full);
+      batch_au = stamp(clock - 1, wall - 1, (uint32_t)scav, (uint32_t)full);
+    }
+    if (style == 0) continue;
+    r->class_id = s->classes[k].id;
+    r->site_id = s->sites[k].id;
+    r->size = 24 + 8 * k;
+    if (style == 1) {
+      r->id = r->birth.bytes;
+      r->weight = 64;
+      r->death_kind = (i / 24) % 2 ? EPH_DEATH_FULL_GC : EPH_DEATH_SCAVENGE;
+      r->death = batch_death;
+      r->alive_until = x % 3 == 0 ? batch_au : r->birth;
+    } else {
+      r->weight = 1;
+      r->death_kind = EPH_DEATH_FINALIZED;
+      batch_death.wall_ns += 100 + (x >> 48) % 400;
+      r->death = r->alive_until = batch_death;
+    }
   }
 
   s->ngcs = spec->ngcs;

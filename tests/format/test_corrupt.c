@@ -30,24 +30,58 @@ static void base_image(img *m) {
   img_free(&site);
 }
 
-/* One record: flags byte, id, class, site, size, weight, three stamps. */
-static void put_record(img *r, uint8_t flags, uint64_t cls, uint64_t site) {
-  img_u8(r, flags);
-  img_delta(r, 1, 0);
+/* Record head and extension bits of version 2, written out from the spec
+ * (docs/eph-format.md §5.4) rather than taken from the implementation. */
+enum {
+  H_DEATH_SAME = 0x00, H_DEATH_WALL = 0x01, H_DEATH_BIRTH = 0x02, H_DEATH_PREV = 0x03,
+  H_AU_DEATH = 0x00, H_AU_BIRTH = 0x04, H_AU_BASE = 0x08, H_AU_STORED = 0x0c,
+  H_ID_BIRTH = 0x10, H_CACHED = 0x20, H_BIRTH_GCS = 0x40, H_EXT = 0x80,
+  X_WEIGHT = 0x08, X_WEIGHT_INT = 0x10,
+};
+
+/*
+ * One record, fields as head and ext say: weight 1 (uvarint or f64),
+ * class, site, size 32, birth +100 bytes +1000 ns (counts +0), id +1,
+ * death +100 bytes +1000 ns from its base (WALL: +1000 ns), alive_until
+ * (STORED) = birth.
+ */
+static void put_record(img *r, uint8_t head, uint8_t ext, uint64_t cls, uint64_t site) {
+  img_u8(r, head);
+  if (head & H_EXT) img_u8(r, ext);
+  if (ext & X_WEIGHT) {
+    if (ext & X_WEIGHT_INT) img_uv(r, 1);
+    else img_u64(r, 0x3ff0000000000000u); /* 1.0 */
+  }
   img_uv(r, cls);
-  img_uv(r, site);
-  img_uv(r, 32);
-  if (flags & 0x08) img_uv(r, 1);
-  else img_u64(r, 0x3ff0000000000000u); /* 1.0 */
-  for (int s = 0; s < 2; s++) {
-    img_delta(r, 100, 0);
-    img_delta(r, 1000, 0);
+  if (!(head & H_CACHED)) {
+    img_uv(r, site);
+    img_uv(r, 32);
+  }
+  img_delta(r, 100, 0);
+  img_delta(r, 1000, 0);
+  if (head & H_BIRTH_GCS) {
     img_delta(r, 0, 0);
     img_delta(r, 0, 0);
   }
-  if (!(flags & 0x10))
+  if (!(head & H_ID_BIRTH)) img_delta(r, 1, 0);
+  switch (head & 3) {
+    case H_DEATH_WALL: img_delta(r, 1000, 0); break;
+    case H_DEATH_BIRTH:
+    case H_DEATH_PREV:
+      img_delta(r, 100, 0);
+      img_delta(r, 1000, 0);
+      img_delta(r, 0, 0);
+      img_delta(r, 0, 0);
+      break;
+    default: break;
+  }
+  if ((head & 0x0c) == H_AU_STORED)
     for (int i = 0; i < 4; i++) img_delta(r, 0, 0);
 }
+
+/* The usual first record of a chunk: kind and an integer weight given. */
+#define FIRST_HEAD (H_EXT | H_DEATH_BIRTH)
+#define FIRST_EXT(kind) ((kind) | X_WEIGHT | X_WEIGHT_INT)
 
 static void put_close(img *m) {
   img t = {0};
@@ -72,8 +106,8 @@ static void test_base_image_loads(void **state) {
   img m = {0};
   base_image(&m);
   img r = {0};
-  put_record(&r, EPH_DEATH_EXACT | 0x08 | 0x10, 1, 1);
-  put_record(&r, EPH_DEATH_SCAVENGE, 0, 0);
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), 1, 1);
+  put_record(&r, H_EXT | H_DEATH_BIRTH | H_AU_STORED, EPH_DEATH_SCAVENGE | X_WEIGHT, 0, 0);
   img_chunk(&m, "RECS", &r);
   img_free(&r);
   put_close(&m);
@@ -89,63 +123,183 @@ static void test_base_image_loads(void **state) {
   img_free(&m);
 }
 
+/* Every shortcut of the record encoding, decoded from hand-made bytes. */
+static void test_record_shortcuts(void **state) {
+  (void)state;
+  img m = {0};
+  base_image(&m);
+  img cls = {0};
+  img_uv(&cls, 257); /* shares cache entry 1 with class 1 */
+  img_str(&cls, "B", 1);
+  img_chunk(&m, "CLAS", &cls);
+  img_free(&cls);
+  img r = {0};
+  /* 0: everything stored; kind 2, weight 1; birth (100, 1000, 3, 1); id 7;
+   * death from birth (500, 9000, 4, 1); alive_until stored (300, 5000, 4, 1). */
+  img_u8(&r, H_EXT | H_DEATH_BIRTH | H_AU_STORED | H_BIRTH_GCS);
+  img_u8(&r, EPH_DEATH_SCAVENGE | X_WEIGHT | X_WEIGHT_INT);
+  img_uv(&r, 1);
+  img_uv(&r, 1);
+  img_uv(&r, 1);
+  img_uv(&r, 48);
+  img_delta(&r, 100, 0);
+  img_delta(&r, 1000, 0);
+  img_delta(&r, 3, 0);
+  img_delta(&r, 1, 0);
+  img_delta(&r, 7, 0);
+  img_delta(&r, 400, 0);
+  img_delta(&r, 8000, 0);
+  img_delta(&r, 1, 0);
+  img_delta(&r, 0, 0);
+  img_delta(&r, 200, 0);
+  img_delta(&r, 4000, 0);
+  img_delta(&r, 1, 0);
+  img_delta(&r, 0, 0);
+  /* 1: the same kind, weight, death; class 1 cached; id == birth.bytes
+   * (150); alive_until the base (record 0's). */
+  img_u8(&r, H_DEATH_SAME | H_AU_BASE | H_ID_BIRTH | H_CACHED);
+  img_uv(&r, 1);
+  img_delta(&r, 150, 100);
+  img_delta(&r, 1100, 1000);
+  /* 2: class 257 (entry 1 now 257, 0, 16), weight 2.5, kind 1; id 8
+   * (+1 from 150 would be 151: -142 instead); death: record 1's but
+   * wall + 50; alive_until == birth. */
+  img_u8(&r, H_EXT | H_DEATH_WALL | H_AU_BIRTH);
+  img_u8(&r, EPH_DEATH_FINALIZED | X_WEIGHT);
+  img_u64(&r, 0x4004000000000000u); /* 2.5 */
+  img_uv(&r, 257);
+  img_uv(&r, 0);
+  img_uv(&r, 16);
+  img_delta(&r, 160, 150);
+  img_delta(&r, 1200, 1100);
+  img_delta(&r, 8, 150);
+  img_delta(&r, 9050, 9000);
+  /* 3: class 257 cached; death from record 2's (+10 bytes, +1 scavenge);
+   * alive_until == death; the kind given again (as 0: the previous). */
+  img_u8(&r, H_EXT | H_DEATH_PREV | H_AU_DEATH | H_CACHED);
+  img_u8(&r, 0);
+  img_uv(&r, 257);
+  img_delta(&r, 170, 160);
+  img_delta(&r, 1300, 1200);
+  img_delta(&r, 9, 8);
+  img_delta(&r, 510, 500);
+  img_delta(&r, 9050, 9050);
+  img_delta(&r, 5, 4);
+  img_delta(&r, 1, 1);
+  img_chunk(&m, "RECS", &r);
+  /* A new chunk starts from zero: kind, weight, cache and bases. */
+  img_free(&r);
+  img_u8(&r, H_EXT | H_DEATH_SAME | H_AU_BASE);
+  img_u8(&r, EPH_DEATH_CENSORED);
+  img_uv(&r, 1);
+  img_uv(&r, 1);
+  img_uv(&r, 8);
+  img_delta(&r, 5, 0);
+  img_delta(&r, 6, 0);
+  img_delta(&r, 7, 0);
+  img_chunk(&m, "RECS", &r);
+  img_free(&r);
+  put_close(&m);
+  eph_profile *p = expect_loads(&m);
+  assert_int_equal(p->nrecords, 5);
+  const eph_stamp b0 = {100, 1000, 3, 1}, d0 = {500, 9000, 4, 1}, a0 = {300, 5000, 4, 1};
+  const eph_record want[5] = {
+      {7, 1, 1, 48, 1.0, b0, d0, a0, EPH_DEATH_SCAVENGE},
+      {150, 1, 1, 48, 1.0, {150, 1100, 3, 1}, d0, a0, EPH_DEATH_SCAVENGE},
+      {8, 257, 0, 16, 2.5, {160, 1200, 3, 1}, {500, 9050, 4, 1}, {160, 1200, 3, 1}, EPH_DEATH_FINALIZED},
+      {9, 257, 0, 16, 2.5, {170, 1300, 3, 1}, {510, 9050, 5, 1}, {510, 9050, 5, 1}, EPH_DEATH_FINALIZED},
+      {7, 1, 1, 8, 0.0, {5, 6, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, EPH_DEATH_CENSORED},
+  };
+  for (size_t i = 0; i < 5; i++)
+    if (!sample_record_eq(&p->records[i], &want[i])) fail_msg("record %zu decoded wrong", i);
+  eph_profile_free(p);
+  img_free(&m);
+}
+
 static void test_bad_records(void **state) {
   (void)state;
   img r = {0};
-  put_record(&r, EPH_DEATH_EXACT, 2, 0);
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), 2, 0);
   expect_bad_chunk("RECS", &r, "class 2 is not defined");
-  put_record(&r, EPH_DEATH_EXACT, 1, 3);
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), 1, 3);
   expect_bad_chunk("RECS", &r, "site 3 is not defined");
-  put_record(&r, EPH_DEATH_EXACT, (uint64_t)UINT32_MAX + 1, 0);
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), (uint64_t)UINT32_MAX + 1, 0);
   expect_bad_chunk("RECS", &r, "is not defined");
-  put_record(&r, 0, 1, 1);
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), (uint64_t)UINT32_MAX + 2, 1);
+  expect_bad_chunk("RECS", &r, "is not defined");
+  /* Death kinds: none in a chunk's first record, 7, reserved bits. */
+  put_record(&r, H_DEATH_BIRTH, 0, 1, 1);
   expect_bad_chunk("RECS", &r, "death kind 0");
-  put_record(&r, 7, 1, 1);
+  put_record(&r, H_EXT | H_DEATH_BIRTH, 0, 1, 1);
+  expect_bad_chunk("RECS", &r, "death kind 0");
+  put_record(&r, FIRST_HEAD, FIRST_EXT(7), 1, 1);
   expect_bad_chunk("RECS", &r, "death kind 7");
-  put_record(&r, EPH_DEATH_EXACT | 0x20, 1, 1);
-  expect_bad_chunk("RECS", &r, "reserved flag");
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT) | 0x20, 1, 1);
+  expect_bad_chunk("RECS", &r, "reserved bits 0x3d");
+  put_record(&r, FIRST_HEAD, EPH_DEATH_EXACT | X_WEIGHT_INT, 1, 1);
+  expect_bad_chunk("RECS", &r, "integer-weight bit without a weight");
+  /* The cache: empty at the start of a chunk; an entry holds one class. */
+  put_record(&r, FIRST_HEAD | H_CACHED, FIRST_EXT(EPH_DEATH_EXACT), 1, 1);
+  expect_bad_chunk("RECS", &r, "cached site and size of class 1,");
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), 1, 1);
+  put_record(&r, H_DEATH_BIRTH | H_CACHED, 0, 257, 0);
+  expect_bad_chunk("RECS", &r, "record 1 of the chunk: cached site and size of class 257");
   /* NaN and negative weights */
-  img_u8(&r, EPH_DEATH_EXACT | 0x10);
-  img_delta(&r, 1, 0);
-  img_uv(&r, 1);
-  img_uv(&r, 1);
-  img_uv(&r, 8);
+  put_record(&r, FIRST_HEAD, EPH_DEATH_EXACT, 1, 1);
+  r.p[1] |= X_WEIGHT; /* put_record wrote 1.0: patch in NaN */
+  r.len = 2;
   img_u64(&r, 0x7ff8000000000000u);
-  expect_bad_chunk("RECS", &r, "weight");
-  img_u8(&r, EPH_DEATH_EXACT | 0x10);
-  img_delta(&r, 1, 0);
   img_uv(&r, 1);
   img_uv(&r, 1);
   img_uv(&r, 8);
+  for (int i = 0; i < 7; i++) img_delta(&r, 0, 0);
+  expect_bad_chunk("RECS", &r, "weight is not a finite");
+  img_u8(&r, FIRST_HEAD);
+  img_u8(&r, EPH_DEATH_EXACT | X_WEIGHT);
   img_u64(&r, 0xbff0000000000000u); /* -1.0 */
-  expect_bad_chunk("RECS", &r, "weight");
-  /* A record cut short, then one whole record and a stray byte. */
-  put_record(&r, EPH_DEATH_EXACT, 1, 1);
-  r.len -= 3;
-  expect_bad_chunk("RECS", &r, "payload ends inside");
-  put_record(&r, EPH_DEATH_EXACT | 0x10, 1, 1);
+  img_uv(&r, 1);
+  img_uv(&r, 1);
+  img_uv(&r, 8);
+  for (int i = 0; i < 7; i++) img_delta(&r, 0, 0);
+  expect_bad_chunk("RECS", &r, "weight is not a finite");
+  /* A record cut short (at every field), then one whole record and a stray byte. */
+  for (size_t cut = 1; cut < 12; cut++) {
+    put_record(&r, FIRST_HEAD | H_AU_STORED | H_BIRTH_GCS, FIRST_EXT(EPH_DEATH_EXACT), 1, 1);
+    r.len -= cut;
+    expect_bad_chunk("RECS", &r, "payload ends inside");
+  }
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), 1, 1);
   img_u8(&r, EPH_DEATH_EXACT);
   expect_bad_chunk("RECS", &r, "record 1 of the chunk");
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_EXACT), 1, 1);
+  img_u8(&r, H_EXT);
+  expect_bad_chunk("RECS", &r, "record 1 of the chunk: payload ends inside an item");
   /* A varint of 11 bytes; a 10-byte varint over 64 bits. */
+  img_u8(&r, H_EXT);
   img_u8(&r, EPH_DEATH_EXACT);
   for (int i = 0; i < 11; i++) img_u8(&r, 0xff);
   expect_bad_chunk("RECS", &r, "varint overflows");
+  img_u8(&r, H_EXT);
   img_u8(&r, EPH_DEATH_EXACT);
   for (int i = 0; i < 9; i++) img_u8(&r, 0xff);
   img_u8(&r, 0x02);
   expect_bad_chunk("RECS", &r, "varint overflows");
-  /* A collection count past 2^32 - 1. */
-  img_u8(&r, EPH_DEATH_EXACT | 0x08 | 0x10);
-  img_delta(&r, 1, 0);
-  img_uv(&r, 1);
-  img_uv(&r, 1);
-  img_uv(&r, 8);
-  img_uv(&r, 1);
-  img_delta(&r, 0, 0);
-  img_delta(&r, 0, 0);
-  img_delta(&r, (uint64_t)UINT32_MAX + 1, 0);
-  img_delta(&r, 0, 0);
-  expect_bad_chunk("RECS", &r, "collection count");
+  /* A collection count past 2^32 - 1: in a birth, a death, an alive_until. */
+  for (int where = 0; where < 3; where++) {
+    img_u8(&r, H_EXT | H_DEATH_BIRTH | H_AU_STORED | H_BIRTH_GCS);
+    img_u8(&r, EPH_DEATH_EXACT);
+    img_uv(&r, 1);
+    img_uv(&r, 1);
+    img_uv(&r, 8);
+    for (int stamp = 0; stamp < 3; stamp++) {
+      img_delta(&r, 0, 0);
+      img_delta(&r, 0, 0);
+      img_delta(&r, stamp == where ? (uint64_t)UINT32_MAX + 1 : 0, 0);
+      img_delta(&r, 0, 0);
+      if (stamp == 0) img_delta(&r, 1, 0); /* the id, after the birth */
+    }
+    expect_bad_chunk("RECS", &r, "collection count");
+  }
 }
 
 static void test_bad_tables(void **state) {
@@ -226,8 +380,11 @@ static void test_bad_framing(void **state) {
   img_u32(&m, 0);
   expect_invalid(&m, 0, "bad magic");
   img_free(&m);
-  img_header(&m, 2, 0);
-  expect_invalid(&m, 8, "unsupported format version 2");
+  img_header(&m, 1, 0); /* the first layout of records: no longer read */
+  expect_invalid(&m, 8, "unsupported format version 1 at byte 8: this reader reads only version 2");
+  img_free(&m);
+  img_header(&m, 3, 0);
+  expect_invalid(&m, 8, "unsupported format version 3");
   img_free(&m);
   img_header(&m, 0, 0);
   expect_invalid(&m, 8, "unsupported format version 0");
@@ -325,7 +482,7 @@ static void test_unknown_chunks_skipped(void **state) {
   img_chunk(&m, "CLAS", &cls);
   img_chunk(&m, "XTRA", &empty);
   img r = {0};
-  put_record(&r, EPH_DEATH_FREED | 0x10, 1, 0);
+  put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_FREED), 1, 0);
   img_chunk(&m, "RECS", &r);
   img_chunk(&m, "ZZZZ", &junk);
   eph_profile *p = expect_loads(&m); /* no CLOSE yet */
@@ -341,10 +498,16 @@ static void test_unknown_chunks_skipped(void **state) {
   eph_profile_free(p);
   /* Non-minimal varints are accepted. */
   img_free(&r);
-  img_u8(&r, EPH_DEATH_FREED | 0x08 | 0x10);
+  img_u8(&r, FIRST_HEAD);
+  img_u8(&r, FIRST_EXT(EPH_DEATH_FREED));
+  img_bytes(&r, "\x81\x00", 2); /* weight 1 */
+  img_bytes(&r, "\x81\x00", 2); /* class 1 */
+  img_u8(&r, 0);                 /* site */
+  img_bytes(&r, "\x80\x00", 2); /* size 0 */
+  img_u8(&r, 0);                 /* birth */
+  img_u8(&r, 0);
   img_bytes(&r, "\x82\x80\x00", 3); /* id delta: zigzag 2 = +1 */
-  img_bytes(&r, "\x81\x00", 2);     /* class 1 */
-  for (int i = 0; i < 11; i++) img_u8(&r, 0);
+  for (int i = 0; i < 4; i++) img_u8(&r, 0); /* death */
   img_free(&m);
   base_image(&m);
   img_chunk(&m, "RECS", &r);
@@ -475,6 +638,7 @@ static void test_mutations_with_fixed_crcs(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_base_image_loads),
+      cmocka_unit_test(test_record_shortcuts),
       cmocka_unit_test(test_bad_records),
       cmocka_unit_test(test_bad_tables),
       cmocka_unit_test(test_bad_gcs_events_close),
