@@ -67,9 +67,11 @@ typedef struct lt_table {
   lt_slot *slots;
   size_t cap; /* power of two, or 0 */
   size_t count;
-  lt_entry *recs;  /* payloads; free ones are chained through birth_bytes */
+  lt_entry *recs;  /* payloads */
   uint32_t recs_cap, recs_used;
-  uint32_t free_head; /* 1 + index of the first free payload, 0: none */
+  uint32_t *free_idx; /* the free payloads' indices, a stack (not a list through the
+                       * payloads: popping would read a payload that is rarely in cache) */
+  uint32_t free_cap, nfree;
 } lt_table;
 
 typedef struct lt_site_slot {
@@ -81,11 +83,19 @@ typedef struct lt_site_slot {
 
 typedef struct lt_tracker lt_tracker;
 
-#define LT_FILTER_SIZE (1u << 14)
-static inline size_t lt_filter_slot(const void *p) {
-  uintptr_t x = (uintptr_t)p;
-  return (size_t)((x >> 4) ^ (x >> 18)) & (LT_FILTER_SIZE - 1);
-}
+/* The counting filter over the live samples' addresses: one byte per
+ * 64-byte line of addresses, modulo its size, counting the samples that
+ * start in it; 255 sticks.  A line rather than a block's 16-byte granule: a
+ * sweep freeing neighbouring blocks reads a quarter as many of the filter's
+ * cache lines (at 1 % on binary-trees, 60 % fewer L1 misses on it), for a few
+ * more false hits (blocks next to a sample), which only cost a table lookup.
+ * It starts at LT_FILTER_MIN bytes and doubles (rebuilt from the table)
+ * while the live samples exceed 1/LT_FILTER_LOAD of it, up to
+ * LT_FILTER_MAX; beyond that it only gets less selective. */
+#define LT_FILTER_MIN (1u << 14)
+#define LT_FILTER_MAX (1u << 20)
+#define LT_FILTER_LOAD 32
+static inline size_t lt_filter_slot(size_t mask, const void *p) { return (size_t)((uintptr_t)p >> 6) & mask; }
 
 #define LT_PC_CACHE_SIZE 1024u
 
@@ -103,17 +113,28 @@ typedef struct lt_options {
 } lt_options;
 
 struct lt_tracker {
+  /* --- read by every allocator call (alloc.c): kept together --- */
+  uint8_t *filter;    /* the counting filter (see above): a free looks the table up only if its byte is non-zero */
+  size_t filter_mask; /* its size - 1 */
+  int64_t countdown;  /* sampler: objects (or bytes) until the next sample */
+  uint64_t bytes;     /* bytes allocated by Lua since attach: new blocks + growth */
+  int64_t heap;       /* bytes in use, as Lua counts them */
+  int64_t peak_heap;  /* the largest heap seen before a decrease (lt_peak_heap adds the current one) */
+  uint64_t objects;   /* objects allocated since attach */
+  uint32_t tag_mask;  /* base tags that are sampled (from class_mask) */
+  size_t pending_osize, pending_nsize; /* the call in progress, to undo its counts if it fails */
   /* the allocator we wrap, and where our own memory comes from */
   lua_Alloc inner;
   void *inner_ud;
+  lua_Alloc installed; /* our allocator installed on the state (lt_alloc_for) */
+  bool direct;         /* inner is luaL_newstate's l_alloc: call free/malloc/realloc (alloc.c) */
   lua_State *L; /* the main thread */
   void *main_block; /* the block holding L and the global state: freed last by lua_close */
   void **sentinel_slot, **closer_slot; /* payloads of the live sentinel and closer (hold t) */
 
   /* clocks */
-  uint64_t bytes;   /* bytes allocated by Lua since attach: new blocks + growth */
-  uint64_t objects; /* objects allocated since attach */
-  uint64_t internal_objects; /* of which the profiler's own */
+  uint64_t internal_objects; /* of the objects, the profiler's own */
+  uint64_t internal_mark;    /* objects when the outermost lt_internal_begin ran */
   uint32_t cycles;  /* GC cycles completed (sentinel) */
   uint64_t cycle_bytes, cycle_ns; /* clocks when the last cycle completed */
   uint64_t t0_ns, cpu0_ns;
@@ -122,11 +143,12 @@ struct lt_tracker {
   bool summary;  /* print lt_summary when finishing */
   bool finished;
   char gcmode[64];
-  uint64_t heap, peak_heap; /* bytes in use, as Lua counts them */
 
   /* sampler */
-  int64_t countdown;
   bool by_bytes;
+  int64_t fixed_gap; /* count sampling with a fixed gap (every:N, 1/1): the gap; else 0 */
+  double count_weight; /* count sampling: what each sample stands for */
+  double log_keep;     /* count sampling: log(1 - 1/N), for the geometric gaps */
   uint64_t rng;
 
   /* state */
@@ -137,9 +159,6 @@ struct lt_tracker {
 
   lt_options opt;
   lt_table live;
-  /* counting filter over the live samples' addresses (in L1): a free looks
-   * the table up only if its counter is non-zero; 255 sticks */
-  uint8_t filter[LT_FILTER_SIZE];
 
   /* sites */
   bool pc_cache_on; /* see site.c */
@@ -161,30 +180,59 @@ struct lt_tracker {
   double life_hist[64];    /* weighted, by floor(log2(lifetime bytes + 1)) */
   double survived_hist[8]; /* weighted, cycles survived: 0,1,2,3,4-7,8-15,16-63,64+ */
   double freed_weight, censored_weight;
-  uint32_t tag_mask; /* base tags that are sampled (from class_mask) */
 };
+
+/* The profiler's own Lua objects (sentinels, closers, their metatables):
+ * made between lt_internal_begin and lt_internal_end, never sampled, left
+ * out of the object count.  Nests. */
+static inline bool lt_internal_begin(lt_tracker *t) {
+  bool was = t->internal;
+  if (!was) {
+    t->internal = true;
+    t->internal_mark = t->objects;
+  }
+  return was;
+}
+static inline void lt_internal_end(lt_tracker *t, bool was) {
+  if (!was) {
+    t->internal_objects += t->objects - t->internal_mark;
+    t->internal = false;
+  }
+}
 
 /* --- table.c --- */
 /* Memory of the profiler's own structures comes from the wrapped allocator,
  * outside Lua's accounting.  NULL on failure. */
 void *lt_mem_alloc(lt_tracker *t, size_t size);
 void lt_mem_free(lt_tracker *t, void *p, size_t size);
-/* Inserts e (e->ptr not present); false if the table could not grow. */
-bool lt_table_insert(lt_tracker *t, const void *ptr, const lt_entry *e);
-/* Removes ptr into *out; false if absent. */
-bool lt_table_remove(lt_tracker *t, const void *ptr, lt_entry *out);
+/* Inserts ptr (not present) and returns its payload for the caller to fill;
+ * NULL if the table could not grow. */
+lt_entry *lt_table_insert(lt_tracker *t, const void *ptr);
+/* Removes ptr and returns its payload, which stays intact until the next
+ * lt_table_insert; NULL if absent. */
+const lt_entry *lt_table_remove(lt_tracker *t, const void *ptr);
 /* Calls f on every live entry (the table must not change meanwhile). */
 void lt_table_each(lt_tracker *t, void (*f)(lt_tracker *, const void *, const lt_entry *, void *), void *arg);
+/* Frees the table; the filter is cleared (and shrunk). */
 void lt_table_free(lt_tracker *t);
+/* The filter: allocated at attach (a one-byte saturated filter if that
+ * fails: correct, every free is looked up), freed with the tracker.  The
+ * main block's slot is pinned at 255 so that its free (the end of
+ * lua_close) reaches the slow path. */
+void lt_filter_init(lt_tracker *t);
+void lt_filter_free(lt_tracker *t);
 
 /* --- sampler.c --- */
 void lt_sampler_init(lt_tracker *t);
-/* Called when the countdown ran out on an object of `size` bytes: true if
- * this object is a sample (then *weight is what it stands for); re-arms. */
-bool lt_sampler_take(lt_tracker *t, size_t size, double *weight);
+/* Called when the countdown ran out (the object is a sample): sets the
+ * countdown to the next gap. */
+void lt_sampler_rearm(lt_tracker *t);
 
 /* --- alloc.c --- */
-void *lt_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+/* The allocator to install for t (t->direct and t->by_bytes set). */
+lua_Alloc lt_alloc_for(const lt_tracker *t);
+/* The peak heap so far (the current heap included). */
+int64_t lt_peak_heap(const lt_tracker *t);
 uint64_t lt_now_ns(void);
 /* The wall clock for record stamps, ns since attach (see alloc.c): exact
  * at least every LT_FINE_EVERY stamps, otherwise the coarse clock. */

@@ -60,15 +60,14 @@ static void **new_payload(lua_State *L, const char *mt_key, lt_tracker *t) {
 }
 
 static void arm(lt_tracker *t, lua_State *L) {
-  bool was = t->internal;
-  t->internal = true;
+  bool was = lt_internal_begin(t);
   lua_checkstack(L, 4);
   t->sentinel_slot = new_payload(L, &SENTINEL_MT, t);
   lua_pop(L, 1); /* garbage from birth */
   if (t->closer_slot) *t->closer_slot = NULL;
   t->closer_slot = new_payload(L, &CLOSER_MT, t);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &CLOSER_ANCHOR); /* replaces the old closer */
-  t->internal = was;
+  lt_internal_end(t, was);
 }
 
 static void make_mt(lua_State *L, const char *key, lua_CFunction gc) {
@@ -81,13 +80,12 @@ static void make_mt(lua_State *L, const char *key, lua_CFunction gc) {
 }
 
 void lt_gccount_attach(lt_tracker *t, lua_State *L) {
-  bool was = t->internal;
-  t->internal = true;
+  bool was = lt_internal_begin(t);
   lua_checkstack(L, 4);
   make_mt(L, &SENTINEL_MT, sentinel_gc);
   make_mt(L, &CLOSER_MT, closer_gc);
   arm(t, L);
-  t->internal = was;
+  lt_internal_end(t, was);
 }
 
 void lt_gccount_detach(lt_tracker *t, lua_State *L) {

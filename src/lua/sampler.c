@@ -8,7 +8,8 @@
  *            B: an object of s bytes is hit with probability 1-exp(-s/B)
  *            and stands for 1/(1-exp(-s/B)) objects (tcmalloc).
  * The allocator decrements t->countdown (by 1 or by the size) and calls
- * lt_sampler_take only when it reaches zero.
+ * lt_sampler_rearm only when it reaches zero; the weight is computed when
+ * the record is written (lt_weight).
  */
 #include <math.h>
 
@@ -34,23 +35,18 @@ static int64_t exponential_gap(lt_tracker *t) {
 static int64_t count_gap(lt_tracker *t) {
   uint64_t n = t->opt.sample_every;
   if (n <= 1 || t->opt.sample_fixed) return n ? (int64_t)n : 1;
-  double gap = 1.0 + floor(log(next_unit(t)) / log1p(-1.0 / (double)n));
+  double gap = 1.0 + floor(log(next_unit(t)) / t->log_keep);
   return gap < 1.0 ? 1 : gap > 1e18 ? INT64_C(1000000000000000000) : (int64_t)gap;
 }
 
 void lt_sampler_init(lt_tracker *t) {
   t->rng = t->opt.seed ? t->opt.seed * UINT64_C(0x9E3779B97F4A7C15) : UINT64_C(0x9E3779B97F4A7C15);
   t->by_bytes = t->opt.sample_bytes != 0;
+  uint64_t n = t->opt.sample_every;
+  t->log_keep = n > 1 ? log1p(-1.0 / (double)n) : 0;
   t->countdown = t->by_bytes ? exponential_gap(t) : count_gap(t);
+  t->fixed_gap = !t->by_bytes && (n <= 1 || t->opt.sample_fixed) ? (n ? (int64_t)n : 1) : 0;
+  t->count_weight = (double)n;
 }
 
-bool lt_sampler_take(lt_tracker *t, size_t size, double *weight) {
-  if (t->by_bytes) {
-    t->countdown = exponential_gap(t);
-    *weight = 1.0 / -expm1(-(double)size / (double)t->opt.sample_bytes);
-  } else {
-    t->countdown = count_gap(t);
-    *weight = (double)t->opt.sample_every;
-  }
-  return true;
-}
+void lt_sampler_rearm(lt_tracker *t) { t->countdown = t->by_bytes ? exponential_gap(t) : count_gap(t); }

@@ -155,6 +155,26 @@ int lt_failures(void) { return failures; }
 
 /* --- attach --------------------------------------------------------------------- */
 
+/* luaL_newstate's allocator: lauxlib.c's static l_alloc, which in every Lua
+ * 5.4 release is free(ptr) for nsize == 0 and realloc(ptr, nsize) otherwise
+ * (ud unused).  Found once by asking a throwaway state for it; a state that
+ * uses it gets the allocator variants that call free/malloc/realloc
+ * directly (alloc.c). */
+static lua_Alloc default_allocator(void) {
+  static lua_Alloc f;
+  static bool known;
+  if (!known) {
+    known = true;
+    lua_State *L = luaL_newstate();
+    if (L) {
+      void *ud;
+      f = lua_getallocf(L, &ud);
+      lua_close(L);
+    }
+  }
+  return f;
+}
+
 static uint64_t cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -181,6 +201,7 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
   memset(t, 0, sizeof *t);
   t->inner = inner;
   t->inner_ud = ud;
+  t->direct = LUA_VERSION_NUM == 504 && inner == default_allocator();
   lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
   t->L = lua_tothread(L, -1);
   lua_pop(L, 1);
@@ -225,13 +246,15 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
   for (uint32_t k = 1; k < LT_CLS_COUNT; k++) eph_writer_class(t->w, k, CLASS_NAMES[k]);
   t->t0_ns = t->fine_ns = lt_now_ns();
   t->cpu0_ns = cpu_ns();
-  t->heap = t->peak_heap = (uint64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (uint64_t)lua_gc(L, LUA_GCCOUNTB, 0);
+  t->heap = t->peak_heap = (int64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (int64_t)lua_gc(L, LUA_GCCOUNTB, 0);
   lt_sampler_init(t);
   lt_site_cache_init(t);
-  t->internal = true;
-  lua_setallocf(L, lt_alloc, t);
+  lt_filter_init(t);
+  bool was = lt_internal_begin(t);
+  t->installed = lt_alloc_for(t);
+  lua_setallocf(L, t->installed, t);
   lt_gccount_attach(t, L);
-  t->internal = false;
+  lt_internal_end(t, was);
   trackers[slot] = t;
   if (!registered) {
     registered = true;
@@ -267,7 +290,7 @@ int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen) {
       .records = t->records,
       .censored = t->censored,
       .full_gcs = t->cycles,
-      .peak_heap = t->peak_heap,
+      .peak_heap = (uint64_t)lt_peak_heap(t),
   };
   int rc = 0;
   if (t->write_failed) {
@@ -291,6 +314,7 @@ void *lt_final_free(lt_tracker *t, void *ptr, size_t osize) {
   char msg[1600];
   if (lt_finish(t, true, msg, sizeof msg) != 0) fprintf(stderr, "ephemera: %s\n", msg);
   forget(t);
+  lt_filter_free(t);
   inner(ud, t, sizeof *t, 0);
   return inner(ud, ptr, osize, 0);
 }
@@ -300,9 +324,10 @@ void lt_release(lt_tracker *t, bool state_open) {
   void *ud;
   lua_Alloc cur = lua_getallocf(t->L, &ud);
   lt_gccount_detach(t, t->L);
-  if (cur == lt_alloc && ud == t) {
+  if (cur == t->installed && ud == t) {
     lua_setallocf(t->L, t->inner, t->inner_ud);
     forget(t);
+    lt_filter_free(t);
     t->inner(t->inner_ud, t, sizeof *t, 0);
   }
   /* else: someone chained onto us; t stays as a pass-through until lua_close */
@@ -344,7 +369,7 @@ void lt_summary(const lt_tracker *t, const char *gcmode, FILE *out) {
   double share0 = adv.share0, share01 = adv.share01, cens = adv.censored;
   char medb[32], heap[32];
   human(medb, sizeof medb, med >= 0 ? (double)(UINT64_C(1) << med) : 0);
-  human(heap, sizeof heap, (double)t->peak_heap);
+  human(heap, sizeof heap, (double)lt_peak_heap(t));
   fprintf(out,
           "  lifetimes: median about %s of allocation; %.0f%% die before the next GC cycle completes, %.0f%% "
           "within two;\n  %.0f%% live to the end (censored); peak heap %s\n",

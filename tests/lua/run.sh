@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/lua/run.sh TEST — the Lua adapter's tests (see CMakeLists.txt for
-# the environment: EPH, CHECK, HOST, MODULE_DIR, SCRIPTS, BENCH, LUA54, SRC).
+# the environment: EPH, CHECK, HOST, UNIT, MODULE_DIR, SCRIPTS, BENCH, LUA54, SRC).
 set -uo pipefail
 t=$1
 tmp=$(mktemp -d)
@@ -12,6 +12,11 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 expect() { if grep -Eq -- "$2" "$1"; then ok "$3"; else fail "$3 (no line matching '$2' in:)"; sed 's/^/    /' "$1"; fi; }
 
 case $t in
+alloc)
+  # the allocator wrapper's counts call by call, refused calls included (alloc_unit.c)
+  "$UNIT" "$tmp" >"$tmp/out" 2>&1 || fail "alloc_unit"
+  cat "$tmp/out"
+  ;;
 known)
   # objects dying at known collectgarbage() calls, incremental and generational
   for gc in incremental generational; do
@@ -108,6 +113,16 @@ module)
   "$CHECK" "$tmp/m.eph" >"$tmp/c" || fail "module profile unreadable"
   expect "$tmp/c" '^total complete=1' "module profile complete after stop()"
   expect "$tmp/c" '^group class=table line=7 freed=100 ' "module: 100 tables at line 7"
+  # a host with its own allocator: the profiler's general path (not the direct calls it makes for
+  # luaL_newstate's allocator); that allocator checks the size of every block it frees
+  for sample in 1/1 1/7 bytes:512; do
+    "$HOST" --own-alloc "$MODULE_DIR/?.so" "$SCRIPTS/module_attach.lua" "$tmp/o.eph" "$sample" >"$tmp/out" 2>&1 ||
+      { fail "own allocator, sample=$sample: host run"; cat "$tmp/out"; }
+    expect "$tmp/out" '^attach ok' "own allocator, sample=$sample: attach / detach"
+    expect "$tmp/out" '^own allocator: 0 blocks live, 0 size mismatches$' "own allocator, sample=$sample: every block freed with its size"
+    "$CHECK" "$tmp/o.eph" >"$tmp/c" || fail "own allocator, sample=$sample: profile unreadable"
+    expect "$tmp/c" '^total complete=1' "own allocator, sample=$sample: complete profile"
+  done
   if [[ $SANITIZE == 1 ]]; then ok "lua5.4 -l ephemera: skipped in the sanitizer build"; else
     cd "$tmp"
     LUA_CPATH="$MODULE_DIR/?.so;;" EPHEMERA_PROFILE="out=$tmp/l.eph" "$LUA54" -l ephemera "$SCRIPTS/known.lua" >out 2>&1 ||
