@@ -12,8 +12,12 @@ static void maybe_full_gc(eph_heap *h, size_t about_to_add) {
   if (eph_old_used(h) + about_to_add > h->full_threshold) eph_full_gc(h);
 }
 
+static inline bool class_matches(const eph_heap *h, eph_class_id cls, eph_format fmt) {
+  return cls >= 1 && cls < h->classes_len && h->classes[cls].format == fmt;
+}
+
 static bool class_ok(eph_heap *h, eph_class_id cls, eph_format fmt) {
-  if (cls >= 1 && cls < h->classes_len && h->classes[cls].format == fmt) return true;
+  if (class_matches(h, cls, fmt)) return true;
   if (cls < 1 || cls >= h->classes_len)
     eph_set_error(h, EPH_ERR_INVALID, "allocation with unknown class index %u", cls);
   else
@@ -79,31 +83,46 @@ static bool plain_sample_point(const eph_heap *h, size_t total, bool pretenure) 
          h->has_observer && h->observer.on_alloc && (size_t)(h->eden.end - h->fast.alloc_top) >= total;
 }
 
+static inline size_t object_total(const eph_heap *h, size_t payload) {
+  return sizeof(eph_header) + eph_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
+}
+
+static inline eph_value init_object(char *p, eph_class_id cls, eph_format fmt, size_t payload, size_t total) {
+  *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
+  memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
+  return (eph_value)p;
+}
+
+/* Calls on_alloc for *obj, rooted during the call (the observer may
+ * collect: *obj is then updated); in_observer is set, so the observer's own
+ * allocations take the slow path and are no samples. */
+static void notify_observer(eph_heap *h, eph_value *obj) {
+  eph_root_push(h, obj);
+  size_t height = eph_roots_height(h) - 1;
+  h->observer.on_alloc(h->observer.data, h, *obj);
+  eph_roots_reset(h, height);
+  h->in_observer = false;
+  eph_update_alloc_limit(h);
+}
+
 static eph_value alloc_at_sample_point(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, size_t total) {
   char *p = h->fast.alloc_top;
   h->fast.alloc_top = p + total;
-  *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
-  memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
-  eph_value obj = (eph_value)p;
+  eph_value obj = init_object(p, cls, fmt, payload, total);
   /* eph_sample_arm, without the byte trigger (off here) */
   h->objects_base += h->countdown_start;
   h->fast.alloc_countdown = h->countdown_start = h->sample_objects ? h->sample_objects : EPH_NO_COUNTDOWN;
   h->in_observer = true;
   h->fast.alloc_limit = h->fast.alloc_top; /* the observer's own allocations take the slow path */
-  eph_root_push(h, &obj);
-  size_t height = eph_roots_height(h) - 1;
-  h->observer.on_alloc(h->observer.data, h, obj);
-  eph_roots_reset(h, height);
-  h->in_observer = false;
-  eph_update_alloc_limit(h);
+  notify_observer(h, &obj);
   h->fast.site = NULL;
   return obj;
 }
 
 eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure) {
   if (payload < h->fast.large_object_bytes) {
-    size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
-    if (plain_sample_point(h, total, pretenure) && cls >= 1 && cls < h->classes_len && h->classes[cls].format == fmt)
+    size_t total = object_total(h, payload);
+    if (plain_sample_point(h, total, pretenure) && class_matches(h, cls, fmt))
       return alloc_at_sample_point(h, cls, fmt, payload, total);
   }
   if (h->in_gc) {
@@ -116,7 +135,7 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
               payload, (size_t)EPH_MAX_PAYLOAD_BYTES);
     return EPH_NIL;
   }
-  size_t total = sizeof(eph_header) + eph_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
+  size_t total = object_total(h, payload);
   /* If the fast path used up the countdown, make "the next allocation" the
    * sample point again while collections run: finalisers run at the safe
    * points below and may allocate (and take the point themselves). */
@@ -141,24 +160,15 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
   bool count_point = false;
   if (h->in_observer) h->objects_base++;
   else count_point = --h->fast.alloc_countdown == 0;
-  *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
-  memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
+  eph_value obj = init_object(p, cls, fmt, payload, total);
   if (old) h->stats.bytes_allocated_old += total;
 
-  eph_value obj = (eph_value)p;
   bool sample_point = count_point || (!h->in_observer && eph_heap_allocated(h) > h->sample_at_bytes);
   bool notify = sample_point && h->has_observer && h->observer.on_alloc && !h->in_observer;
   if (notify) h->in_observer = true; /* before arming: the limit then stays at the top */
   if (sample_point) eph_sample_arm(h); /* on_alloc may choose the next gap */
   else eph_update_alloc_limit(h);
-  if (notify) {
-    eph_root_push(h, &obj);
-    size_t height = eph_roots_height(h) - 1;
-    h->observer.on_alloc(h->observer.data, h, obj);
-    eph_roots_reset(h, height);
-    h->in_observer = false;
-    eph_update_alloc_limit(h);
-  }
+  if (notify) notify_observer(h, &obj);
   h->fast.site = NULL;
   return obj;
 }

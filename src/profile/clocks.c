@@ -31,19 +31,6 @@ uint64_t prof_wall_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void *grow(void *items, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return items;
-  size_t c = *cap ? *cap : 256;
-  while (c < need) c += c / 2 + 1;
-  void *n = realloc(items, c * size);
-  if (!n) {
-    fprintf(stderr, "ephemera: profiler: out of memory for its clock tables\n");
-    abort();
-  }
-  *cap = c;
-  return n;
-}
-
 /* The bucket index: bucket k covers the clock from first point + k << shift,
  * and holds the last point at or before its start, so that a lookup is a
  * shift and a short scan (a bucket holds about one regular point, plus the
@@ -52,7 +39,7 @@ static void *grow(void *items, size_t *cap, size_t need, size_t size) {
 static void index_point(eph_profiler *p, size_t i) {
   uint64_t base = p->clock_points[0].bytes, b = p->clock_points[i].bytes;
   size_t last_bucket = (size_t)((b - base) >> p->clock_shift);
-  if (last_bucket >= p->clock_index_cap) p->clock_index = grow(p->clock_index, &p->clock_index_cap, last_bucket + 1, sizeof *p->clock_index);
+  p->clock_index = prof_grow(p, p->clock_index, &p->clock_index_cap, last_bucket + 1, sizeof *p->clock_index);
   for (; p->clock_index_len <= last_bucket; p->clock_index_len++) {
     uint64_t start = base + ((uint64_t)p->clock_index_len << p->clock_shift);
     p->clock_index[p->clock_index_len] = (uint32_t)(b <= start ? i : i - 1);
@@ -78,7 +65,7 @@ void clocks_point(eph_profiler *p, uint64_t bytes) {
   while (p->nclock_points && bytes > p->clock_points[0].bytes && p->clock_shift < 48 &&
          (bytes - p->clock_points[0].bytes) >> p->clock_shift >= 4 * CLOCK_POINTS_MAX)
     thin(p);
-  p->clock_points = grow(p->clock_points, &p->clock_points_cap, p->nclock_points + 1, sizeof *p->clock_points);
+  p->clock_points = prof_grow(p, p->clock_points, &p->clock_points_cap, p->nclock_points + 1, sizeof *p->clock_points);
   p->clock_points[p->nclock_points++] = (struct clock_point){bytes, prof_wall_ns() - p->start_ns};
   index_point(p, p->nclock_points - 1);
   p->next_clock_point = bytes + p->clock_gap;
@@ -91,7 +78,7 @@ void clocks_start(eph_profiler *p) {
 }
 
 void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
-  p->gc_clocks = grow(p->gc_clocks, &p->gc_clocks_cap, p->ngc_clocks + 1, sizeof *p->gc_clocks);
+  p->gc_clocks = prof_grow(p, p->gc_clocks, &p->gc_clocks_cap, p->ngc_clocks + 1, sizeof *p->gc_clocks);
   struct gc_clock c = {bytes, p->scavenges0, p->full_gcs0};
   if (p->ngc_clocks) c.scavenges = p->gc_clocks[p->ngc_clocks - 1].scavenges, c.full_gcs = p->gc_clocks[p->ngc_clocks - 1].full_gcs;
   if (kind == EPH_GC_SCAVENGE) c.scavenges++;

@@ -20,21 +20,9 @@
 
 #define AT_BIRTH UINT64_MAX /* span.until.bytes: alive until birth */
 
-static void *grow(eph_profiler *p, void *items, size_t *cap, size_t size) {
-  size_t c = *cap ? *cap + *cap / 2 : 4096; /* 1.5x: the profiler's memory counts */
-  void *n = realloc(items, c * size);
-  if (!n) {
-    fprintf(stderr, "ephemera: profiler: out of memory for tracked objects\n");
-    abort();
-  }
-  *cap = c;
-  prof_note_memory(p);
-  return n;
-}
-
 static inline void push_young(eph_profiler *p, eph_value addr, uint64_t birth) {
   tracked_vec *v = &p->young;
-  if (v->len == v->cap) v->items = grow(p, v->items, &v->cap, sizeof *v->items);
+  v->items = prof_grow(p, v->items, &v->cap, v->len + 1, sizeof *v->items);
   v->items[v->len++] = (tracked){addr, birth};
 }
 
@@ -65,7 +53,7 @@ static inline eph_value unpack(const eph_profiler *p, const old_entry *e, uint64
 static void push_old(eph_profiler *p, eph_value addr, uint64_t birth) {
   old_list *l = &p->old;
   if (l->len == l->nblocks * OLD_BLOCK) {
-    if (l->nblocks == l->blocks_cap) l->blocks = grow(p, l->blocks, &l->blocks_cap, sizeof *l->blocks);
+    l->blocks = prof_grow(p, l->blocks, &l->blocks_cap, l->nblocks + 1, sizeof *l->blocks);
     old_entry *b = malloc(OLD_BLOCK * sizeof *b);
     if (!b) {
       fprintf(stderr, "ephemera: profiler: out of memory for tracked objects\n");
@@ -115,7 +103,7 @@ static void open_span(eph_profiler *p, const eph_stamp *until) {
       return;
     }
   }
-  if (p->nspans == p->spans_cap) p->spans = grow(p, p->spans, &p->spans_cap, sizeof *p->spans);
+  p->spans = prof_grow(p, p->spans, &p->spans_cap, p->nspans + 1, sizeof *p->spans);
   p->spans[p->nspans++] = (span){p->old.len, *until};
 }
 

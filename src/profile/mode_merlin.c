@@ -34,19 +34,6 @@
 
 #include "profiler.h"
 
-static void *grow(void *items, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return items;
-  size_t c = *cap ? *cap : 256;
-  while (c < need) c *= 2;
-  void *n = realloc(items, c * size);
-  if (!n) {
-    fprintf(stderr, "ephemera: merlin: out of memory\n");
-    abort();
-  }
-  *cap = c;
-  return n;
-}
-
 static inline uint64_t birth_of(eph_value o) { return eph_trailer(o)[0] & BIRTH_MASK; }
 static inline uint64_t stamp_of(eph_value o) { return eph_trailer(o)[1]; }
 static inline void stamp_max(eph_value o, uint64_t t) {
@@ -86,7 +73,7 @@ static inline void left_root(eph_profiler *p, eph_value was) {
 static void check_roots(eph_profiler *p, uint64_t now) {
   eph_value **shadow, **globals;
   size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals), n = nshadow + nglobals;
-  p->seen = grow(p->seen, &p->seen_cap, n, sizeof *p->seen);
+  p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
   eph_value *seen = p->seen;
   size_t old_len = p->seen_len;
   /* slots that existed at the last check: compare */
@@ -161,13 +148,13 @@ static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_dea
 
 static void collect_dead(void *data, eph_value obj) {
   eph_profiler *p = data;
-  p->dead = grow(p->dead, &p->dead_cap, p->ndead + 1, sizeof *p->dead);
+  p->dead = prof_grow(p, p->dead, &p->dead_cap, p->ndead + 1, sizeof *p->dead);
   p->dead[p->ndead++] = (struct dead){obj, stamp_of(obj)};
 }
 
 /* LSD radix sort of the dead by stamp (48-bit clock): O(n), stable. */
 static void sort_dead(eph_profiler *p) {
-  p->dead_tmp = grow(p->dead_tmp, &p->dead_tmp_cap, p->ndead, sizeof *p->dead_tmp);
+  p->dead_tmp = prof_grow(p, p->dead_tmp, &p->dead_tmp_cap, p->ndead, sizeof *p->dead_tmp);
   struct dead *src = p->dead, *dst = p->dead_tmp;
   /* Only the bits that vary within this collection's dead set. */
   uint64_t min = UINT64_MAX, all = 0;
@@ -189,7 +176,7 @@ static void sort_dead(eph_profiler *p) {
 static void propagate(eph_profiler *p, eph_gc_kind kind) {
   eph_heap *h = p->h;
   sort_dead(p);
-  p->stack = grow(p->stack, &p->stack_cap, p->ndead, sizeof *p->stack);
+  p->stack = prof_grow(p, p->stack, &p->stack_cap, p->ndead, sizeof *p->stack);
   size_t top = 0;
   for (size_t i = 0; i < p->ndead; i++) p->stack[top++] = p->dead[i].obj; /* latest on top */
   while (top) {
@@ -206,7 +193,7 @@ static void propagate(eph_profiler *p, eph_gc_kind kind) {
         t = eph_gc_locate(h, t);
         if (stamp_of(t) < ts) {
           eph_trailer(t)[1] = ts;
-          p->stack = grow(p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
+          p->stack = prof_grow(p, p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
           p->stack[top++] = t;
         }
       } else if (kind == EPH_GC_SCAVENGE) {

@@ -46,6 +46,19 @@ void prof_note_memory(eph_profiler *p) {
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
 }
 
+void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size) {
+  size_t c = *cap ? *cap : 256;
+  while (c < need) c += c / 2 + 1;
+  void *n = realloc(items, c * size);
+  if (!n) {
+    fprintf(stderr, "ephemera: profiler: out of memory (%zu bytes for its tables)\n", c * size);
+    abort();
+  }
+  *cap = c;
+  prof_note_memory(p);
+  return n;
+}
+
 /* --- tables ----------------------------------------------------------------- */
 
 uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls) {

@@ -153,6 +153,12 @@ void prof_write_record(eph_profiler *p, eph_value obj, uint64_t birth, const eph
                        const eph_stamp *alive_until, eph_death_kind kind);
 void prof_note_memory(eph_profiler *p);
 void prof_write_error(eph_profiler *p, eph_status st);
+void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size);
+/* items, with room for at least `need` entries of `size` bytes: grows 1.5x
+ * (the profiler's memory is counted against it), aborts when out of memory. */
+static inline void *prof_grow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size) {
+  return need <= *cap ? items : prof_grow_slow(p, items, cap, need, size);
+}
 
 /* clocks.c */
 uint64_t prof_wall_ns(void);
