@@ -414,15 +414,18 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   if (!r) return fail(w, EPH_ERR_INVALID, "eph_writer_record: no record");
   unsigned kind = r->death_kind;
   uint32_t cls = r->class_id, site = r->site_id;
-  if (kind - EPH_DEATH_FINALIZED > (unsigned)(EPH_DEATH_FREED - EPH_DEATH_FINALIZED) || !class_declared(w, cls) ||
-      !site_declared(w, site))
+  ephf_rec_ctx *c = &w->rec;
+  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
+  /* a cached (class, site) was declared when it was cached */
+  bool cached = e->class_id == cls && e->site_id == site && e->size == r->size;
+  if (kind - EPH_DEATH_FINALIZED > (unsigned)(EPH_DEATH_FREED - EPH_DEATH_FINALIZED) ||
+      (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
     return bad_record(w, r);
   ephf_buf *b = &w->buf[B_RECORDS];
   if (b->cap - b->len < EPHF_RECORD_MAX) { /* a safety net: open sized it for a chunk and a record */
     eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
     if (st != EPH_OK) return st;
   }
-  ephf_rec_ctx *c = &w->rec;
   uint64_t wbits;
   memcpy(&wbits, &r->weight, sizeof wbits);
   unsigned head = 0, ext = kind != c->kind ? kind : 0;
@@ -448,8 +451,7 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
     }
   }
   p = ephf_w_uvarint(p, cls);
-  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
-  if (e->class_id == cls && e->site_id == site && e->size == r->size) {
+  if (cached) {
     head |= EPHF_REC_CACHED;
   } else {
     p = ephf_w_uvarint(p, site);

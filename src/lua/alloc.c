@@ -3,18 +3,25 @@
  * every block; when ptr is NULL, osize carries the base type of the object
  * being created (LUA_TSTRING..LUA_TPROTO), and an object is freed with
  * nsize == 0 and osize equal to its size, its block intact (so its type
- * byte tells short from long strings and Lua from C closures).  Object
- * blocks are never reallocated, so reallocations are not looked up.
+ * byte tells short from long strings and Lua from C closures).
+ *
+ * A sample is allocated with a 16-byte header in front (ephlua.h,
+ * lt_header: its birth clock, size and site) and its address marked
+ * (marks.c); its free finds the mark, writes the record from the header and
+ * frees the whole block.  So no table is kept per sample, and its birth
+ * data sits next to the object, in the cache when the sweep frees it.
  *
  * The fast paths (alloc_impl) do no more than this:
  *   (NULL, x, 0)        return NULL;
- *   free                one filter byte (the live samples' addresses): if
- *                       zero, the heap count and the free itself;
+ *   free                the block's mark (lt_marked: two loads and a bit
+ *                       test): if clear, the heap count and the free itself;
  *   new block           for objects of a sampled type, the countdown (a
  *                       sample leaves for alloc_sample); the byte clock, the
  *                       heap and object counts; the allocation;
- *   reallocation        the byte clock and heap count; the reallocation.
- * No clock is read and no table looked up unless a block is a sample.  The
+ *   reallocation        the mark (Lua never reallocates an object's block,
+ *                       but a marked one keeps its header); the byte clock
+ *                       and heap count; the reallocation.
+ * No clock is read unless a block is a sample.  The
  * peak heap is checked where the heap decreases (a free, a shrink), since a
  * maximum is always followed by one (or by the end: lt_peak_heap).
  * Counts are made before the call and undone if it fails (Lua then
@@ -34,9 +41,14 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ephlua.h"
+
+#define LT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LT_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 uint64_t lt_now_ns(void) {
   struct timespec ts;
@@ -84,100 +96,84 @@ double lt_weight(const lt_tracker *t, uint64_t size) { return weight_of(t, size)
 /* GCObject's CommonHeader: struct GCObject *next; lu_byte tt; ... */
 #define LT_TT_OFFSET sizeof(void *)
 
-static inline uint32_t class_of(const void *ptr, uint8_t tag, bool block_valid) {
-  switch (tag) {
-    case 4: {
-      if (!block_valid) return LT_CLS_STRING;
-      uint8_t tt = ((const uint8_t *)ptr)[LT_TT_OFFSET];
-      return tt == 0x04 ? LT_CLS_SHORT_STRING : tt == 0x14 ? LT_CLS_LONG_STRING : LT_CLS_STRING;
-    }
-    case 5: return LT_CLS_TABLE;
-    case 6: {
-      if (!block_valid) return LT_CLS_FUNCTION;
-      uint8_t tt = ((const uint8_t *)ptr)[LT_TT_OFFSET];
-      return tt == 0x06 ? LT_CLS_LUA_CLOSURE : tt == 0x26 ? LT_CLS_C_CLOSURE : LT_CLS_FUNCTION;
-    }
-    case 7: return LT_CLS_USERDATA;
-    case 8: return LT_CLS_THREAD;
-    case 9: return LT_CLS_UPVALUE;
-    default: return LT_CLS_PROTOTYPE;
+static inline uint32_t class_of(const void *obj) {
+  uint8_t tt = ((const uint8_t *)obj)[LT_TT_OFFSET];
+  switch (tt) {
+    case 0x04: return LT_CLS_SHORT_STRING;
+    case 0x14: return LT_CLS_LONG_STRING;
+    case 0x05: return LT_CLS_TABLE;
+    case 0x06: return LT_CLS_LUA_CLOSURE;
+    case 0x26: return LT_CLS_C_CLOSURE;
+    case 0x07: return LT_CLS_USERDATA;
+    case 0x08: return LT_CLS_THREAD;
+    case 0x09: return LT_CLS_UPVALUE;
+    case 0x0A: return LT_CLS_PROTOTYPE;
+    default: return (tt & 0x0F) == 0x06 ? LT_CLS_FUNCTION : LT_CLS_STRING; /* a variant we do not know */
   }
 }
 
-uint32_t lt_class_of(const void *ptr, uint8_t tag, bool block_valid) { return class_of(ptr, tag, block_valid); }
-
-static void stamp(eph_stamp *s, uint64_t bytes, uint64_t ns, uint32_t cycles) {
-  s->bytes = bytes;
-  s->wall_ns = ns;
-  s->scavenges = 0;
-  s->full_gcs = cycles;
-}
+uint32_t lt_class_of(const void *obj) { return class_of(obj); }
 
 static unsigned log2_bucket(uint64_t x) { return x ? 63u - (unsigned)__builtin_clzll(x) : 0; }
 
-void lt_emit(lt_tracker *t, const void *ptr, const lt_entry *e, uint8_t death_kind, bool block_valid) {
-  uint32_t cls = class_of(ptr, e->tag, block_valid);
-  if (t->opt.class_mask && !(t->opt.class_mask & (1u << cls))) {
-    t->filtered++;
-    return;
-  }
-  if (t->write_failed) return;
-  double weight = weight_of(t, e->size);
-  eph_record r = {.id = e->id, .class_id = cls, .site_id = e->site, .size = e->size, .weight = weight,
-                  .death_kind = death_kind};
-  stamp(&r.birth, e->birth_bytes, e->birth_ns, e->birth_cycles);
-  stamp(&r.death, t->bytes, stamp_ns(t), t->cycles);
-  if (death_kind == EPH_DEATH_FREED && t->cycles > e->birth_cycles)
-    stamp(&r.alive_until, t->cycle_bytes, t->cycle_ns, t->cycles);
-  else if (death_kind == EPH_DEATH_FREED)
-    r.alive_until = r.birth;
-  else
-    r.alive_until = r.death;
-  if (eph_writer_record(t->w, &r) != EPH_OK) {
-    snprintf(t->error, sizeof t->error, "writing %s: %s", t->opt.out, eph_writer_error(t->w));
-    t->write_failed = true;
-    t->detached = true;
-    t->countdown = INT64_MAX;
-    return;
-  }
-  t->records++;
+/* The summary's tallies (lt_summary), kept only when it will be printed. */
+static __attribute__((noinline)) void tally(lt_tracker *t, uint32_t cls, double weight, uint8_t death_kind,
+                                            uint64_t lifetime, uint32_t cycles_survived) {
   t->deaths_by_class[cls]++;
   t->weight_by_class[cls] += weight;
   if (death_kind == EPH_DEATH_CENSORED) {
-    t->censored++;
     t->censored_weight += weight;
   } else {
     t->freed_weight += weight;
-    t->life_hist[log2_bucket(r.death.bytes - r.birth.bytes + 1)] += weight;
-    uint32_t c = r.death.full_gcs - r.birth.full_gcs;
+    t->life_hist[log2_bucket(lifetime + 1)] += weight;
+    uint32_t c = cycles_survived;
     unsigned b = c < 4 ? c : c < 8 ? 4 : c < 16 ? 5 : c < 64 ? 6 : 7;
     t->survived_hist[b] += weight;
   }
 }
 
-#define LT_LIKELY(x) __builtin_expect(!!(x), 1)
-#define LT_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define LT_ALWAYS_INLINE static inline __attribute__((always_inline))
+static __attribute__((noinline, cold)) void write_failed(lt_tracker *t) {
+  snprintf(t->error, sizeof t->error, "writing %s: %s", t->opt.out, eph_writer_error(t->w));
+  t->write_failed = true;
+  t->detached = true;
+  t->countdown = INT64_MAX;
+}
 
-static void sample(lt_tracker *t, void *p, size_t tag, size_t size) {
-  if (t->fixed_gap) t->countdown = t->fixed_gap;
-  else lt_sampler_rearm(t);
-  if (t->internal || t->detached) return;
-  uint64_t id = ++t->next_id;
-  lt_entry *e = lt_table_insert(t, p);
-  if (!e) {
-    t->dropped++;
-    lt_site_cache_flush(t, true); /* this object's death will not be seen */
+LT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
+  uint32_t cls = class_of(obj);
+  if (t->opt.class_mask && !(t->opt.class_mask & (1u << cls))) {
+    t->filtered++;
     return;
   }
-  e->id = id;
-  e->size = size;
-  e->birth_bytes = t->bytes - size;
-  e->birth_ns = stamp_ns(t);
-  e->birth_cycles = t->cycles;
-  e->site = t->opt.sites && !t->closing ? lt_site_current(t) : 0;
-  e->tag = (uint8_t)tag;
+  if (t->write_failed) return;
+  const lt_header *h = lt_header_of(obj);
+  uint64_t birth = h->birth, size = h->size_site & ((UINT64_C(1) << LT_SIZE_BITS) - 1);
+  double weight = weight_of(t, size);
+  uint32_t birth_cycles = lt_clock_cycles_at(t, birth);
+  eph_record r = {.id = birth,
+                  .class_id = cls,
+                  .site_id = (uint32_t)(h->size_site >> LT_SIZE_BITS),
+                  .size = size,
+                  .weight = weight,
+                  .death_kind = death_kind,
+                  .birth = {.bytes = birth, .wall_ns = lt_clock_ns_at(t, birth), .full_gcs = birth_cycles},
+                  .death = {.bytes = t->bytes, .wall_ns = stamp_ns(t), .full_gcs = t->cycles}};
+  if (death_kind != EPH_DEATH_FREED)
+    r.alive_until = r.death;
+  else if (t->cycles > birth_cycles) {
+    r.alive_until = (eph_stamp){.bytes = t->cycle_bytes, .wall_ns = t->cycle_ns, .full_gcs = t->cycles};
+    /* interpolation spreads a pause across its bucket: the birth was before the cycle's end */
+    if (r.birth.wall_ns > t->cycle_ns) r.birth.wall_ns = t->cycle_ns;
+  }
+  else
+    r.alive_until = r.birth;
+  if (LT_UNLIKELY(eph_writer_record(t->w, &r) != EPH_OK)) return write_failed(t);
+  t->records++;
+  if (death_kind == EPH_DEATH_CENSORED) t->censored++;
+  if (t->summary) tally(t, cls, weight, death_kind, t->bytes - birth, t->cycles - birth_cycles);
 }
+
+void lt_emit(lt_tracker *t, void *obj, uint8_t death_kind) { emit(t, obj, death_kind); }
 
 /* The wrapped allocator, for the slow paths. */
 static inline void *inner_call(lt_tracker *t, void *ptr, size_t osize, size_t nsize) {
@@ -197,28 +193,79 @@ static inline void heap_decrease(lt_tracker *t, size_t by) {
   t->heap = h - (int64_t)by;
 }
 
-/* A free whose filter byte is set: the main block, a sample, or neither. */
+/* A free of a marked block: a sample, or the main block. */
 static __attribute__((noinline)) void *free_slow(lt_tracker *t, void *ptr, size_t osize) {
   if (ptr == t->main_block) return lt_final_free(t, ptr, osize); /* the end of lua_close */
-  const lt_entry *e = lt_table_remove(t, ptr);
-  if (e) {
-    if (e->tag == LT_TAG_LAST) lt_site_cache_flush(t, false); /* a prototype died: its pcs may be reused */
-    lt_emit(t, ptr, e, t->closing ? EPH_DEATH_CENSORED : EPH_DEATH_FREED, true);
+  if (!t->detached) {
+    if (((const uint8_t *)ptr)[LT_TT_OFFSET] == 0x0A) lt_site_cache_flush(t, false); /* a prototype: its pcs may be reused */
+    emit(t, ptr, t->closing ? EPH_DEATH_CENSORED : EPH_DEATH_FREED);
   }
+  lt_unmark(t, ptr);
+  t->live--;
   heap_decrease(t, osize);
-  return inner_call(t, ptr, osize, 0);
+  return inner_call(t, lt_header_of(ptr), osize + LT_HEADER_SIZE, 0);
 }
 
-/* An object whose allocation runs the countdown out (nothing counted yet:
- * if the allocation fails, the retry comes back here). */
-static __attribute__((noinline)) void *alloc_sample(lt_tracker *t, size_t osize, size_t nsize) {
-  void *p = inner_call(t, NULL, osize, nsize);
-  if (!p) return NULL;
+/* Counts a new block of nsize bytes (made). */
+static inline void count_new(lt_tracker *t, size_t nsize) {
   t->bytes += nsize;
   t->heap += (int64_t)nsize;
   t->objects++;
-  sample(t, p, osize, nsize);
+}
+
+/* An object whose allocation runs the countdown out (nothing counted yet:
+ * if the allocation fails, the retry comes back here).  The sample gets a
+ * header; if the larger block or its mark cannot be had, the object is made
+ * without (the sample is dropped: the profiler never makes an allocation
+ * fail). */
+static __attribute__((noinline)) void *alloc_sample(lt_tracker *t, size_t tag, size_t nsize) {
+  uint64_t birth = t->bytes;
+  void *p = NULL;
+  if (!t->internal && !t->detached) {
+    lt_header *h = inner_call(t, NULL, tag, nsize + LT_HEADER_SIZE);
+    if (h && lt_mark(t, h + 1)) {
+      p = h + 1;
+      h->birth = birth;
+      uint32_t site = t->opt.sites && !t->closing ? lt_site_current(t) : 0;
+      h->size_site = (uint64_t)nsize | (uint64_t)(site <= LT_SITE_MAX ? site : 0) << LT_SIZE_BITS;
+      t->live++;
+      if (birth >= t->clock.next_point) lt_clock_mark(t, birth);
+    } else {
+      if (h) inner_call(t, h, nsize + LT_HEADER_SIZE, 0);
+      t->dropped++;
+      lt_site_cache_flush(t, true); /* this object's death will not be seen */
+    }
+  }
+  if (!p && !(p = inner_call(t, NULL, tag, nsize))) return NULL;
+  count_new(t, nsize);
+  if (t->fixed_gap) t->countdown = t->fixed_gap;
+  else lt_sampler_rearm(t);
   return p;
+}
+
+/* A marked block reallocated: not expected (Lua never reallocates an
+ * object's block), but its header must move with it. */
+static __attribute__((noinline, cold)) void *resize_marked(lt_tracker *t, void *ptr, size_t osize, size_t nsize) {
+  lt_header *h = inner_call(t, lt_header_of(ptr), osize + LT_HEADER_SIZE, nsize + LT_HEADER_SIZE);
+  if (!h) return NULL;
+  if (h + 1 != ptr) {
+    lt_unmark(t, ptr);
+    if (!lt_mark(t, h + 1)) { /* keeps the block, without its header */
+      memmove(h, h + 1, nsize);
+      t->live--;
+      lt_site_cache_flush(t, true);
+      void *q = inner_call(t, h, nsize + LT_HEADER_SIZE, nsize);
+      return q ? q : h; /* a shrink that fails leaves the block as it was: still valid */
+    }
+  }
+  h->size_site = (h->size_site & ~((UINT64_C(1) << LT_SIZE_BITS) - 1)) | (uint64_t)nsize;
+  if (nsize > osize) {
+    t->bytes += nsize - osize;
+    t->heap += (int64_t)(nsize - osize);
+  } else {
+    heap_decrease(t, osize - nsize);
+  }
+  return h + 1;
 }
 
 /* Undoes the counts of a failed new block (its countdown step recomputed;
@@ -263,6 +310,7 @@ LT_ALWAYS_INLINE void *new_impl(lt_tracker *t, size_t osize, size_t nsize, const
 
 /* A reallocation (ptr and nsize non-zero): never an object's block. */
 LT_ALWAYS_INLINE void *resize_impl(lt_tracker *t, void *ptr, size_t osize, size_t nsize, const bool direct) {
+  if (LT_UNLIKELY(lt_marked(t, ptr))) return resize_marked(t, ptr, osize, nsize);
   if (nsize > osize) {
     t->bytes += nsize - osize;
     t->heap += (int64_t)(nsize - osize);
@@ -285,7 +333,7 @@ LT_ALWAYS_INLINE void *alloc_impl(lt_tracker *t, void *ptr, size_t osize, size_t
                                   new_fn_t *new_fn, resize_fn_t *resize_fn) {
   if (nsize == 0) {
     if (!ptr) return NULL;
-    if (LT_UNLIKELY(t->filter[lt_filter_slot(t->filter_mask, ptr)])) return free_slow(t, ptr, osize);
+    if (LT_UNLIKELY(lt_marked(t, ptr))) return free_slow(t, ptr, osize);
     heap_decrease(t, osize);
     if (direct) {
       free(ptr);

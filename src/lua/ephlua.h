@@ -5,7 +5,8 @@
  * and by the loadable module ephemera.so (module.c).  See docs/lua.md.
  *
  * One tracker per lua_State.  Files:
- *   table.c    the hash table of live sampled blocks
+ *   marks.c    which blocks are samples (and carry a header); own pages
+ *   clock.c    births in wall time and GC cycles, from clock tables
  *   sampler.c  1/N and bytes:B sampling
  *   alloc.c    the allocator wrapper: births, deaths, the byte clock
  *   gccount.c  GC cycles via a self-re-arming __gc sentinel; close detection
@@ -44,35 +45,46 @@ enum {
 #define LT_TAG_FIRST LUA_TSTRING /* 4 */
 #define LT_TAG_LAST 10           /* LUA_TPROTO (LUA_NUMTYPES + 1) */
 
-/* One live sampled object: the payload, kept apart from the hash table's
- * keys (48 bytes).  Its weight is not stored: it is a function of the
- * sampling options and the size (lt_weight). */
-typedef struct lt_entry {
-  uint64_t id;
-  uint64_t size;
-  uint64_t birth_bytes, birth_ns;
-  uint32_t birth_cycles;
-  uint32_t site;
-  uint8_t tag; /* base type tag at birth */
-} lt_entry;
+/* The header in front of every sampled block: the profiler allocates a
+ * sample 16 bytes larger (which keeps Lua's alignment) and gives Lua the
+ * address after the header.  Its birth in the other clocks (wall time, GC
+ * cycles) comes from the clock tables (clock.c); its class from its type
+ * byte when it is freed (the block is intact then). */
+typedef struct lt_header {
+  uint64_t birth;     /* byte clock at its birth: also the record's id */
+  uint64_t size_site; /* size (low 40 bits) | site id (high 24 bits; 0: none or too many sites) */
+} lt_header;
+#define LT_HEADER_SIZE sizeof(lt_header)
+#define LT_SIZE_BITS 40
+#define LT_SITE_MAX ((UINT32_C(1) << (64 - LT_SIZE_BITS)) - 1)
+static inline lt_header *lt_header_of(void *obj) { return (lt_header *)obj - 1; }
 
-/* A hash-table slot: the block's address (0: empty) and the index of its
- * payload in lt_table.recs. */
-typedef struct lt_slot {
-  uintptr_t key;
-  uint32_t idx;
-} lt_slot;
+/* Which blocks carry a header (marks.c): a bit per 8-byte granule of
+ * address space, by 16 MiB region. */
+#define LT_MARK_GRANULE_SHIFT 3
+#define LT_MARK_REGION_SHIFT 24
+#define LT_MARK_REGION_WORDS ((size_t)1 << (LT_MARK_REGION_SHIFT - LT_MARK_GRANULE_SHIFT - 6))
+#define LT_MARK_TOP_LEN ((size_t)1 << (sizeof(void *) == 8 ? 47 - LT_MARK_REGION_SHIFT : 32 - LT_MARK_REGION_SHIFT))
+typedef struct lt_marks {
+  uint64_t **top;     /* region -> its bitmap, or NULL */
+  uint32_t *regions;  /* the regions that have a bitmap */
+  size_t nregions, regions_cap;
+} lt_marks;
+static inline size_t lt_mark_word(uintptr_t a) {
+  return (size_t)(a >> (LT_MARK_GRANULE_SHIFT + 6)) & (LT_MARK_REGION_WORDS - 1);
+}
+static inline unsigned lt_mark_bit(uintptr_t a) { return (unsigned)(a >> LT_MARK_GRANULE_SHIFT) & 63u; }
 
-typedef struct lt_table {
-  lt_slot *slots;
-  size_t cap; /* power of two, or 0 */
-  size_t count;
-  lt_entry *recs;  /* payloads */
-  uint32_t recs_cap, recs_used;
-  uint32_t *free_idx; /* the free payloads' indices, a stack (not a list through the
-                       * payloads: popping would read a payload that is rarely in cache) */
-  uint32_t free_cap, nfree;
-} lt_table;
+/* Clock tables (clock.c). */
+typedef struct lt_clock {
+  uint64_t *ns; /* bucket of 2^shift bytes of the byte clock -> wall ns when the clock entered it */
+  size_t len, cap;
+  unsigned shift;
+  double inv_width;     /* 2^-shift */
+  uint64_t next_point;  /* the byte clock at which the next sample reads the clock */
+  uint64_t *cycle_ends; /* the byte clock at the end of each GC cycle */
+  size_t ncycle_ends, cycle_ends_cap;
+} lt_clock;
 
 typedef struct lt_site_slot {
   const char *source; /* Lua's string, used as a key only */
@@ -82,20 +94,6 @@ typedef struct lt_site_slot {
 } lt_site_slot;
 
 typedef struct lt_tracker lt_tracker;
-
-/* The counting filter over the live samples' addresses: one byte per
- * 64-byte line of addresses, modulo its size, counting the samples that
- * start in it; 255 sticks.  A line rather than a block's 16-byte granule: a
- * sweep freeing neighbouring blocks reads a quarter as many of the filter's
- * cache lines (at 1 % on binary-trees, 60 % fewer L1 misses on it), for a few
- * more false hits (blocks next to a sample), which only cost a table lookup.
- * It starts at LT_FILTER_MIN bytes and doubles (rebuilt from the table)
- * while the live samples exceed 1/LT_FILTER_LOAD of it, up to
- * LT_FILTER_MAX; beyond that it only gets less selective. */
-#define LT_FILTER_MIN (1u << 14)
-#define LT_FILTER_MAX (1u << 20)
-#define LT_FILTER_LOAD 32
-static inline size_t lt_filter_slot(size_t mask, const void *p) { return (size_t)((uintptr_t)p >> 6) & mask; }
 
 #define LT_PC_CACHE_SIZE 1024u
 
@@ -114,8 +112,7 @@ typedef struct lt_options {
 
 struct lt_tracker {
   /* --- read by every allocator call (alloc.c): kept together --- */
-  uint8_t *filter;    /* the counting filter (see above): a free looks the table up only if its byte is non-zero */
-  size_t filter_mask; /* its size - 1 */
+  uint64_t **marks_top; /* marks.top: a free is a sample's if its mark is set (lt_marked) */
   int64_t countdown;  /* sampler: objects (or bytes) until the next sample */
   uint64_t bytes;     /* bytes allocated by Lua since attach: new blocks + growth */
   int64_t heap;       /* bytes in use, as Lua counts them */
@@ -158,7 +155,9 @@ struct lt_tracker {
   uint32_t closer_gen;
 
   lt_options opt;
-  lt_table live;
+  lt_marks marks;   /* the sampled blocks */
+  uint64_t live;    /* how many: the samples with a header still allocated */
+  lt_clock clock;
 
   /* sites */
   bool pc_cache_on; /* see site.c */
@@ -173,7 +172,7 @@ struct lt_tracker {
   eph_writer *w;
   bool write_failed;
   char error[1400];
-  uint64_t next_id, records, censored, dropped, filtered;
+  uint64_t records, censored, dropped, filtered;
   uint64_t deaths_by_class[LT_CLS_COUNT];
   double weight_by_class[LT_CLS_COUNT];
   /* for the summary: lifetimes of freed (not censored) objects, in bytes */
@@ -200,27 +199,72 @@ static inline void lt_internal_end(lt_tracker *t, bool was) {
   }
 }
 
-/* --- table.c --- */
-/* Memory of the profiler's own structures comes from the wrapped allocator,
- * outside Lua's accounting.  NULL on failure. */
+/* --- marks.c --- */
+/* Memory of the profiler's own small structures comes from the wrapped
+ * allocator, outside Lua's accounting.  NULL on failure. */
 void *lt_mem_alloc(lt_tracker *t, size_t size);
 void lt_mem_free(lt_tracker *t, void *p, size_t size);
-/* Inserts ptr (not present) and returns its payload for the caller to fill;
- * NULL if the table could not grow. */
-lt_entry *lt_table_insert(lt_tracker *t, const void *ptr);
-/* Removes ptr and returns its payload, which stays intact until the next
- * lt_table_insert; NULL if absent. */
-const lt_entry *lt_table_remove(lt_tracker *t, const void *ptr);
-/* Calls f on every live entry (the table must not change meanwhile). */
-void lt_table_each(lt_tracker *t, void (*f)(lt_tracker *, const void *, const lt_entry *, void *), void *arg);
-/* Frees the table; the filter is cleared (and shrunk). */
-void lt_table_free(lt_tracker *t);
-/* The filter: allocated at attach (a one-byte saturated filter if that
- * fails: correct, every free is looked up), freed with the tracker.  The
- * main block's slot is pinned at 255 so that its free (the end of
- * lua_close) reaches the slow path. */
-void lt_filter_init(lt_tracker *t);
-void lt_filter_free(lt_tracker *t);
+/* Pages of its own (mmap), zero-filled; NULL on failure.  lt_pages_grow
+ * keeps the contents (p unchanged on failure). */
+void *lt_pages_alloc(size_t size);
+void *lt_pages_grow(void *p, size_t old, size_t size);
+void lt_pages_free(void *p, size_t size);
+/* Reserves the top table; false if it cannot. */
+bool lt_marks_init(lt_tracker *t);
+/* Marks p as a block with a header; false if its bitmap cannot be mapped. */
+bool lt_mark_slow(lt_tracker *t, const void *p);
+static inline bool lt_mark(lt_tracker *t, const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  size_t r = (size_t)(a >> LT_MARK_REGION_SHIFT);
+  uint64_t *bits = r < LT_MARK_TOP_LEN ? t->marks_top[r] : NULL;
+  if (!bits) return lt_mark_slow(t, p);
+  bits[lt_mark_word(a)] |= UINT64_C(1) << lt_mark_bit(a);
+  return true;
+}
+static inline void lt_unmark(lt_tracker *t, const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  t->marks_top[a >> LT_MARK_REGION_SHIFT][lt_mark_word(a)] &= ~(UINT64_C(1) << lt_mark_bit(a));
+}
+/* Whether p is marked: the test every free makes. */
+static inline bool lt_marked(const lt_tracker *t, const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  size_t r = (size_t)(a >> LT_MARK_REGION_SHIFT);
+  if (r >= LT_MARK_TOP_LEN) return false;
+  const uint64_t *bits = t->marks_top[r];
+  return bits && (bits[lt_mark_word(a)] >> lt_mark_bit(a) & 1u);
+}
+/* Calls f on every marked address (the marks must not change meanwhile). */
+void lt_marks_each(lt_tracker *t, void (*f)(lt_tracker *, void *, void *), void *arg);
+void lt_marks_free(lt_tracker *t);
+
+/* --- clock.c --- */
+void lt_clock_init(lt_tracker *t);
+/* Reads the clock for the bucket of `bytes` (now): called at a sample's
+ * birth when bytes >= t->clock.next_point. */
+void lt_clock_mark(lt_tracker *t, uint64_t bytes);
+/* A GC cycle ended (now, at t->bytes): returns its wall stamp. */
+uint64_t lt_clock_cycle(lt_tracker *t);
+/* The wall time (ns since attach) at a past point of the byte clock:
+ * interpolated across its bucket; the start of the current one. */
+static inline uint64_t lt_clock_ns_at(const lt_tracker *t, uint64_t bytes) {
+  const lt_clock *c = &t->clock;
+  size_t k = (size_t)(bytes >> c->shift);
+  if (k + 1 >= c->len) return c->ns[k < c->len ? k : c->len - 1];
+  uint64_t lo = c->ns[k], span = c->ns[k + 1] - lo;
+  uint64_t into = bytes & (((uint64_t)1 << c->shift) - 1);
+  return lo + (uint64_t)((double)into * c->inv_width * (double)span);
+}
+/* The GC cycles completed at a past point of the byte clock: the births of
+ * the dead are mostly after the last cycle or the one before. */
+uint32_t lt_clock_cycles_before(const lt_tracker *t, uint64_t bytes); /* bytes < the last cycle end */
+static inline uint32_t lt_clock_cycles_at(const lt_tracker *t, uint64_t bytes) {
+  const lt_clock *c = &t->clock;
+  size_t n = c->ncycle_ends;
+  if (n == 0 || bytes >= c->cycle_ends[n - 1]) return (uint32_t)n;
+  if (n >= 2 && bytes >= c->cycle_ends[n - 2]) return (uint32_t)(n - 1);
+  return lt_clock_cycles_before(t, bytes);
+}
+void lt_clock_free(lt_tracker *t);
 
 /* --- sampler.c --- */
 void lt_sampler_init(lt_tracker *t);
@@ -240,10 +284,10 @@ uint64_t lt_stamp_ns(lt_tracker *t);
 #define LT_FINE_EVERY 64
 /* What a sample of `size` bytes stands for. */
 double lt_weight(const lt_tracker *t, uint64_t size);
-/* The class of a live block with base tag `tag` (reads its type byte). */
-uint32_t lt_class_of(const void *ptr, uint8_t tag, bool block_valid);
-/* Writes the record of a finished entry. */
-void lt_emit(lt_tracker *t, const void *ptr, const lt_entry *e, uint8_t death_kind, bool block_valid);
+/* The class of a live object block (reads its type byte). */
+uint32_t lt_class_of(const void *obj);
+/* Writes the record of sampled object obj (intact, with its header). */
+void lt_emit(lt_tracker *t, void *obj, uint8_t death_kind);
 
 /* --- session.c, called by the allocator: the free of the main block, the
  * last thing lua_close does.  Finishes and frees t. --- */

@@ -35,8 +35,7 @@ static int sentinel_gc(lua_State *L) {
   if (t->closing || t->detached) return 0;
   t->cycles++;
   t->cycle_bytes = t->bytes;
-  t->fine_countdown = 0; /* an exact reading */
-  t->cycle_ns = lt_stamp_ns(t);
+  t->cycle_ns = lt_clock_cycle(t); /* an exact reading, also a clock point */
   arm(t, L);
   return 0;
 }

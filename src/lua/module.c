@@ -116,7 +116,7 @@ static int l_stats(lua_State *L) {
   lua_setfield(L, -2, "cycles");
   lua_pushinteger(L, (lua_Integer)t->records);
   lua_setfield(L, -2, "records");
-  lua_pushinteger(L, (lua_Integer)t->live.count);
+  lua_pushinteger(L, (lua_Integer)t->live);
   lua_setfield(L, -2, "live");
   lua_pushstring(L, t->opt.out);
   lua_setfield(L, -2, "out");

@@ -244,12 +244,21 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
     return NULL;
   }
   for (uint32_t k = 1; k < LT_CLS_COUNT; k++) eph_writer_class(t->w, k, CLASS_NAMES[k]);
+  /* the main block is marked so that its free (the end of lua_close)
+   * reaches the allocator's slow path */
+  if (!lt_marks_init(t) || !lt_mark(t, t->main_block)) {
+    snprintf(msg, msglen, "cannot map the profiler's tables: out of memory");
+    lt_marks_free(t);
+    eph_writer_close(t->w, NULL);
+    inner(ud, t, sizeof *t, 0);
+    return NULL;
+  }
   t->t0_ns = t->fine_ns = lt_now_ns();
   t->cpu0_ns = cpu_ns();
+  lt_clock_init(t);
   t->heap = t->peak_heap = (int64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (int64_t)lua_gc(L, LUA_GCCOUNTB, 0);
   lt_sampler_init(t);
   lt_site_cache_init(t);
-  lt_filter_init(t);
   bool was = lt_internal_begin(t);
   t->installed = lt_alloc_for(t);
   lua_setallocf(L, t->installed, t);
@@ -267,8 +276,9 @@ void lt_begin_close(lt_tracker *t) { t->closing = true; }
 
 /* --- finish ---------------------------------------------------------------------- */
 
-static void censor(lt_tracker *t, const void *ptr, const lt_entry *e, void *state_closed) {
-  lt_emit(t, ptr, e, EPH_DEATH_CENSORED, !*(bool *)state_closed);
+static void censor(lt_tracker *t, void *obj, void *unused) {
+  (void)unused;
+  if (obj != t->main_block) lt_emit(t, obj, EPH_DEATH_CENSORED);
 }
 
 int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen) {
@@ -276,9 +286,9 @@ int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen) {
   t->finished = true;
   bool was_closing = t->closing;
   t->closing = true;
-  lt_table_each(t, censor, &state_closed);
+  if (!state_closed && !t->detached) lt_marks_each(t, censor, NULL); /* their blocks are intact */
   t->closing = was_closing;
-  lt_table_free(t);
+  lt_clock_free(t);
   lt_sites_free(t);
   t->detached = true;
   t->countdown = INT64_MAX;
@@ -314,7 +324,7 @@ void *lt_final_free(lt_tracker *t, void *ptr, size_t osize) {
   char msg[1600];
   if (lt_finish(t, true, msg, sizeof msg) != 0) fprintf(stderr, "ephemera: %s\n", msg);
   forget(t);
-  lt_filter_free(t);
+  lt_marks_free(t);
   inner(ud, t, sizeof *t, 0);
   return inner(ud, ptr, osize, 0);
 }
@@ -324,13 +334,14 @@ void lt_release(lt_tracker *t, bool state_open) {
   void *ud;
   lua_Alloc cur = lua_getallocf(t->L, &ud);
   lt_gccount_detach(t, t->L);
-  if (cur == t->installed && ud == t) {
+  if (cur == t->installed && ud == t && t->live == 0) {
     lua_setallocf(t->L, t->inner, t->inner_ud);
     forget(t);
-    lt_filter_free(t);
+    lt_marks_free(t);
     t->inner(t->inner_ud, t, sizeof *t, 0);
   }
-  /* else: someone chained onto us; t stays as a pass-through until lua_close */
+  /* else: someone chained onto us, or samples still carry our header: t
+   * stays as a pass-through (it frees those blocks whole) until lua_close */
 }
 
 /* --- summary and advice ------------------------------------------------------------ */

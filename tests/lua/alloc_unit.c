@@ -3,7 +3,9 @@
  * the byte clock, the heap and its peak, the object count and the sample
  * countdown after new blocks, reallocations and frees, and after calls the
  * wrapped allocator refuses (the counts must be as if the call never
- * happened, and a sample whose allocation failed is taken on the retry).
+ * happened, and a sample whose allocation failed is taken on the retry;
+ * a sample whose larger block, with the header, is refused is made without
+ * it).
  * Attaches to a state with an allocator of its own that fails on request
  * (the general path) and to a luaL_newstate state (the direct path).
  *   alloc_unit DIR    (writes its profiles there)
@@ -57,7 +59,7 @@ typedef struct counts {
 } counts;
 
 static counts snap(const lt_tracker *t) {
-  return (counts){t->bytes, t->objects, t->heap, lt_peak_heap(t), t->countdown, t->live.count, t->records};
+  return (counts){t->bytes, t->objects, t->heap, lt_peak_heap(t), t->countdown, (size_t)t->live, t->records};
 }
 
 static bool same(counts a, counts b) { return !memcmp(&a, &b, sizeof a); }
@@ -131,10 +133,23 @@ static void general(const char *dir, bool by_bytes) {
   CHECK(f(ud, NULL, 0, 0) == NULL && snap(t).heap == c4.heap - 40, "%s: (NULL, 0, 0) is nothing", v);
   CHECK(f(ud, obj, 56, 0) == NULL && snap(t).records == c4.records, "%s: an unsampled object's free: no record", v);
 
+  /* a sample whose block with header is refused is made without one (the
+   * sample dropped, never the allocation) */
+  t->countdown = 1;
+  counts c4b = snap(t);
+  uint64_t dropped = t->dropped;
+  fa.fail_next = 1;
+  void *plain = f(ud, NULL, LUA_TTABLE, 56);
+  counts c4c = snap(t);
+  CHECK(plain && c4c.live == c4b.live && t->dropped == dropped + 1 && c4c.objects == c4b.objects + 1 &&
+            c4c.bytes == c4b.bytes + 56 && c4c.countdown > 0,
+        "%s: a refused header drops the sample, not the allocation", v);
+  CHECK(f(ud, plain, 56, 0) == NULL && snap(t).records == c4c.records, "%s: the dropped sample's free: no record", v);
+
   /* a sample whose allocation fails is taken on the retry */
   t->countdown = 1;
   counts c5 = snap(t);
-  fa.fail_next = 1;
+  fa.fail_next = 2; /* with its header, and without */
   CHECK(f(ud, NULL, LUA_TTABLE, 56) == NULL && same(snap(t), c5), "%s: a refused sample changes no count", v);
   void *s = f(ud, NULL, LUA_TTABLE, 56);
   counts c6 = snap(t);

@@ -50,7 +50,12 @@ int main(int argc, char **argv) {
       uint32_t s = r->death.full_gcs - r->birth.full_gcs;
       if (s < g[k].smin) g[k].smin = s;
       if (s > g[k].smax) g[k].smax = s;
-      if (r->death.bytes < r->birth.bytes || r->death.wall_ns < r->birth.wall_ns) printf("bad-order id=%" PRIu64 "\n", r->id);
+      const eph_stamp *b = &r->birth, *au = &r->alive_until, *d = &r->death;
+      /* birth <= alive_until <= death in every clock */
+      if (d->bytes < b->bytes || d->wall_ns < b->wall_ns || au->bytes < b->bytes || au->bytes > d->bytes ||
+          au->wall_ns < b->wall_ns || au->wall_ns > d->wall_ns || au->full_gcs < b->full_gcs ||
+          au->full_gcs > d->full_gcs)
+        printf("bad-order id=%" PRIu64 "\n", r->id);
     }
   }
   printf("total complete=%d records=%zu censored=%" PRIu64 " objects=%" PRIu64 " cycles=%" PRIu64 " runtime=%s\n",

@@ -34,7 +34,7 @@ known)
     expect "$tmp/c" '^group class=Lua_closure line=13 freed=30 censored=1 weight=31 smin=0 smax=0$' \
       "$gc: 30 Lua closures freed, mk itself censored"
     expect "$tmp/c" '^group class=upvalue line=13 freed=30 censored=0 ' "$gc: 30 upvalues"
-    if grep -q bad-order "$tmp/c"; then fail "$gc: a death before its birth"; fi
+    if grep -q bad-order "$tmp/c"; then fail "$gc: a record whose birth, alive-until and death are out of order"; fi
     # the site cache (on for full tracking, src/lua/site.c) gives the sites lua_getinfo gives:
     # prototypes not sampled switch it off (line 0: objects outside Lua code, such as the arg
     # strings, which differ between the two command lines)
