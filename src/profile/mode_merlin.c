@@ -57,6 +57,7 @@ eph_status merlin_mode_start(eph_profiler *p, eph_error *err) {
                    "EPHEMERA_PROFILE or `ephemera run`, or call eph_profile_prepare_params before eph_heap_new");
     return EPH_ERR_INVALID;
   }
+  p->last_check = prof_clock(p); /* the clock at start (see merlin_on_alloc) */
   return EPH_OK; /* profiler.c took the first clock point */
 }
 
@@ -66,59 +67,87 @@ static inline void left_root(eph_profiler *p, eph_value was) {
   trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
 }
 
-/* Stamps every value that left a root slot since the last check with the
- * time of that check, and remembers the slots' values now.  Runs at every
- * allocation: the common case, nothing changed but a few slots near the
- * top of the shadow stack, is a load and a compare per slot. */
-static void check_roots(eph_profiler *p, uint64_t now) {
-  eph_value **shadow, **globals;
-  size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals), n = nshadow + nglobals;
-  p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
-  eph_value *seen = p->seen;
-  size_t old_len = p->seen_len;
-  /* slots that existed at the last check: compare */
-  size_t both = nshadow < old_len ? nshadow : old_len;
-  for (size_t i = 0; i < both; i++) {
-    eph_value v = *shadow[i];
+/* Compares n root slots with the values they held at the last check. */
+static inline void compare_slots(eph_profiler *p, eph_value **slots, eph_value *seen, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    eph_value v = *slots[i];
     if (EPH_UNLIKELY(v != seen[i])) {
       left_root(p, seen[i]);
       seen[i] = v;
     }
   }
-  /* the rest (new stack slots, the globals after the stack): the same,
-   * slot by slot, with nil where there was no slot */
-  for (size_t i = both; i < n; i++) {
-    eph_value v = i < nshadow ? *shadow[i] : *globals[i - nshadow];
-    eph_value was = i < old_len ? seen[i] : EPH_NIL;
-    if (v != was) left_root(p, was);
-    seen[i] = v;
+}
+
+/* The global roots were added or removed: every value the root slots held
+ * at the last check was reachable then, so stamping them all with that
+ * time is right, and the slots are read afresh. */
+static void roots_regrouped(eph_profiler *p, size_t nglobals) {
+  for (size_t i = 0; i < p->seen_len; i++) left_root(p, p->seen[i]);
+  p->seen_len = 0;
+  p->seen_globals = nglobals;
+}
+
+/* Stamps every value that left a root slot since the last check with the
+ * time of that check, and remembers the slots' values now.  Runs at every
+ * allocation: the common case, nothing changed but a few slots near the
+ * top of the shadow stack, is a load and a compare per slot.  seen[] holds
+ * the globals first (their number rarely changes), then the stack. */
+static void check_roots(eph_profiler *p, uint64_t now) {
+  eph_value **shadow, **globals;
+  size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals);
+  if (EPH_UNLIKELY(nglobals != p->seen_globals)) roots_regrouped(p, nglobals);
+  size_t n = nglobals + nshadow, old_len = p->seen_len;
+  p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
+  eph_value *seen = p->seen;
+  if (EPH_UNLIKELY(old_len < nglobals)) { /* first check after a regrouping: nothing to compare */
+    for (size_t i = 0; i < nglobals; i++) seen[i] = *globals[i];
+    old_len = nglobals;
+  } else {
+    compare_slots(p, globals, seen, nglobals);
   }
-  for (size_t i = n; i < old_len; i++) left_root(p, seen[i]); /* slots that are gone */
+  size_t old_shadow = old_len - nglobals, both = nshadow < old_shadow ? nshadow : old_shadow;
+  compare_slots(p, shadow, seen + nglobals, both);
+  for (size_t i = both; i < nshadow; i++) seen[nglobals + i] = *shadow[i]; /* new slots */
+  for (size_t i = nshadow; i < old_shadow; i++) left_root(p, seen[nglobals + i]); /* slots that are gone */
   p->seen_len = n;
   p->last_check = now;
 }
 
+/* The application clock advances only at allocations, and in this mode
+ * every allocation comes here (the profiler allocates nothing): the clock
+ * is the last check's plus this object's bytes, without asking the heap. */
 void merlin_on_alloc(eph_profiler *p, eph_value obj) {
-  uint64_t t = prof_clock(p);
+  uint64_t t = p->last_check + eph_object_bytes(obj);
+#ifdef EPH_CHECKED
+  if (t != prof_clock(p)) {
+    fprintf(stderr, "ephemera: merlin: clock %llu, heap says %llu\n", (unsigned long long)t,
+            (unsigned long long)prof_clock(p));
+    abort();
+  }
+#endif
   uint32_t site = prof_site_id(p, eph_heap_site(p->h));
   if (site > SITE_MAX) site = 0; /* beyond 16 bits: unknown */
-  uint32_t cls = prof_class_id(p, eph_class_of(obj));
   uint64_t *tr = eph_trailer(obj);
   tr[0] = t | (uint64_t)site << BIRTH_BITS;
   tr[1] = t;
   p->stats.samples++;
-  trace(p, EPH_EV_ALLOC, t, t, cls, eph_object_bytes(obj), site | (uint64_t)eph_format_of(obj) << 32);
+  if (p->spec.trace)
+    trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
+          site | (uint64_t)eph_format_of(obj) << 32);
   check_roots(p, t);
   clocks_tick(p, t);
 }
 
-void merlin_on_store(eph_profiler *p, eph_value obj, size_t i, eph_value old, eph_value new_value) {
-  uint64_t now = prof_clock(p);
-  if (eph_is_ptr(old)) stamp_max(old, now);
-  trace(p, EPH_EV_STORE, now, birth_of(obj), i, id_of(old), id_of(new_value));
+/* The write barrier (observer.on_store).  Stores do not move the clock:
+ * now is the last allocation's time, that of the last root check. */
+void merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
+  (void)h;
+  eph_profiler *p = data;
+  if (eph_is_ptr(old)) stamp_max(old, p->last_check);
+  if (p->spec.trace) trace(p, EPH_EV_STORE, p->last_check, birth_of(obj), i, id_of(old), id_of(new_value));
 }
 
-void merlin_on_gc_start(eph_profiler *p) { check_roots(p, prof_clock(p)); }
+void merlin_on_gc_start(eph_profiler *p) { check_roots(p, p->last_check); }
 
 void merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
   uint64_t now = prof_clock(p);
@@ -127,27 +156,44 @@ void merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
 }
 
 static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_death_kind kind) {
-  uint64_t birth = birth_of(obj);
+  uint64_t word = eph_trailer(obj)[0], birth = word & BIRTH_MASK;
   if (!birth) return; /* allocated before the profiler started */
-  eph_record r = {
-      .id = birth,
-      .class_id = prof_class_id(p, eph_class_of(obj)),
-      .site_id = (uint32_t)(eph_trailer(obj)[0] >> BIRTH_BITS),
-      .size = eph_object_bytes(obj),
-      .weight = 1.0,
-      .birth = clocks_stamp_at(p, birth),
-      .death = clocks_stamp_at(p, death),
-      .death_kind = (uint8_t)kind,
-  };
+  /* Field by field, as prof_write_record does: an initialiser would clear
+   * the whole struct first, once per object. */
+  eph_record r;
+  r.id = birth;
+  r.class_id = prof_class_id(p, eph_class_of(obj));
+  r.site_id = (uint32_t)(word >> BIRTH_BITS);
+  r.size = eph_object_bytes(obj);
+  r.weight = 1.0;
+  r.birth = clocks_stamp_at(p, birth);
+  r.death = death == birth ? r.birth : clocks_stamp_at(p, death);
   r.alive_until = r.death;
-  prof_write_error(p, eph_writer_record(p->out, &r));
-  if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
-  else p->stats.deaths++;
-  if (kind != EPH_DEATH_CENSORED) trace(p, EPH_EV_DEATH, death, birth, 0, 0, 0);
+  r.death_kind = (uint8_t)kind;
+  eph_status st = eph_writer_record(p->out, &r);
+  if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
+  if (kind == EPH_DEATH_CENSORED) {
+    p->stats.censored++;
+  } else {
+    p->stats.deaths++;
+    if (p->spec.trace) trace(p, EPH_EV_DEATH, death, birth, 0, 0, 0);
+  }
 }
 
-static void collect_dead(void *data, eph_value obj) {
+/* A dead object's stamp can pass on only through a pointer it holds (to a
+ * dead target, or to a survivor of a scavenge); dead objects without one
+ * need no place in the backward pass, only their record. */
+static bool holds_pointer(eph_value obj) {
+  if (eph_format_of(obj) == EPH_FORMAT_BYTES) return false;
+  size_t n = eph_size_bytes(obj) / sizeof(eph_value);
+  for (size_t i = 0; i < n; i++)
+    if (eph_is_ptr(eph_slot(obj, i))) return true;
+  return false;
+}
+
+static void collect_source(void *data, eph_value obj) {
   eph_profiler *p = data;
+  if (!holds_pointer(obj)) return;
   p->dead = prof_grow(p, p->dead, &p->dead_cap, p->ndead + 1, sizeof *p->dead);
   p->dead[p->ndead++] = (struct dead){obj, stamp_of(obj)};
 }
@@ -172,38 +218,57 @@ static void sort_dead(eph_profiler *p) {
   if (src != p->dead) memcpy(p->dead, src, p->ndead * sizeof *p->dead);
 }
 
-/* Merlin's backward pass (the paper's Figure 8). */
-static void propagate(eph_profiler *p, eph_gc_kind kind) {
+/* Passes s's stamp to the targets of its pointer slots; dead targets that
+ * it raised are pushed (their own targets may need it too). */
+static size_t pass_on(eph_profiler *p, eph_value s, eph_gc_kind kind, size_t top) {
   eph_heap *h = p->h;
-  sort_dead(p);
-  p->stack = prof_grow(p, p->stack, &p->stack_cap, p->ndead, sizeof *p->stack);
-  size_t top = 0;
-  for (size_t i = 0; i < p->ndead; i++) p->stack[top++] = p->dead[i].obj; /* latest on top */
-  while (top) {
-    eph_value s = p->stack[--top];
-    if (eph_format_of(s) == EPH_FORMAT_BYTES) continue;
-    uint64_t ts = stamp_of(s);
-    size_t n = eph_size_bytes(s) / sizeof(eph_value);
-    for (size_t i = 0; i < n; i++) {
-      eph_value t = eph_slot(s, i);
-      if (!eph_is_ptr(t)) continue;
-      if (eph_gc_fate(h, t) == EPH_NIL) {
-        /* A full GC's evacuation may have promoted t before the mark found
-         * it dead: its bytes (and trailer) are then at the copy. */
-        t = eph_gc_locate(h, t);
-        if (stamp_of(t) < ts) {
-          eph_trailer(t)[1] = ts;
-          p->stack = prof_grow(p, p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
-          p->stack[top++] = t;
-        }
-      } else if (kind == EPH_GC_SCAVENGE) {
-        /* A scavenge does not know whether old objects, or young ones kept
-         * by old garbage in the remembered set (nepotism), really live:
-         * give them the stamp where they are now — harmless if they do. */
-        stamp_max(eph_gc_locate(h, t), ts);
+  uint64_t ts = stamp_of(s);
+  size_t n = eph_size_bytes(s) / sizeof(eph_value);
+  for (size_t i = 0; i < n; i++) {
+    eph_value t = eph_slot(s, i);
+    if (!eph_is_ptr(t)) continue;
+    if (eph_gc_fate(h, t) == EPH_NIL) {
+      /* A full GC's evacuation may have promoted t before the mark found
+       * it dead: its bytes (and trailer) are then at the copy. */
+      t = eph_gc_locate(h, t);
+      if (stamp_of(t) < ts) {
+        eph_trailer(t)[1] = ts;
+        if (eph_format_of(t) == EPH_FORMAT_BYTES) continue; /* nothing to pass on */
+        p->stack = prof_grow(p, p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
+        p->stack[top++] = t;
       }
+    } else if (kind == EPH_GC_SCAVENGE) {
+      /* A scavenge does not know whether old objects, or young ones kept
+       * by old garbage in the remembered set (nepotism), really live:
+       * give them the stamp where they are now — harmless if they do. */
+      stamp_max(eph_gc_locate(h, t), ts);
     }
   }
+  return top;
+}
+
+/* Merlin's backward pass (the paper's Figure 8): the sources, latest stamp
+ * first, each followed by a depth-first search of what it raised.  (The
+ * paper pushes all of them at once; taking them from the sorted array in
+ * the same order is the same search without copying them.)  Each search
+ * passes on a lower stamp than the one before, so an object is raised at
+ * most once, and when it is, it is searched from at once with its final
+ * stamp: a source found raised when its turn comes has nothing left to do. */
+static void propagate(eph_profiler *p, eph_gc_kind kind) {
+  sort_dead(p);
+  for (size_t i = p->ndead; i-- > 0;) {
+    if (stamp_of(p->dead[i].obj) != p->dead[i].stamp) continue; /* raised: done */
+    size_t top = pass_on(p, p->dead[i].obj, kind, 0);
+    while (top) {
+      eph_value s = p->stack[--top];
+      top = pass_on(p, s, kind, top);
+    }
+  }
+}
+
+static void write_dead(void *data, eph_value obj) {
+  eph_profiler *p = data;
+  write_record(p, obj, stamp_of(obj), EPH_DEATH_EXACT);
 }
 
 void merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
@@ -214,9 +279,11 @@ void merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   for (size_t i = 0; i < p->seen_len; i++)
     if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
   p->ndead = 0;
-  eph_gc_each_dead(p->h, collect_dead, p);
+  eph_gc_each_dead(p->h, collect_source, p);
   propagate(p, kind);
-  for (size_t i = 0; i < p->ndead; i++) write_record(p, p->dead[i].obj, stamp_of(p->dead[i].obj), EPH_DEATH_EXACT);
+  /* Records in address order (allocation order, for young objects): births
+   * then come in order, which the file codes in fewer bytes. */
+  eph_gc_each_dead(p->h, write_dead, p);
 }
 
 static void censor(void *data, eph_value obj) {

@@ -173,11 +173,6 @@ static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   }
 }
 
-static void on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
-  (void)h;
-  merlin_on_store(data, obj, i, old, new_value);
-}
-
 static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   (void)kind;
@@ -310,7 +305,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
       .on_collect = on_collect,
       .on_gc_end = on_gc_end,
       .on_heap_free = on_heap_free};
-  if (spec->mode == EPH_MODE_MERLIN) obs.on_store = on_store;
+  if (spec->mode == EPH_MODE_MERLIN) obs.on_store = merlin_on_store;
   eph_heap_set_observer(h, &obs);
   /* Exact modes see every object; the others sample. */
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);

@@ -119,8 +119,8 @@ typedef struct eph_profiler {
   uint64_t free_cell;         /* 1 + first free registry cell (free cells chain as ints), 0: none */
 
   /* merlin mode */
-  eph_value *seen;            /* root slot values at the last check: shadow stack then globals */
-  size_t seen_len, seen_cap;
+  eph_value *seen;            /* root slot values at the last check: globals then shadow stack */
+  size_t seen_len, seen_cap, seen_globals;
   uint64_t last_check;        /* application clock at the last root check */
   struct dead { eph_value obj; uint64_t stamp; } *dead, *dead_tmp;
   size_t ndead, dead_cap, dead_tmp_cap;
@@ -199,7 +199,8 @@ void gc_mode_stop(eph_profiler *p);
 /* mode_merlin.c */
 eph_status merlin_mode_start(eph_profiler *p, eph_error *err);
 void merlin_on_alloc(eph_profiler *p, eph_value obj);
-void merlin_on_store(eph_profiler *p, eph_value obj, size_t i, eph_value old, eph_value new_value);
+/* observer.on_store, installed directly (data: the profiler) */
+void merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
 void merlin_on_gc_start(eph_profiler *p);
 void merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
 void merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
