@@ -161,6 +161,7 @@ struct lt_tracker {
 
   /* sites */
   bool pc_cache_on; /* see site.c */
+  size_t ci_offset; /* where lua_State keeps its running CallInfo (probed; 0: unknown) */
   struct lt_pc_slot {
     const void *pc;
     uint32_t site;

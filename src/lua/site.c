@@ -107,8 +107,10 @@ static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
  * the saved pc of the innermost Lua frame alone (a pointer into its
  * prototype's code): a small direct-mapped cache from saved pc to site id
  * answers most calls.  It reads Lua 5.4's CallInfo (lstate.h, private but
- * fixed within 5.4: the module and the CLI are built for 5.4 only) from
- * lua_Debug.i_ci, the same structure lua_getstack walks.
+ * fixed within 5.4: the module and the CLI are built for 5.4 only): the
+ * running one from the state's `ci` field, at the offset a probe found
+ * (else from lua_getstack's lua_Debug.i_ci), the same structure
+ * lua_getstack walks.
  *
  * A cached pc is stale once its prototype is freed and another one's code
  * is allocated at that address: so the cache is enabled only when every
@@ -143,10 +145,52 @@ struct lt_ci54 {
 };
 #define LT_CIST_C (1u << 1)
 
+/* Where lua_State keeps `ci` (the running CallInfo): found, not assumed.
+ * A C function, and another called from it, each compare lua_getstack's
+ * level 0 with the first words of the state; the one word that matched
+ * both times is `ci` (the outer call's CallInfo is also linked from the
+ * state's base CallInfo, which the inner call tells apart). */
+static unsigned probe_words(lua_State *L) {
+  lua_Debug ar;
+  unsigned words = 0;
+  if (lua_getstack(L, 0, &ar)) {
+    for (unsigned k = 0; k < 16; k++) {
+      const void *v;
+      memcpy(&v, (const char *)L + k * sizeof(void *), sizeof v);
+      if (v == ar.i_ci) words |= 1u << k;
+    }
+  }
+  return words;
+}
+
+static unsigned probe_inner_words;
+static int probe_inner(lua_State *L) {
+  probe_inner_words = probe_words(L);
+  return 0;
+}
+
+static size_t probe_offset;
+static int probe_ci(lua_State *L) {
+  unsigned outer = probe_words(L);
+  probe_inner_words = 0;
+  lua_pushcfunction(L, probe_inner);
+  lua_call(L, 0, 0);
+  unsigned both = outer & probe_inner_words;
+  probe_offset = both && !(both & (both - 1)) ? (size_t)__builtin_ctz(both) * sizeof(void *) : 0;
+  return 0;
+}
+
 void lt_site_cache_init(lt_tracker *t) {
   memset(t->pc_cache, 0, sizeof t->pc_cache);
   t->pc_cache_on = LUA_VERSION_NUM == 504 && t->opt.sites && t->opt.fresh_state && !t->opt.sample_bytes &&
                    t->opt.sample_every == 1 && (t->tag_mask >> 10 & 1u);
+  t->ci_offset = 0;
+  if (t->pc_cache_on) { /* before the wrapper is installed: the call is not profiled */
+    probe_offset = 0;
+    lua_pushcfunction(t->L, probe_ci);
+    if (lua_pcall(t->L, 0, 0, 0) != LUA_OK) lua_pop(t->L, 1);
+    t->ci_offset = probe_offset;
+  }
 }
 
 void lt_site_cache_flush(lt_tracker *t, bool disable) {
@@ -159,24 +203,10 @@ static inline size_t pc_slot(const void *pc) {
   return (size_t)(((uint64_t)(uintptr_t)pc * UINT64_C(0x9E3779B97F4A7C15)) >> 54) & (LT_PC_CACHE_SIZE - 1);
 }
 
-uint32_t lt_site_current(lt_tracker *t) {
+/* The site by lua_getinfo; if cached_level >= 0, the cache missed pc at
+ * that level, and the answer is cached. */
+static __attribute__((noinline)) uint32_t site_by_getinfo(lt_tracker *t, int cached_level, const void *pc) {
   lua_Debug ar;
-  const void *pc = NULL;
-  int cached_level = -1;
-  if (t->pc_cache_on) {
-    if (!lua_getstack(t->L, 0, &ar)) return 0;
-    const struct lt_ci54 *ci = (const struct lt_ci54 *)ar.i_ci;
-    for (int level = 0; level < 4; level++, ci = ci->previous) {
-      if (!ci->previous) return 0; /* the base CallInfo: as lua_getstack failing */
-      if (ci->callstatus & LT_CIST_C) continue;
-      pc = ci->u.l.savedpc;
-      const struct lt_pc_slot *s = &t->pc_cache[pc_slot(pc)];
-      if (s->pc == pc && pc) return s->site;
-      cached_level = level;
-      break;
-    }
-    if (cached_level < 0) return 0; /* four C frames */
-  }
   for (int level = 0; level < 4; level++) {
     if (!lua_getstack(t->L, level, &ar)) return 0;
     if (!lua_getinfo(t->L, "Sl", &ar)) return 0;
@@ -192,6 +222,32 @@ uint32_t lt_site_current(lt_tracker *t) {
     return site;
   }
   return 0;
+}
+
+/* The running CallInfo, as lua_getstack(L, 0) finds it (NULL: none). */
+static const struct lt_ci54 *running_ci(lt_tracker *t) {
+  const struct lt_ci54 *ci;
+  if (t->ci_offset) {
+    memcpy(&ci, (const char *)t->L + t->ci_offset, sizeof ci);
+    return ci;
+  }
+  lua_Debug ar;
+  return lua_getstack(t->L, 0, &ar) ? (const struct lt_ci54 *)ar.i_ci : NULL;
+}
+
+uint32_t lt_site_current(lt_tracker *t) {
+  if (!t->pc_cache_on) return site_by_getinfo(t, -1, NULL);
+  const struct lt_ci54 *ci = running_ci(t);
+  if (!ci) return 0;
+  for (int level = 0; level < 4; level++, ci = ci->previous) {
+    if (!ci->previous) return 0; /* the base CallInfo: as lua_getstack failing */
+    if (ci->callstatus & LT_CIST_C) continue;
+    const void *pc = ci->u.l.savedpc;
+    const struct lt_pc_slot *s = &t->pc_cache[pc_slot(pc)];
+    if (s->pc == pc && pc) return s->site;
+    return site_by_getinfo(t, level, pc);
+  }
+  return 0; /* four C frames */
 }
 
 void lt_sites_free(lt_tracker *t) {
