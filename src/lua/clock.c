@@ -86,8 +86,22 @@ uint64_t lt_clock_cycle(lt_tracker *t) {
 
 uint32_t lt_clock_cycles_before(const lt_tracker *t, uint64_t bytes) {
   const lt_clock *c = &t->clock;
-  size_t lo = 0, hi = c->ncycle_ends - 1; /* bytes < cycle_ends[hi]: the answer is in [lo, hi] */
-  while (lo < hi) {
+  /* gallop back from the last cycle end (most of the dead were born in the
+   * last few cycles), then search the bracket: bytes < cycle_ends[hi] */
+  size_t hi = c->ncycle_ends - 1, step = 1, lo;
+  for (;;) {
+    if (hi < step) {
+      lo = 0;
+      break;
+    }
+    if (c->cycle_ends[hi - step] <= bytes) {
+      lo = hi - step + 1;
+      break;
+    }
+    hi -= step;
+    step *= 2;
+  }
+  while (lo < hi) { /* the first end after bytes is in [lo, hi] */
     size_t mid = lo + (hi - lo) / 2;
     if (c->cycle_ends[mid] <= bytes) lo = mid + 1;
     else hi = mid;

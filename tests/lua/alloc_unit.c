@@ -190,6 +190,37 @@ static void direct(const char *dir) {
   finish(L, t);
 }
 
+/* The clock tables (clock.c): cycles at a past byte clock against a count
+ * of the cycle ends, and interpolated wall times in order and in range. */
+static void clock_tables(const char *dir) {
+  lua_State *L = luaL_newstate();
+  lt_tracker *t = attach(L, dir, "clk", "sample=every:1000000");
+  uint64_t base = t->bytes, ends[300];
+  uint64_t x = 12345;
+  for (int k = 0; k < 300; k++) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    t->bytes += (x >> 40) % 200000; /* some cycles end with nothing allocated between them */
+    lt_clock_mark(t, t->bytes);
+    ends[k] = t->bytes;
+    lt_clock_cycle(t);
+  }
+  int wrong = 0;
+  uint64_t prev_ns = 0;
+  bool ordered = true;
+  for (uint64_t b = base; b <= t->bytes; b += 977) {
+    uint32_t n = 0;
+    while (n < 300 && ends[n] <= b) n++;
+    if (lt_clock_cycles_at(t, b) != n) wrong++;
+    uint64_t ns = lt_clock_ns_at(t, b);
+    if (ns < prev_ns || ns > lt_stamp_ns(t)) ordered = false;
+    prev_ns = ns;
+  }
+  CHECK(wrong == 0, "clock: cycles completed at a past byte clock, %d wrong of %llu", wrong,
+        (unsigned long long)((t->bytes - base) / 977 + 1));
+  CHECK(ordered, "clock: interpolated wall times never go backwards or past now");
+  finish(L, t);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: alloc_unit DIR\n");
@@ -198,6 +229,7 @@ int main(int argc, char **argv) {
   general(argv[1], false);
   general(argv[1], true);
   direct(argv[1]);
+  clock_tables(argv[1]);
   if (fails) printf("%d failure(s)\n", fails);
   return fails ? 1 : 0;
 }
