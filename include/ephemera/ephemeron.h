@@ -35,6 +35,18 @@
  *  5. Immediate keys (small integers, nil, true, false) never die: such an
  *     ephemeron holds its value strongly and is never mourned.
  *
+ * Phantom ephemerons (a class option, eph_class_set_phantom) change rule 2
+ * for their key only: when one is mourned, its key is not kept alive for
+ * the finaliser.  The key slot gets a *tombstone* instead, a small integer
+ * saying the dead key's class and size (eph_tombstone_class/_bytes), and
+ * the key is reclaimed by the collection that found it dead, as if the
+ * ephemeron had been a weak reference.  Its value is traced as in rule 2.
+ * A key that something else keeps alive (another ephemeron on it, or
+ * EPH_EXIT_RUN_ALL, which mourns live keys too) stays alive; only this
+ * ephemeron lets go of it.  This is what a finaliser that only needs to
+ * know *what* died wants: the dead key is not copied by the scavenge that
+ * mourns it, nor tenured if the survivor space overflows.
+ *
  * Consequences, each covered by a test:
  *  - key↔value cycles: a value that refers back to its own key does not keep
  *    the key alive (the value is not traced before the key is found);
@@ -77,6 +89,9 @@ eph_finalizer_id eph_finalizer_register(eph_heap *h, eph_finalizer_fn fn, void *
 /* Sets the finaliser of ephemerons of class cls whose own id is 0. */
 eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_id fin);
 
+/* Makes ephemerons of class cls phantom (see above) or not (the default). */
+eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom);
+
 /*
  * Allocates an ephemeron of class cls with `user_slots` slots after the
  * fixed three, holding key and value, finalised by fin (0: the class's).
@@ -87,9 +102,36 @@ eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_
 eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
                             eph_finalizer_id fin, bool pretenure);
 
+/*
+ * Re-arms a mourned ephemeron whose finaliser has already run, for a new
+ * key and value: from then on it is live again, exactly as if it had just
+ * been made by eph_ephemeron_new (same class, finaliser and user slots), and
+ * rule 3 starts over (it is mourned once more when the new key dies).  It
+ * saves allocating an ephemeron per key: FiLiP's profiler re-arms its
+ * finalised ephemerons for new samples.  Returns EPH_ERR_INVALID if e is
+ * not a mourned ephemeron or its finaliser is still pending (the pending
+ * check runs in checked builds and verify mode only; it is the caller's
+ * promise otherwise), or if called inside a collection.
+ */
+eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_value value);
+
 static inline eph_value eph_ephemeron_key(eph_value e) { return eph_slot(e, EPH_EPHEMERON_KEY); }
 static inline eph_value eph_ephemeron_value(eph_value e) { return eph_slot(e, EPH_EPHEMERON_VALUE); }
 static inline bool eph_ephemeron_is_mourned(eph_value e) { return (*eph_header_of(e) & EPH_HDR_MOURNED) != 0; }
+
+/* A mourned phantom ephemeron's key slot: the dead key's class and payload
+ * size (eph_size_bytes), packed in a small integer. */
+static inline eph_value eph_tombstone_of(eph_value key) { return eph_int((intptr_t)(*eph_header_of(key) >> EPH_HDR_CLASS_SHIFT)); }
+static inline eph_class_id eph_tombstone_class(eph_value t) {
+  return (eph_class_id)((uintptr_t)eph_int_value(t) & (EPH_MAX_CLASSES - 1));
+}
+static inline size_t eph_tombstone_size_bytes(eph_value t) {
+  return (size_t)((uintptr_t)eph_int_value(t) >> (EPH_HDR_SIZE_SHIFT - EPH_HDR_CLASS_SHIFT));
+}
+/* The bytes the dead key occupied, as eph_object_bytes would say. */
+static inline size_t eph_tombstone_object_bytes(eph_value t) {
+  return sizeof(eph_header) + ((eph_tombstone_size_bytes(t) + 7u) & ~(size_t)7u);
+}
 
 /* Runs the pending finalisers now; returns how many ran. */
 size_t eph_run_finalizers(eph_heap *h);

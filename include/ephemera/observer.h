@@ -75,6 +75,14 @@ size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***global
  * addresses can store them as offsets. */
 void eph_heap_old_range(const eph_heap *h, uintptr_t *base, size_t *reserved);
 
+/*
+ * Bytes of old space that the tool keeps alive for good (its own objects,
+ * which it never drops while it runs): the full-GC trigger (GC ratio)
+ * leaves them out of old space's growth, since no full GC could reclaim
+ * them.  Set it back (to 0) before they may die.  Default 0.
+ */
+void eph_heap_set_permanent_bytes(eph_heap *h, size_t bytes);
+
 /* Calls fn for every object in the heap (outside collections). */
 void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data);
 

@@ -9,7 +9,7 @@
 
 /* A full GC runs when old space has grown by `gc ratio` since the last one. */
 static void maybe_full_gc(eph_heap *h, size_t about_to_add) {
-  if (eph_old_used(h) + about_to_add > h->full_threshold) eph_full_gc(h);
+  if (eph_old_counted(h) + about_to_add > h->full_threshold) eph_full_gc(h);
 }
 
 static inline bool class_matches(const eph_heap *h, eph_class_id cls, eph_format fmt) {

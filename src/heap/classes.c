@@ -48,8 +48,7 @@ eph_class_id eph_class_register(eph_heap *h, const char *name, eph_format fmt) {
     eph_set_error(h, EPH_ERR_NOMEM, "class '%s': out of memory", name);
     return 0;
   }
-  h->classes[h->classes_len].name = copy;
-  h->classes[h->classes_len].format = fmt;
+  h->classes[h->classes_len] = (eph_class_entry){.name = copy, .format = fmt};
   return (eph_class_id)h->classes_len++;
 }
 

@@ -54,6 +54,15 @@ eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_
   return EPH_OK;
 }
 
+eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
+  if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
+    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    return EPH_ERR_INVALID;
+  }
+  h->classes[cls].phantom = phantom;
+  return EPH_OK;
+}
+
 eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
                             eph_finalizer_id fin, bool pretenure) {
   if (!finalizer_ok(h, fin)) {
@@ -79,8 +88,50 @@ eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_va
   EPH_RETURN(h, e);
 }
 
-/* Called by the collectors: e's key died in this collection. */
+/* Whether e waits in the mourn queue: O(pending), for checking only. */
+static bool is_pending(const eph_heap *h, eph_value e) {
+  for (size_t i = h->mourn_head; i < h->mourn.len; i++)
+    if (h->mourn.items[i] == e) return true;
+  return false;
+}
+
+static bool check_pending(const eph_heap *h) {
+#ifdef EPH_CHECKED
+  (void)h;
+  return true;
+#else
+  return h->params.verify != 0;
+#endif
+}
+
+eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_value value) {
+  if (h->in_gc || !eph_is_ptr(e) || eph_format_of(e) != EPH_FORMAT_EPHEMERON || !eph_ephemeron_is_mourned(e) ||
+      (check_pending(h) && is_pending(h, e))) {
+    eph_set_error(h, EPH_ERR_INVALID, "eph_ephemeron_rearm: not a finalised ephemeron, or inside a collection");
+    return EPH_ERR_INVALID;
+  }
+  /* Slots first, then the flag: nothing collects in between, and the
+   * stores remember e if the new key or value is young. */
+  eph_store(h, e, EPH_EPHEMERON_KEY, key);
+  eph_store(h, e, EPH_EPHEMERON_VALUE, value);
+  *eph_header_of(e) &= ~EPH_HDR_MOURNED;
+  return EPH_OK;
+}
+
+/* The tombstone of key; a scavenge may have copied it already (another
+ * ephemeron mourned in the same batch keeps it alive): then from its copy. */
+static eph_value tombstone(eph_value key) {
+  eph_header hdr = *eph_header_of(key);
+  if (hdr & EPH_HDR_FORWARDED) key = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  return eph_tombstone_of(key);
+}
+
+/* Called by the collectors: e's key died in this collection.  They trace
+ * its key and value next; a phantom's key slot is a tombstone by then, so
+ * its key is not kept alive. */
 void eph_mourn(eph_heap *h, eph_value e) {
+  eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
+  if (h->classes[eph_class_of(e)].phantom && eph_is_ptr(*key)) *key = tombstone(*key);
   *eph_header_of(e) |= EPH_HDR_MOURNED;
   eph_vec_push(h, &h->mourn, e);
   h->stats.ephemerons_mourned++;

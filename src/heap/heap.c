@@ -219,9 +219,7 @@ eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
     eph_status st = eph_new_space_init(h, p->eden_bytes);
     if (st != EPH_OK) return st;
   }
-  h->full_threshold = (size_t)((double)(eph_old_used(h) > h->params.growth_headroom ? eph_old_used(h)
-                                                                                      : h->params.growth_headroom) *
-                               (1.0 + h->params.gc_ratio));
+  eph_set_full_threshold(h);
   eph_update_alloc_limit(h);
   eph_note_committed(h);
   if (eden_changed) eph_safepoint(h); /* the full GC may have mourned ephemerons */

@@ -41,6 +41,7 @@ typedef struct eph_class_entry {
   char *name;
   eph_format format;
   uint32_t finalizer; /* eph_finalizer_id for its ephemerons, 0 = none */
+  bool phantom;       /* its ephemerons leave a tombstone for their key (ephemeron.h) */
 } eph_class_entry;
 
 typedef struct eph_finalizer_entry {
@@ -70,7 +71,8 @@ struct eph_heap {
   /* old space */
   char *old_base, *old_top;
   size_t old_reserved, old_committed;
-  size_t full_threshold;  /* old bytes in use above which a full GC runs */
+  size_t full_threshold;  /* counted old bytes (eph_old_counted) above which a full GC runs */
+  size_t permanent_bytes; /* old bytes a tool keeps alive for good: not counted (observer.h) */
   bool over_max;          /* old space had to exceed max_heap during a collection */
 
   /* full GC side tables (grown on demand, kept between collections) */
@@ -170,14 +172,19 @@ size_t eph_old_limit(const eph_heap *h);
 char *eph_old_alloc_gc(eph_heap *h, size_t bytes);
 char *eph_old_alloc_mutator(eph_heap *h, size_t bytes);
 void eph_old_space_resize_after_full(eph_heap *h);
+void eph_set_full_threshold(eph_heap *h);
 static inline size_t eph_old_used(const eph_heap *h) { return (size_t)(h->old_top - h->old_base); }
+/* What the GC-ratio trigger counts: old space less a tool's permanent objects. */
+static inline size_t eph_old_counted(const eph_heap *h) {
+  return eph_old_used(h) > h->permanent_bytes ? eph_old_used(h) - h->permanent_bytes : 0;
+}
 static inline bool eph_in_old(const eph_heap *h, eph_value v) {
   return (v & 7) == 0 && v - (uintptr_t)h->old_base < (uintptr_t)(h->old_top - h->old_base);
 }
 
 /* ephemeron.c */
 void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x);
-void eph_mourn(eph_heap *h, eph_value e);
+void eph_mourn(eph_heap *h, eph_value e); /* before its key and value are traced */
 void eph_safepoint(eph_heap *h);
 void eph_exit_finalizers(eph_heap *h);
 static inline bool eph_is_live_ephemeron(eph_value obj) {

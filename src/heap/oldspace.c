@@ -104,6 +104,14 @@ void eph_old_space_resize_after_full(eph_heap *h) {
     h->old_committed = target;
   }
   h->over_max = eph_old_used(h) > limit;
-  size_t base = eph_old_used(h) > h->params.growth_headroom ? eph_old_used(h) : h->params.growth_headroom;
+  eph_set_full_threshold(h);
+}
+
+/* The next full GC comes when old space (as counted) has grown by the GC
+ * ratio, from at least the growth headroom. */
+void eph_set_full_threshold(eph_heap *h) {
+  size_t base = eph_old_counted(h) > h->params.growth_headroom ? eph_old_counted(h) : h->params.growth_headroom;
   h->full_threshold = (size_t)((double)base * (1.0 + h->params.gc_ratio));
 }
+
+void eph_heap_set_permanent_bytes(eph_heap *h, size_t bytes) { h->permanent_bytes = bytes; }

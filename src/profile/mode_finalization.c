@@ -2,14 +2,29 @@
  * mode_finalization.c — FiLiP's mode (ISMM'24 §3): one ephemeron per
  * sampled object, keyed by the object, which is its own finaliser (one
  * heap object per sample, and nothing off the heap: the value slot holds
- * the site id and registry cell, the user slot the birth clock).  Ephemerons
- * are pretenured unless pretenure=off.  They are kept reachable by a
- * registry of pretenured chunks, each chunk held by a global root; free
- * cells chain through the registry itself.  The finaliser records the
- * death (class and size from the key, intact while it is mourned) and
- * frees the cell.
+ * the birth word).  Ephemerons are pretenured unless pretenure=off.  They
+ * are kept reachable by a registry of pretenured chunks, each chunk held by
+ * a global root.  The finaliser records the death.
  * Death = when the finaliser runs: after the collection that found the key
  * dead, which is FiLiP's *delayed observation*.
+ *
+ * Two deviations from FiLiP, both to keep the ephemerons from filling old
+ * space (docs/profiler.md has the measurements):
+ *  - The ephemerons are *phantom* (ephemeron.h): a mourned one keeps a
+ *    tombstone (the dead object's class and size) instead of its key, so
+ *    the collection that finds a sampled object dead reclaims it.  Pharo
+ *    keeps the key for the finaliser: a scavenge then copies every dead
+ *    sample once more, and at 100 % sampling overflows the survivor space
+ *    and tenures them.
+ *  - A finalised ephemeron is recycled.  FiLiP drops it, and it is dead
+ *    weight in old space until the next full GC.  Here the finaliser clears
+ *    it and chains it as a *spare* (through its value slot, from a global
+ *    root); the next sample re-arms a spare (eph_ephemeron_rearm) before
+ *    allocating a new one.  Each sample still has its own ephemeron, keyed
+ *    by it, from its birth to its finaliser; old space holds as many
+ *    ephemerons as samples were ever alive (or awaiting their finaliser) at
+ *    once.  A full GC cannot reclaim them, so the heap's full-GC trigger
+ *    leaves them out (eph_heap_set_permanent_bytes).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,18 +43,31 @@ eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
   eph_class_register(p->h, "ProfilerRegistryChunk", EPH_FORMAT_POINTERS);
   p->fin = eph_finalizer_register(p->h, on_finalize, p);
   p->noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
-  if (!p->eph_class || !p->fin || !p->noop_fin) {
+  p->spare = EPH_NIL;
+  if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK ||
+      eph_global_root_add(p->h, &p->spare) != EPH_OK) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
     return EPH_ERR_NOMEM;
   }
   return EPH_OK;
 }
 
-/* A free registry cell, growing the registry if needed. */
-static uint32_t take_cell(eph_profiler *p) {
-  if (!p->free_cell) {
+/* Counts one of the profiler's own objects: they are off the application's
+ * clock, and those made in old space stay there until stop (ephemerons
+ * are recycled, never dropped), so the full-GC trigger leaves them out. */
+static void note_own(eph_profiler *p, eph_value obj) {
+  p->stats.own_objects++;
+  p->stats.own_bytes += eph_object_bytes(obj);
+  if (eph_is_young(p->h, obj)) return;
+  p->permanent_bytes += eph_object_bytes(obj);
+  eph_heap_set_permanent_bytes(p->h, p->permanent_bytes);
+}
+
+/* A new registry cell, growing the registry if needed.  May collect. */
+static size_t new_cell(eph_profiler *p) {
+  if (p->cells_used == p->nchunks * REGISTRY_CHUNK) {
     /* Cells are global roots: they must not move, so the table is
-     * allocated once, large enough for 2^26 live samples. */
+     * allocated once, large enough for 2^26 ephemerons. */
     if (p->nchunks == p->chunks_cap) {
       if (p->chunks_cap) {
         fprintf(stderr, "ephemera: profiler: more than %zu live samples\n", p->chunks_cap * REGISTRY_CHUNK);
@@ -50,71 +78,100 @@ static uint32_t take_cell(eph_profiler *p) {
       if (!p->chunks) abort();
       prof_note_memory(p);
     }
-    eph_value *cell = &p->chunks[p->nchunks];
-    if (eph_global_root_add(p->h, cell) != EPH_OK) abort();
-    *cell = eph_alloc_old(p->h, eph_class_find(p->h, "ProfilerRegistryChunk"), REGISTRY_CHUNK);
-    if (*cell == EPH_NIL) {
+    eph_value *chunk = &p->chunks[p->nchunks];
+    if (eph_global_root_add(p->h, chunk) != EPH_OK) abort();
+    *chunk = eph_alloc_old(p->h, eph_class_find(p->h, "ProfilerRegistryChunk"), REGISTRY_CHUNK);
+    if (*chunk == EPH_NIL) {
       fprintf(stderr, "ephemera: profiler: heap exhausted growing the sample registry\n");
       abort();
     }
-    p->stats.own_objects++;
-    p->stats.own_bytes += eph_object_bytes(*cell);
-    /* chain the new cells, first one first */
-    size_t base = p->nchunks * REGISTRY_CHUNK;
-    for (size_t i = 0; i < REGISTRY_CHUNK; i++)
-      eph_store(p->h, *cell, i, i + 1 < REGISTRY_CHUNK ? eph_int((intptr_t)(base + i + 2)) : eph_int(0));
     p->nchunks++;
-    p->free_cell = base + 1;
+    note_own(p, *chunk);
   }
-  uint32_t cell = (uint32_t)(p->free_cell - 1);
-  p->free_cell = (uint64_t)eph_int_value(eph_slot(p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK));
-  return cell;
+  return p->cells_used++;
 }
 
-static void free_cell(eph_profiler *p, uint32_t cell) {
-  eph_store(p->h, p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK, eph_int((intptr_t)p->free_cell));
-  p->free_cell = (uint64_t)cell + 1;
+/* The value slot of an ephemeron tracking a sample: its birth word, the
+ * clock in words (births are word multiples) and the site id, 61 bits. */
+#define WORD_CLOCK_BITS (BIRTH_BITS - 3)
+static inline eph_value packed_birth(uint64_t birth) {
+  return eph_int((intptr_t)((birth & BIRTH_MASK) >> 3 | (birth >> BIRTH_BITS) << WORD_CLOCK_BITS));
+}
+static inline uint64_t birth_of(eph_value e) {
+  uint64_t v = (uint64_t)eph_int_value(eph_ephemeron_value(e));
+  return (v & ((UINT64_C(1) << WORD_CLOCK_BITS) - 1)) << 3 | (v >> WORD_CLOCK_BITS & SITE_MAX) << BIRTH_BITS;
 }
 
-#define CELL_BITS 32
+/* The next spare, re-armed for obj: no allocation, so nothing moves. */
+static void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
+  eph_value e = p->spare;
+  p->spare = eph_ephemeron_value(e);
+  if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
+}
 
 void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
+  if (p->spare != EPH_NIL) {
+    track_with_spare(p, obj, birth);
+    return;
+  }
   eph_heap *h = p->h;
   EPH_FRAME(h);
   EPH_ROOT(h, obj);
   EPH_LOCAL(h, e);
-  e = eph_ephemeron_new(h, p->eph_class, obj, EPH_NIL, 1, p->fin, p->spec.pretenure);
+  e = eph_ephemeron_new(h, p->eph_class, obj, packed_birth(birth), 0, p->fin, p->spec.pretenure);
   if (e == EPH_NIL) { /* heap exhausted: the object goes unobserved, say so */
     eph_stamp now = prof_now(p);
     prof_write_record(p, obj, birth, &now, NULL, EPH_DEATH_CENSORED);
     EPH_UNFRAME(h);
     return;
   }
-  uint32_t cell = take_cell(p);
-  uint64_t site = birth >> BIRTH_BITS;
-  eph_store(h, e, EPH_EPHEMERON_VALUE, eph_int((intptr_t)(site << CELL_BITS | cell)));
-  eph_store(h, e, EPH_EPHEMERON_FIXED_SLOTS, eph_int((intptr_t)(birth & BIRTH_MASK)));
-  p->stats.own_objects++;
-  p->stats.own_bytes += eph_object_bytes(e);
+  size_t cell = new_cell(p);
   eph_store(h, p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK, e);
+  note_own(p, e);
   EPH_UNFRAME(h);
 }
 
-/* The birth word and registry cell an ephemeron carries. */
-static uint64_t birth_of(eph_value e, uint32_t *cell) {
-  uint64_t v = (uint64_t)eph_int_value(eph_slot(e, EPH_EPHEMERON_VALUE));
-  *cell = (uint32_t)v;
-  return (uint64_t)eph_int_value(eph_slot(e, EPH_EPHEMERON_FIXED_SLOTS)) | (v >> CELL_BITS) << BIRTH_BITS;
+/* The record of e's sample; its key is the object, or once mourned its
+ * tombstone (class and size). */
+static void write_record(eph_profiler *p, eph_value e, const eph_stamp *death, eph_death_kind kind) {
+  uint64_t birth = birth_of(e);
+  eph_value key = eph_ephemeron_key(e);
+  if (eph_is_int(key))
+    prof_write_record_of(p, eph_tombstone_class(key), eph_tombstone_object_bytes(key), birth, death, NULL, kind);
+  else
+    prof_write_record(p, key, birth, death, NULL, kind);
 }
 
+/* When a finaliser runs.  The wall clock costs as much as the rest of a
+ * finaliser, so within one run of finalisers (the queue one shorter than
+ * at the last call, and no allocation or collection since) it is read
+ * every FIN_CLOCK_EVERY calls: a death is stamped at most that many
+ * finalisers early, a few microseconds. */
+#define FIN_CLOCK_EVERY 32
+static eph_stamp death_stamp(eph_profiler *p) {
+  size_t pending = eph_pending_finalizers(p->h);
+  eph_stamp *s = &p->fin_stamp;
+  bool same_run = pending + 1 == p->fin_pending && s->bytes == prof_clock(p) && s->scavenges == p->scavenges &&
+                  s->full_gcs == p->full_gcs;
+  p->fin_pending = pending;
+  if (same_run && p->fin_reused < FIN_CLOCK_EVERY) {
+    p->fin_reused++;
+    return *s;
+  }
+  *s = prof_now(p);
+  p->fin_reused = 1;
+  return *s;
+}
+
+/* Records the death, then makes e the first spare: key slot nil, value
+ * slot the next spare. */
 static void on_finalize(eph_heap *h, eph_value e, void *data) {
-  (void)h;
   eph_profiler *p = data;
-  uint32_t cell;
-  uint64_t birth = birth_of(e, &cell);
-  eph_stamp now = prof_now(p);
-  prof_write_record(p, eph_ephemeron_key(e), birth, &now, NULL, EPH_DEATH_FINALIZED);
-  free_cell(p, cell);
+  eph_stamp now = death_stamp(p);
+  write_record(p, e, &now, EPH_DEATH_FINALIZED);
+  eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
+  eph_store(h, e, EPH_EPHEMERON_VALUE, p->spare);
+  p->spare = e;
 }
 
 /* Objects still registered are censored; ephemerons mourned but not yet
@@ -127,16 +184,17 @@ void fin_mode_stop(eph_profiler *p) {
   for (size_t c = 0; c < p->nchunks; c++) {
     for (size_t i = 0; i < REGISTRY_CHUNK; i++) {
       eph_value e = eph_slot(p->chunks[c], i);
-      if (!eph_is_ptr(e)) continue; /* a free cell */
-      uint32_t cell;
-      uint64_t birth = birth_of(e, &cell);
-      prof_write_record(p, eph_ephemeron_key(e), birth, &end, NULL,
-                        eph_ephemeron_is_mourned(e) ? EPH_DEATH_FINALIZED : EPH_DEATH_CENSORED);
-      eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
+      if (!eph_is_ptr(e)) continue; /* an unused cell */
+      if (eph_ephemeron_key(e) != EPH_NIL) { /* not a spare */
+        write_record(p, e, &end, eph_ephemeron_is_mourned(e) ? EPH_DEATH_FINALIZED : EPH_DEATH_CENSORED);
+        eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
+      }
       eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)p->noop_fin));
     }
     eph_global_root_remove(h, &p->chunks[c]);
   }
-  p->nchunks = 0;
-  p->free_cell = 0;
+  eph_global_root_remove(h, &p->spare);
+  p->spare = EPH_NIL;
+  p->nchunks = p->cells_used = p->permanent_bytes = 0;
+  eph_heap_set_permanent_bytes(h, 0);
 }

@@ -128,15 +128,15 @@ uint64_t prof_birth(eph_profiler *p) {
   return (t & BIRTH_MASK) | (uint64_t)(site > SITE_MAX ? 0 : site) << BIRTH_BITS;
 }
 
-void prof_write_record(eph_profiler *p, eph_value obj, uint64_t birth, const eph_stamp *death,
-                       const eph_stamp *alive_until, eph_death_kind kind) {
+void prof_write_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth, const eph_stamp *death,
+                          const eph_stamp *alive_until, eph_death_kind kind) {
   /* Field by field: every field is set, and an initialiser would first
    * clear the whole struct (this runs once per sampled object). */
   eph_record r;
   r.id = birth & BIRTH_MASK; /* the birth clock: unique, in allocation order */
-  r.class_id = prof_class_id(p, eph_class_of(obj));
+  r.class_id = prof_class_id(p, cls);
   r.site_id = (uint32_t)(birth >> BIRTH_BITS);
-  r.size = eph_object_bytes(obj);
+  r.size = size;
   r.weight = sampler_weight(p, r.size);
   r.birth = clocks_stamp_at(p, birth & BIRTH_MASK);
   r.death = *death;

@@ -116,7 +116,12 @@ typedef struct eph_profiler {
   eph_finalizer_id fin, noop_fin;
   eph_value *chunks;          /* registry chunks, each cell a global root */
   size_t nchunks, chunks_cap;
-  uint64_t free_cell;         /* 1 + first free registry cell (free cells chain as ints), 0: none */
+  size_t cells_used;          /* cells [0, cells_used) hold an ephemeron each */
+  size_t permanent_bytes;     /* the registry and ephemerons made in old space: kept until stop */
+  eph_value spare;            /* a global root: the first finalised ephemeron free for reuse (nil: none) */
+  eph_stamp fin_stamp;        /* the last death stamp, reused within a run of finalisers */
+  size_t fin_pending;         /* finalisers pending after the one that took it */
+  unsigned fin_reused;        /* times it was used */
 
   /* merlin mode */
   eph_value *seen;            /* root slot values at the last check: globals then shadow stack */
@@ -149,8 +154,12 @@ uint64_t prof_birth(eph_profiler *p);
 /* Writes the record of sampled object obj (intact: class and size are read
  * from it) with birth word `birth`.  alive_until NULL: the same as death;
  * alive_until->bytes == UINT64_MAX: its birth. */
-void prof_write_record(eph_profiler *p, eph_value obj, uint64_t birth, const eph_stamp *death,
-                       const eph_stamp *alive_until, eph_death_kind kind);
+void prof_write_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth, const eph_stamp *death,
+                          const eph_stamp *alive_until, eph_death_kind kind);
+static inline void prof_write_record(eph_profiler *p, eph_value obj, uint64_t birth, const eph_stamp *death,
+                                     const eph_stamp *alive_until, eph_death_kind kind) {
+  prof_write_record_of(p, eph_class_of(obj), eph_object_bytes(obj), birth, death, alive_until, kind);
+}
 void prof_note_memory(eph_profiler *p);
 void prof_write_error(eph_profiler *p, eph_status st);
 void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size);

@@ -1,0 +1,410 @@
+/*
+ * Phantom ephemerons and re-arming (include/ephemera/ephemeron.h), the two
+ * heap features the finalization profiler is built on, and the permanent
+ * bytes the full-GC trigger leaves out (observer.h).  Every collection runs
+ * the verifier (verify=1), which also makes eph_ephemeron_rearm check that
+ * the ephemeron is not pending.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "ephemera/ephemeron.h"
+#include "ephemera/heap.h"
+#include "ephemera/observer.h"
+
+typedef struct fixture {
+  eph_heap *h;
+  eph_class_id Box, Bytes, Phantom, Eph;
+  eph_finalizer_id fin;
+  eph_value seen[64];
+  eph_value seen_key[64]; /* the key slot as the finaliser saw it */
+  size_t nseen;
+} fixture;
+
+static fixture F;
+
+static void record(eph_heap *h, eph_value e, void *data) {
+  fixture *f = data;
+  assert_true(eph_ephemeron_is_mourned(e));
+  assert_true(f->nseen < 64);
+  f->seen[f->nseen] = e;
+  f->seen_key[f->nseen] = eph_ephemeron_key(e);
+  f->nseen++;
+  assert_int_equal(eph_heap_verify(h), EPH_OK);
+}
+
+static eph_heap *new_heap(const char *gc) {
+  eph_gc_params p;
+  eph_gc_params_init(&p);
+  assert_int_equal(eph_gc_params_parse(&p, gc, NULL), EPH_OK);
+  eph_heap *h;
+  assert_int_equal(eph_heap_new(&p, &h, NULL), EPH_OK);
+  return h;
+}
+
+static int setup(void **state) {
+  memset(&F, 0, sizeof F);
+  F.h = new_heap("eden=256K,headroom=256K,shrink=1M,verify=1");
+  F.Box = eph_class_register(F.h, "Box", EPH_FORMAT_POINTERS);
+  F.Bytes = eph_class_register(F.h, "Bytes", EPH_FORMAT_BYTES);
+  F.Phantom = eph_class_register(F.h, "Phantom", EPH_FORMAT_EPHEMERON);
+  F.Eph = eph_class_register(F.h, "Eph", EPH_FORMAT_EPHEMERON);
+  assert_int_equal(eph_class_set_phantom(F.h, F.Phantom, true), EPH_OK);
+  F.fin = eph_finalizer_register(F.h, record, &F);
+  *state = &F;
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  eph_heap_free(F.h);
+  return 0;
+}
+
+static eph_value box(intptr_t tag) {
+  eph_value b = eph_alloc(F.h, F.Box, 2);
+  assert_true(b != EPH_NIL);
+  eph_store(F.h, b, 0, eph_int(tag));
+  return b;
+}
+
+static eph_value ephemeron(eph_class_id cls, eph_value key, eph_value value, bool old) {
+  eph_value e = eph_ephemeron_new(F.h, cls, key, value, 0, F.fin, old);
+  assert_true(e != EPH_NIL);
+  return e;
+}
+
+static void collect(eph_gc_kind kind) { assert_int_equal(eph_collect(F.h, kind), EPH_OK); }
+
+static const eph_gc_kind KINDS[] = {EPH_GC_SCAVENGE, EPH_GC_FULL};
+
+static uint64_t bytes_kept(void) { /* copied + promoted so far */
+  eph_heap_stats s;
+  eph_heap_stats_get(F.h, &s);
+  return s.bytes_copied + s.bytes_promoted;
+}
+
+/* A phantom's dead key leaves a tombstone with its class and size, and is
+ * not kept: the scavenge that mourns a pretenured phantom copies nothing. */
+static void test_phantom_leaves_tombstone(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    eph_heap *h = F.h;
+    F.nseen = 0;
+    EPH_FRAME(h);
+    EPH_LOCAL(h, key);
+    EPH_LOCAL(h, e);
+    key = eph_alloc_bytes(h, F.Bytes, 13); /* an odd size: the tombstone keeps the exact payload */
+    assert_true(key != EPH_NIL);
+    size_t key_bytes = eph_object_bytes(key);
+    e = ephemeron(F.Phantom, key, EPH_NIL, true);
+    key = EPH_NIL;
+    uint64_t kept = bytes_kept();
+    collect(KINDS[k]);
+    if (KINDS[k] == EPH_GC_SCAVENGE) assert_int_equal(bytes_kept(), kept);
+    assert_int_equal(F.nseen, 1);
+    assert_true(F.seen[0] == e);
+    eph_value t = F.seen_key[0];
+    assert_true(eph_is_int(t));
+    assert_int_equal(eph_tombstone_class(t), F.Bytes);
+    assert_int_equal(eph_tombstone_size_bytes(t), 13);
+    assert_int_equal(eph_tombstone_object_bytes(t), key_bytes);
+    collect(EPH_GC_FULL);
+    assert_int_equal(F.nseen, 1); /* rule 3 still holds */
+    EPH_UNFRAME(h);
+  }
+}
+
+/* A phantom's value is traced as in rule 2; a live key is kept as usual. */
+static void test_phantom_value_kept_live_key_untouched(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    eph_heap *h = F.h;
+    F.nseen = 0;
+    EPH_FRAME(h);
+    EPH_LOCAL(h, key);
+    EPH_LOCAL(h, e);
+    key = box(1);
+    e = ephemeron(F.Phantom, key, box(2), false);
+    for (int i = 0; i < 2; i++) collect(KINDS[k]); /* a scavenge finds only young keys dead: stay young */
+    assert_int_equal(F.nseen, 0);
+    assert_true(eph_ephemeron_key(e) == key);
+    key = EPH_NIL;
+    collect(KINDS[k]);
+    assert_int_equal(F.nseen, 1);
+    assert_int_equal(eph_tombstone_class(F.seen_key[0]), F.Box);
+    assert_int_equal(eph_int_value(eph_slot(eph_ephemeron_value(e), 0)), 2);
+    EPH_UNFRAME(h);
+  }
+}
+
+/* A phantom and an ordinary ephemeron on one key, mourned in the same
+ * collection in either order: the ordinary one keeps the key (the scavenge
+ * may have copied it before the phantom is mourned), the phantom gets a
+ * correct tombstone all the same. */
+static void test_phantom_and_ordinary_on_one_key(void **state) {
+  (void)state;
+  for (int k = 0; k < 2; k++) {
+    for (int phantom_first = 0; phantom_first < 2; phantom_first++) {
+      eph_heap *h = F.h;
+      F.nseen = 0;
+      EPH_FRAME(h);
+      EPH_LOCAL(h, key);
+      EPH_LOCAL(h, a);
+      EPH_LOCAL(h, b);
+      key = box(30);
+      a = ephemeron(phantom_first ? F.Phantom : F.Eph, key, EPH_NIL, true);
+      b = ephemeron(phantom_first ? F.Eph : F.Phantom, key, EPH_NIL, true);
+      key = EPH_NIL;
+      collect(KINDS[k]);
+      assert_int_equal(F.nseen, 2);
+      for (size_t i = 0; i < 2; i++) {
+        bool is_phantom = eph_class_of(F.seen[i]) == F.Phantom;
+        eph_value kv = F.seen_key[i];
+        if (is_phantom) {
+          assert_true(eph_is_int(kv));
+          assert_int_equal(eph_tombstone_class(kv), F.Box);
+          assert_int_equal(eph_tombstone_size_bytes(kv), 2 * sizeof(eph_value));
+        } else {
+          assert_true(eph_is_ptr(kv));
+          assert_int_equal(eph_int_value(eph_slot(kv, 0)), 30);
+        }
+      }
+      EPH_UNFRAME(h);
+    }
+  }
+}
+
+/* Re-arming: a finalised ephemeron takes a new key, is live again, and is
+ * mourned once more when that key dies; young and pretenured, both kinds
+ * of collection, phantom or not. */
+static void test_rearm_cycles(void **state) {
+  (void)state;
+  for (int c = 0; c < 8; c++) {
+    eph_heap *h = F.h;
+    bool old = c & 1;
+    eph_gc_kind kind = KINDS[(c >> 1) & 1];
+    eph_class_id cls = c & 4 ? F.Phantom : F.Eph;
+    F.nseen = 0;
+    EPH_FRAME(h);
+    EPH_LOCAL(h, key);
+    EPH_LOCAL(h, e);
+    key = box(100);
+    e = ephemeron(cls, key, eph_int(0), old);
+    for (int round = 1; round <= 3; round++) {
+      key = EPH_NIL;
+      collect(kind);
+      assert_int_equal(F.nseen, (size_t)round);
+      assert_true(F.seen[round - 1] == e);
+      key = box(100 + round);
+      assert_int_equal(eph_ephemeron_rearm(h, e, key, eph_int(round)), EPH_OK);
+      assert_false(eph_ephemeron_is_mourned(e));
+      assert_int_equal(eph_heap_verify(h), EPH_OK); /* remembered if old with a young key */
+      collect(kind);
+      collect(kind); /* (a full GC tenures: scavenges keep the key young for the next round) */
+      assert_int_equal(F.nseen, (size_t)round); /* the new key lives */
+      assert_true(eph_ephemeron_key(e) == key);
+      assert_int_equal(eph_int_value(eph_ephemeron_value(e)), round);
+    }
+    EPH_UNFRAME(h);
+    collect(EPH_GC_FULL); /* e and its key go together, silently */
+    assert_int_equal(F.nseen, 3);
+  }
+}
+
+/* Re-arming is refused for a live ephemeron, a non-ephemeron, and one
+ * whose finaliser is still pending. */
+static void test_rearm_refused(void **state) {
+  (void)state;
+  eph_heap *h = F.h;
+  F.nseen = 0;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, key);
+  EPH_LOCAL(h, e);
+  key = box(1);
+  e = ephemeron(F.Phantom, key, EPH_NIL, false);
+  assert_int_equal(eph_ephemeron_rearm(h, e, key, EPH_NIL), EPH_ERR_INVALID);
+  assert_int_equal(eph_ephemeron_rearm(h, key, key, EPH_NIL), EPH_ERR_INVALID);
+  assert_int_equal(eph_ephemeron_rearm(h, eph_int(3), key, EPH_NIL), EPH_ERR_INVALID);
+  eph_heap_set_auto_finalize(h, false);
+  key = EPH_NIL;
+  collect(EPH_GC_SCAVENGE);
+  assert_int_equal(eph_pending_finalizers(h), 1);
+  key = box(2);
+  assert_int_equal(eph_ephemeron_rearm(h, e, key, EPH_NIL), EPH_ERR_INVALID); /* pending */
+  assert_int_equal(eph_run_finalizers(h), 1);
+  eph_heap_set_auto_finalize(h, true);
+  assert_int_equal(eph_ephemeron_rearm(h, e, key, EPH_NIL), EPH_OK);
+  assert_int_equal(eph_class_set_phantom(h, F.Box, true), EPH_ERR_INVALID);
+  EPH_UNFRAME(h);
+}
+
+/* The profiler's pattern, at scale: many phantom ephemerons recycled
+ * through a free list, keys dropped at random, under scavenges and full
+ * GCs; every dropped key's death is seen exactly once, with its class and
+ * size, and no live key is ever mourned.  Key number n (slot 0 of the key,
+ * and with its slot in the ephemeron's value) lives in keys[n % SLOTS]. */
+enum { SLOTS = 512, STEPS = 300000, MAXN = 4 * STEPS };
+typedef struct churn {
+  eph_value spare;    /* a global root: finalised ephemerons, chained by value */
+  eph_value registry; /* a global root: every ephemeron made */
+  eph_value keys;     /* a global root: the live keys, by slot */
+  size_t made, bad;
+  uint8_t deaths[MAXN]; /* per key number */
+  eph_class_id Key;
+} churn;
+
+static void churn_fin(eph_heap *h, eph_value e, void *data) {
+  churn *c = data;
+  eph_value t = eph_ephemeron_key(e);
+  size_t n = (size_t)eph_int_value(eph_ephemeron_value(e)), slot = n % SLOTS;
+  eph_value now = eph_slot(c->keys, slot);
+  if (!eph_is_int(t) || eph_tombstone_class(t) != c->Key || eph_tombstone_size_bytes(t) != (slot % 7 + 1) * 8 ||
+      (now != EPH_NIL && (size_t)eph_int_value(eph_slot(now, 0)) == n))
+    c->bad++;
+  c->deaths[n]++;
+  eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
+  eph_store(h, e, EPH_EPHEMERON_VALUE, c->spare);
+  c->spare = e;
+}
+
+/* An ephemeron for key number n: a spare re-armed, or a new one. */
+static void arm(eph_heap *h, churn *c, eph_value key, size_t n, eph_class_id Ph, eph_class_id List,
+                eph_finalizer_id fin, bool old) {
+  if (c->spare != EPH_NIL) {
+    eph_value e = c->spare;
+    c->spare = eph_ephemeron_value(e);
+    assert_int_equal(eph_ephemeron_rearm(h, e, key, eph_int((intptr_t)n)), EPH_OK);
+    return;
+  }
+  EPH_FRAME(h);
+  EPH_LOCAL(h, e);
+  e = eph_ephemeron_new(h, Ph, key, eph_int((intptr_t)n), 0, fin, old);
+  assert_true(e != EPH_NIL);
+  eph_value cell = eph_alloc(h, List, 2); /* registry: a list of ephemerons */
+  assert_true(cell != EPH_NIL);
+  eph_store(h, cell, 0, e);
+  eph_store(h, cell, 1, c->registry);
+  c->registry = cell;
+  c->made++;
+  EPH_UNFRAME(h);
+}
+
+static void run_churn(const char *gc, bool old) {
+  eph_heap *h = new_heap(gc);
+  static churn c;
+  memset(&c, 0, sizeof c);
+  c.Key = eph_class_register(h, "Key", EPH_FORMAT_POINTERS);
+  eph_class_id Ph = eph_class_register(h, "Ph", EPH_FORMAT_EPHEMERON);
+  eph_class_id List = eph_class_register(h, "List", EPH_FORMAT_POINTERS);
+  assert_int_equal(eph_class_set_phantom(h, Ph, true), EPH_OK);
+  eph_finalizer_id fin = eph_finalizer_register(h, churn_fin, &c);
+  assert_int_equal(eph_global_root_add(h, &c.spare), EPH_OK);
+  assert_int_equal(eph_global_root_add(h, &c.registry), EPH_OK);
+  assert_int_equal(eph_global_root_add(h, &c.keys), EPH_OK);
+  c.keys = eph_alloc(h, List, SLOTS);
+  uint64_t rng = 12345;
+  size_t made_keys = 0, live = 0;
+  static size_t gen[SLOTS];
+  memset(gen, 0, sizeof gen);
+  static bool dropped[MAXN];
+  memset(dropped, 0, sizeof dropped);
+  for (size_t step = 0; step < STEPS; step++) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    size_t slot = (size_t)(rng % SLOTS);
+    eph_value k = eph_slot(c.keys, slot);
+    if (k != EPH_NIL) {
+      if ((rng >> 20) % 2) { /* drop the key */
+        dropped[eph_int_value(eph_slot(k, 0))] = true;
+        eph_store(h, c.keys, slot, EPH_NIL);
+        live--;
+      }
+      continue;
+    }
+    size_t n = gen[slot]++ * SLOTS + slot;
+    if (n >= MAXN) continue;
+    made_keys++;
+    EPH_FRAME(h);
+    EPH_LOCAL(h, key);
+    key = eph_alloc(h, c.Key, slot % 7 + 1);
+    assert_true(key != EPH_NIL);
+    eph_store(h, key, 0, eph_int((intptr_t)n));
+    eph_store(h, c.keys, slot, key);
+    live++;
+    arm(h, &c, key, n, Ph, List, fin, old);
+    EPH_UNFRAME(h);
+    if (step % 5000 == 0) assert_int_equal(eph_collect(h, step % 15000 ? EPH_GC_SCAVENGE : EPH_GC_FULL), EPH_OK);
+  }
+  assert_int_equal(eph_collect(h, EPH_GC_FULL), EPH_OK);
+  assert_int_equal(c.bad, 0);
+  for (size_t n = 0; n < MAXN; n++) assert_int_equal(c.deaths[n], dropped[n] ? 1 : 0);
+  /* every ephemeron made is either armed on a live key or spare */
+  size_t spares = 0;
+  for (eph_value s = c.spare; s != EPH_NIL; s = eph_ephemeron_value(s)) spares++;
+  assert_int_equal(c.made, live + spares);
+  assert_true(made_keys > STEPS / 4);
+  assert_true(c.made < made_keys / 4); /* recycled: far fewer made than keys */
+  eph_heap_free(h);
+}
+
+static void test_churn_young(void **state) {
+  (void)state;
+  run_churn("eden=64K,headroom=64K,verify=1", false);
+}
+static void test_churn_pretenured(void **state) {
+  (void)state;
+  run_churn("eden=64K,headroom=64K,verify=1", true);
+}
+static void test_churn_stress(void **state) {
+  (void)state;
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", true);
+}
+
+/* Permanent bytes are left out of the GC-ratio trigger: old objects
+ * declared permanent cause no full GC, the same bytes undeclared do. */
+static uint64_t full_gcs_for(bool declare) {
+  eph_heap *h = new_heap("eden=64K,headroom=256K,ratio=0.5");
+  eph_class_id B = eph_class_register(h, "B", EPH_FORMAT_POINTERS);
+  static eph_value list;
+  list = EPH_NIL;
+  assert_int_equal(eph_global_root_add(h, &list), EPH_OK);
+  size_t permanent = 0;
+  for (int i = 0; i < 100000; i++) {
+    eph_value b = eph_alloc_old(h, B, 2);
+    assert_true(b != EPH_NIL);
+    eph_store(h, b, 1, list);
+    list = b;
+    permanent += eph_object_bytes(b);
+    if (declare) eph_heap_set_permanent_bytes(h, permanent);
+  }
+  eph_heap_stats s;
+  eph_heap_stats_get(h, &s);
+  eph_heap_free(h);
+  return s.full_gcs;
+}
+
+static void test_permanent_bytes_not_counted(void **state) {
+  (void)state;
+  assert_true(full_gcs_for(false) >= 2);
+  assert_int_equal(full_gcs_for(true), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_phantom_leaves_tombstone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_phantom_value_kept_live_key_untouched, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_phantom_and_ordinary_on_one_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rearm_cycles, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_rearm_refused, setup, teardown),
+      cmocka_unit_test(test_churn_young),
+      cmocka_unit_test(test_churn_pretenured),
+      cmocka_unit_test(test_churn_stress),
+      cmocka_unit_test(test_permanent_bytes_not_counted),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
