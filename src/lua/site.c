@@ -163,13 +163,13 @@ static unsigned probe_words(lua_State *L) {
   return words;
 }
 
-static unsigned probe_inner_words;
+static _Thread_local unsigned probe_inner_words; /* per thread: states may attach in parallel */
 static int probe_inner(lua_State *L) {
   probe_inner_words = probe_words(L);
   return 0;
 }
 
-static size_t probe_offset;
+static _Thread_local size_t probe_offset;
 static int probe_ci(lua_State *L) {
   unsigned outer = probe_words(L);
   probe_inner_words = 0;
