@@ -56,7 +56,7 @@ static void thin(eph_profiler *p) {
   p->clock_shift++;
   p->clock_index_len = 0;
   for (size_t i = 0; i < k; i++) index_point(p, i);
-  p->wall_span = 0; /* the cached interval may be gone */
+  p->clock_cache[0].wall_span = p->clock_cache[1].wall_span = 0; /* the cached intervals may be gone */
 }
 
 void clocks_point(eph_profiler *p, uint64_t bytes) {
@@ -84,7 +84,7 @@ void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
   if (kind == EPH_GC_SCAVENGE) c.scavenges++;
   else c.full_gcs++;
   p->gc_clocks[p->ngc_clocks++] = c;
-  p->gc_span = 0; /* the cached interval may have been open-ended */
+  p->clock_cache[0].gc_span = p->clock_cache[1].gc_span = 0; /* the cached intervals may have been open-ended */
 }
 
 /* Index of the last entry whose key is <= x (or 0), trying the previous
@@ -106,16 +106,17 @@ void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
     (hint) = lo_;                                                                \
   } while (0)
 
-/* Both lookups keep the interval they found: records are written in
- * batches of nearby births, so most stamps fall in the last one. */
-eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes) {
+/* Both lookups keep the interval they found in the caller's entry:
+ * records are written in batches of nearby births (or deaths), so most
+ * stamps fall in the last one. */
+eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c) {
   eph_stamp s = {.bytes = bytes};
   /* Interpolated in the interval (a, b] of clock points that holds bytes:
    * an object born when the clock reached a collection's byte count was
    * allocated before that collection, so it gets the wall time before the
    * pause, and one born just after gets the time after it. */
-  if (bytes - p->wall_lo - 1 < p->wall_span) {
-    s.wall_ns = p->wall_at_lo + (uint64_t)((double)(bytes - p->wall_lo) * p->wall_slope);
+  if (bytes - c->wall_lo - 1 < c->wall_span) {
+    s.wall_ns = c->wall_at_lo + (uint64_t)((double)(bytes - c->wall_lo) * c->wall_slope);
   } else if (bytes <= p->clock_points[0].bytes) {
     s.wall_ns = p->clock_points[0].wall_ns;
   } else {
@@ -128,16 +129,16 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes) {
     s.wall_ns = a->wall_ns;
     if (p->clock_hint + 1 < p->nclock_points) { /* a->bytes < bytes <= next's */
       const struct clock_point *b = a + 1;
-      p->wall_lo = a->bytes;
-      p->wall_span = b->bytes - a->bytes;
-      p->wall_at_lo = a->wall_ns;
-      p->wall_slope = (double)(b->wall_ns - a->wall_ns) / (double)p->wall_span;
-      s.wall_ns += (uint64_t)((double)(bytes - a->bytes) * p->wall_slope);
+      c->wall_lo = a->bytes;
+      c->wall_span = b->bytes - a->bytes;
+      c->wall_at_lo = a->wall_ns;
+      c->wall_slope = (double)(b->wall_ns - a->wall_ns) / (double)c->wall_span;
+      s.wall_ns += (uint64_t)((double)(bytes - a->bytes) * c->wall_slope);
     }
   }
-  if (bytes - p->gc_lo < p->gc_span) {
-    s.scavenges = p->gc_scavenges;
-    s.full_gcs = p->gc_full_gcs;
+  if (bytes - c->gc_lo < c->gc_span) {
+    s.scavenges = c->gc_scavenges;
+    s.full_gcs = c->gc_full_gcs;
   } else if (p->ngc_clocks && p->gc_clocks[0].bytes < bytes) {
     /* the last collection strictly before `bytes` holds the counts */
     LOOKUP(p->gc_clocks, p->ngc_clocks, bytes, bytes - 1, p->gc_hint);
@@ -145,17 +146,17 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes) {
     s.scavenges = g->scavenges;
     s.full_gcs = g->full_gcs;
     /* valid for (g, next g], or after g until the next collection */
-    p->gc_lo = g->bytes + 1;
-    p->gc_span = p->gc_hint + 1 < p->ngc_clocks ? g[1].bytes - g->bytes : UINT64_MAX - g->bytes;
-    p->gc_scavenges = g->scavenges;
-    p->gc_full_gcs = g->full_gcs;
+    c->gc_lo = g->bytes + 1;
+    c->gc_span = p->gc_hint + 1 < p->ngc_clocks ? g[1].bytes - g->bytes : UINT64_MAX - g->bytes;
+    c->gc_scavenges = g->scavenges;
+    c->gc_full_gcs = g->full_gcs;
   } else { /* before the first collection */
     s.scavenges = p->scavenges0;
     s.full_gcs = p->full_gcs0;
-    p->gc_lo = 0;
-    p->gc_span = p->ngc_clocks ? p->gc_clocks[0].bytes + 1 : UINT64_MAX;
-    p->gc_scavenges = p->scavenges0;
-    p->gc_full_gcs = p->full_gcs0;
+    c->gc_lo = 0;
+    c->gc_span = p->ngc_clocks ? p->gc_clocks[0].bytes + 1 : UINT64_MAX;
+    c->gc_scavenges = p->scavenges0;
+    c->gc_full_gcs = p->full_gcs0;
   }
   return s;
 }

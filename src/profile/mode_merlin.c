@@ -167,7 +167,7 @@ static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_dea
   r.size = eph_object_bytes(obj);
   r.weight = 1.0;
   r.birth = clocks_stamp_at(p, birth);
-  r.death = death == birth ? r.birth : clocks_stamp_at(p, death);
+  r.death = death == birth ? r.birth : clocks_stamp_with(p, death, 1); /* own cache entry */
   r.alive_until = r.death;
   r.death_kind = (uint8_t)kind;
   eph_status st = eph_writer_record(p->out, &r);
@@ -247,6 +247,8 @@ static size_t pass_on(eph_profiler *p, eph_value s, eph_gc_kind kind, size_t top
   return top;
 }
 
+#define PREFETCH_AHEAD 8 /* sources between a prefetch and its use */
+
 /* Merlin's backward pass (the paper's Figure 8): the sources, latest stamp
  * first, each followed by a depth-first search of what it raised.  (The
  * paper pushes all of them at once; taking them from the sorted array in
@@ -257,6 +259,9 @@ static size_t pass_on(eph_profiler *p, eph_value s, eph_gc_kind kind, size_t top
 static void propagate(eph_profiler *p, eph_gc_kind kind) {
   sort_dead(p);
   for (size_t i = p->ndead; i-- > 0;) {
+    /* Stamp order is no address order: fetch the header a few sources
+     * ahead, so that the misses overlap. */
+    if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
     if (stamp_of(p->dead[i].obj) != p->dead[i].stamp) continue; /* raised: done */
     size_t top = pass_on(p, p->dead[i].obj, kind, 0);
     while (top) {

@@ -93,10 +93,15 @@ typedef struct eph_profiler {
   size_t clock_index_len, clock_index_cap;
   unsigned clock_shift;         /* log2 of the bucket width */
   size_t clock_hint, gc_hint;   /* last lookups: stamps are asked for in time order, mostly */
-  uint64_t wall_lo, wall_span, wall_at_lo; /* the last interval between clock points */
-  double wall_slope;
-  uint64_t gc_lo, gc_span;      /* the last interval between collections, and its counts */
-  uint32_t gc_scavenges, gc_full_gcs;
+  /* Intervals last looked up, one per kind of caller (clocks.c): entry 0
+   * for births and most stamps, entry 1 for Merlin's deaths, which lie
+   * anywhere after the births they are written with. */
+  struct clock_cache {
+    uint64_t wall_lo, wall_span, wall_at_lo; /* an interval between clock points */
+    double wall_slope;
+    uint64_t gc_lo, gc_span;    /* an interval between collections, and its counts */
+    uint32_t gc_scavenges, gc_full_gcs;
+  } clock_cache[2];
   /* each collection, in order, with the counts of collections up to it */
   struct gc_clock { uint64_t bytes; uint32_t scavenges, full_gcs; } *gc_clocks;
   size_t ngc_clocks, gc_clocks_cap;
@@ -177,17 +182,20 @@ static inline void clocks_tick(eph_profiler *p, uint64_t bytes) {
   if (bytes >= p->next_clock_point) clocks_point(p, bytes);
 }
 void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
-eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes);
-/* The stamp of a past point of the allocation clock (see clocks.c); the
- * common case, a point in the last intervals looked up, inline. */
-static inline eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) {
-  if (bytes - p->wall_lo - 1 < p->wall_span && bytes - p->gc_lo < p->gc_span)
+eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c);
+/* The stamp of a past point of the allocation clock (see clocks.c), with
+ * cache entry k; the common case, a point in the intervals last looked up
+ * with it, inline. */
+static inline eph_stamp clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
+  const struct clock_cache *c = &p->clock_cache[k];
+  if (bytes - c->wall_lo - 1 < c->wall_span && bytes - c->gc_lo < c->gc_span)
     return (eph_stamp){.bytes = bytes,
-                       .wall_ns = p->wall_at_lo + (uint64_t)((double)(bytes - p->wall_lo) * p->wall_slope),
-                       .scavenges = p->gc_scavenges,
-                       .full_gcs = p->gc_full_gcs};
-  return clocks_stamp_at_slow(p, bytes);
+                       .wall_ns = c->wall_at_lo + (uint64_t)((double)(bytes - c->wall_lo) * c->wall_slope),
+                       .scavenges = c->gc_scavenges,
+                       .full_gcs = c->gc_full_gcs};
+  return clocks_stamp_at_slow(p, bytes, &p->clock_cache[k]);
 }
+static inline eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) { return clocks_stamp_with(p, bytes, 0); }
 
 /* sampler.c */
 void sampler_arm(eph_profiler *p);
