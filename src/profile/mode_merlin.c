@@ -14,14 +14,15 @@
  *     with the time of that check — the same stamps as Merlin's root scan
  *     at every allocation, at the cost of one compare per root slot.
  * After each collection, before any dead object's memory is reused, the
- * dead objects are processed latest-timestamp-first with a depth-first
- * propagation: a dead source with a later stamp than a target it points to
- * gives the target its stamp; dead targets so updated are pushed.  (Targets
- * that survive a scavenge receive the stamp too — old objects, and young
- * ones kept only by old garbage through the remembered set: the scavenge
- * cannot tell them from live ones; harmless if alive, needed if they die
- * later.)  The result is
- * each object's last-reachable time, recorded as an EXACT death.
+ * dead objects that hold a pointer are processed latest-timestamp-first
+ * with a depth-first propagation: a dead source with a later stamp than a
+ * target it points to gives the target its stamp; dead targets so updated
+ * are pushed.  (Targets that survive a scavenge receive the stamp too — old
+ * objects, and young ones kept only by old garbage through the remembered
+ * set: the scavenge cannot tell them from live ones; harmless if alive,
+ * needed if they die later.)  The result is each object's last-reachable
+ * time, recorded as an EXACT death by a second walk over the dead, in
+ * address order.
  *
  * Ephemerons are not modelled: Merlin's reachability is strong reachability.
  * Checked against brute force (a full GC before every allocation) object by
