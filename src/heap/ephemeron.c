@@ -8,15 +8,12 @@
 
 #include "heap_internal.h"
 
-void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
-  if (v->len == v->cap) {
-    size_t cap = v->cap ? v->cap * 2 : 256;
-    eph_value *items = realloc(v->items, cap * sizeof *items);
-    if (!items) eph_fatal(h, "an ephemeron queue cannot grow");
-    v->items = items;
-    v->cap = cap;
-  }
-  v->items[v->len++] = x;
+void eph_vec_grow(eph_heap *h, eph_value_vec *v) {
+  size_t cap = v->cap ? v->cap * 2 : 256;
+  eph_value *items = realloc(v->items, cap * sizeof *items);
+  if (!items) eph_fatal(h, "an ephemeron queue cannot grow");
+  v->items = items;
+  v->cap = cap;
 }
 
 eph_finalizer_id eph_finalizer_register(eph_heap *h, eph_finalizer_fn fn, void *data) {
@@ -155,6 +152,7 @@ size_t eph_run_finalizers(eph_heap *h) {
   while (h->mourn_head < h->mourn.len) {
     EPH_FRAME(h);
     EPH_LOCAL(h, e);
+    if (h->mourn_head + 8 < h->mourn.len) __builtin_prefetch((const void *)h->mourn.items[h->mourn_head + 8]);
     e = h->mourn.items[h->mourn_head++];
     const eph_finalizer_entry *f = finalizer_of(h, e);
     if (f) {

@@ -160,10 +160,19 @@ static void settle_ephemerons(eph_heap *h, uint64_t *ephemerons) {
   }
 }
 
+/* Roots are traced one at a time, in order: ephemerons held by a later
+ * root (a profiler's registry) then find the keys that earlier roots reach
+ * already marked, instead of all being deferred. */
 static void mark_from_roots(eph_heap *h) {
   uint64_t ephemerons = 0;
-  for (size_t i = 0; i < h->fast.roots_len; i++) mark_value(h, *h->fast.roots[i]);
-  for (size_t i = 0; i < h->globals_len; i++) mark_value(h, *h->globals[i]);
+  for (size_t i = 0; i < h->fast.roots_len; i++) {
+    mark_value(h, *h->fast.roots[i]);
+    drain(h, &ephemerons);
+  }
+  for (size_t i = 0; i < h->globals_len; i++) {
+    mark_value(h, *h->globals[i]);
+    drain(h, &ephemerons);
+  }
   for (size_t i = h->mourn_head; i < h->mourn.len; i++) mark_value(h, h->mourn.items[i]);
   drain(h, &ephemerons);
   settle_ephemerons(h, &ephemerons);

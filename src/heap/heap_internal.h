@@ -183,7 +183,12 @@ static inline bool eph_in_old(const eph_heap *h, eph_value v) {
 }
 
 /* ephemeron.c */
-void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x);
+void eph_vec_grow(eph_heap *h, eph_value_vec *v);
+/* Inline: the collectors push every deferred and mourned ephemeron. */
+static inline void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
+  if (EPH_UNLIKELY(v->len == v->cap)) eph_vec_grow(h, v);
+  v->items[v->len++] = x;
+}
 void eph_mourn(eph_heap *h, eph_value e); /* before its key and value are traced */
 void eph_safepoint(eph_heap *h);
 void eph_exit_finalizers(eph_heap *h);

@@ -94,9 +94,23 @@ static bool scan_object(scavenger *s, eph_value obj) {
   return young;
 }
 
+/* Walks over the remembered set and the deferred ephemerons (hundreds of
+ * thousands of old ephemerons when a profiler pretenures one per young
+ * object) miss the cache at every entry and at its key's header; fetching
+ * entries 8 ahead, and their keys 4 ahead, hides most of it.  (A macro:
+ * GCC takes a function that only prefetches for pure, and drops its calls.) */
+#define PREFETCH_AHEAD(items, i, len)                                                                  \
+  do {                                                                                                 \
+    if ((i) + 8 < (len)) __builtin_prefetch((const void *)(items)[(i) + 8]);                           \
+    if ((i) + 4 < (len)) __builtin_prefetch((const void *)eph_slot((items)[(i) + 4], 0));              \
+  } while (0)
+
 static void scan_remembered_set(scavenger *s) {
   eph_heap *h = s->h;
-  for (size_t i = 0; i < h->remset_len; i++) scan_object(s, h->remset[i]);
+  for (size_t i = 0; i < h->remset_len; i++) {
+    PREFETCH_AHEAD(h->remset, i, h->remset_len);
+    scan_object(s, h->remset[i]);
+  }
 }
 
 static bool holds_young(const eph_heap *h, eph_value obj) {
@@ -111,6 +125,7 @@ static void rebuild_remembered_set(eph_heap *h) {
   size_t keep = 0;
   for (size_t i = 0; i < h->remset_len; i++) {
     eph_value obj = h->remset[i];
+    if (i + 8 < h->remset_len) __builtin_prefetch((const void *)h->remset[i + 8]);
     if (holds_young(h, obj))
       h->remset[keep++] = obj;
     else
@@ -161,7 +176,9 @@ static void settle_ephemerons(scavenger *s, char **old_scan) {
   while (d->len) {
     bool progress = false;
     size_t keep = 0;
+    char *young_top = h->future.top, *old_top = h->old_top; /* the queues are empty here */
     for (size_t i = 0; i < d->len; i++) {
+      PREFETCH_AHEAD(d->items, i, d->len);
       eph_value e = d->items[i];
       eph_value *slot = (eph_value *)(e + sizeof(eph_header));
       if (key_reached(s, slot[EPH_EPHEMERON_KEY])) {
@@ -173,9 +190,14 @@ static void settle_ephemerons(scavenger *s, char **old_scan) {
       }
     }
     d->len = keep;
-    if (!progress) {
+    /* If that pass copied nothing (the values it traced were immediates or
+     * already copied), no remaining key can be reached any more: mourn now
+     * rather than after one more pass over them all. */
+    bool copied = h->future.top != young_top || h->old_top != old_top;
+    if (!progress || !copied) {
       size_t n = d->len;
       for (size_t i = 0; i < n; i++) {
+        PREFETCH_AHEAD(d->items, i, n);
         eph_value e = d->items[i];
         eph_value *slot = (eph_value *)(e + sizeof(eph_header));
         if (!s->full_gc_step) eph_mourn(h, e);

@@ -106,6 +106,7 @@ static inline uint64_t birth_of(eph_value e) {
 static void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_value e = p->spare;
   p->spare = eph_ephemeron_value(e);
+  __builtin_prefetch((const void *)p->spare, 1); /* for the next sample: spares are cold */
   if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
 }
 
