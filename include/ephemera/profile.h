@@ -24,6 +24,9 @@
  *                 heap object per sample); pretenured unless pretenure=off.
  *                 Death = when the finaliser runs.  The ephemerons live in
  *                 a registry of pretenured chunks, as FiLiP's do in Pharo.
+ *                 Unlike FiLiP's, they are phantom (the dead object is not
+ *                 kept for the finaliser) and recycled once finalised:
+ *                 docs/finalization.md.
  *
  * Sampling: sample=1/N samples each allocation with probability 1/N
  * (geometrically distributed gaps of mean N: a plain counter would alias
