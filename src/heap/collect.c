@@ -14,15 +14,6 @@
  * reads garbage at once instead of a stale but plausible old copy. */
 #define EPH_POISON_BYTE 0xDC
 
-bool eph_poisoning(const eph_heap *h) {
-#ifdef EPH_CHECKED
-  (void)h;
-  return true;
-#else
-  return h->params.verify != 0;
-#endif
-}
-
 static void poison_evacuated(eph_heap *h) {
   for (int i = 0; i < 2; i++) {
     eph_space *s = &h->evacuated[i];
@@ -87,7 +78,7 @@ void eph_gc_end(eph_heap *h) {
   eph_note_committed(h);
   log_event(h, ev);
   h->in_gc = false;
-  if (eph_poisoning(h)) poison_evacuated(h);
+  if (eph_checking(h)) poison_evacuated(h);
 
   if (h->params.verify) eph_verify_after_gc(h);
   if (h->has_observer && h->observer.on_gc_end) h->observer.on_gc_end(h->observer.data, h, ev);

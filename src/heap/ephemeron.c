@@ -92,18 +92,9 @@ static bool is_pending(const eph_heap *h, eph_value e) {
   return false;
 }
 
-static bool check_pending(const eph_heap *h) {
-#ifdef EPH_CHECKED
-  (void)h;
-  return true;
-#else
-  return h->params.verify != 0;
-#endif
-}
-
 eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_value value) {
   if (h->in_gc || !eph_is_ptr(e) || eph_format_of(e) != EPH_FORMAT_EPHEMERON || !eph_ephemeron_is_mourned(e) ||
-      (check_pending(h) && is_pending(h, e))) {
+      (eph_checking(h) && is_pending(h, e))) {
     eph_set_error(h, EPH_ERR_INVALID, "eph_ephemeron_rearm: not a finalised ephemeron, or inside a collection");
     return EPH_ERR_INVALID;
   }

@@ -249,7 +249,7 @@ static uint64_t slide(eph_heap *h, size_t nwords) {
     w = next_set_bit(h->mark_bits, w + bytes / EPH_WORD, nwords);
   }
   h->old_top = dest;
-  if (eph_poisoning(h)) eph_poison(dest, old_top);
+  if (eph_checking(h)) eph_poison(dest, old_top);
   return moved;
 }
 

@@ -213,7 +213,16 @@ void eph_gc_begin(eph_heap *h, eph_gc_kind kind);
 void eph_gc_end(eph_heap *h);
 uint64_t eph_heap_used(const eph_heap *h);
 void eph_note_committed(eph_heap *h);
-bool eph_poisoning(const eph_heap *h);
+/* Checked builds and verify mode: the slow checks (poisoning vacated
+ * memory, the O(pending) queue check of eph_ephemeron_rearm). */
+static inline bool eph_checking(const eph_heap *h) {
+#ifdef EPH_CHECKED
+  (void)h;
+  return true;
+#else
+  return h->params.verify != 0;
+#endif
+}
 void eph_poison(char *from, char *to);
 
 /* verify.c */

@@ -91,8 +91,6 @@ static inline double weight_of(const lt_tracker *t, uint64_t size) {
   return t->count_weight;
 }
 
-double lt_weight(const lt_tracker *t, uint64_t size) { return weight_of(t, size); }
-
 /* GCObject's CommonHeader: struct GCObject *next; lu_byte tt; ... */
 #define LT_TT_OFFSET sizeof(void *)
 
@@ -111,8 +109,6 @@ static inline uint32_t class_of(const void *obj) {
     default: return (tt & 0x0F) == 0x06 ? LT_CLS_FUNCTION : LT_CLS_STRING; /* a variant we do not know */
   }
 }
-
-uint32_t lt_class_of(const void *obj) { return class_of(obj); }
 
 static unsigned log2_bucket(uint64_t x) { return x ? 63u - (unsigned)__builtin_clzll(x) : 0; }
 

@@ -65,8 +65,7 @@ static inline lt_header *lt_header_of(void *obj) { return (lt_header *)obj - 1; 
 #define LT_MARK_REGION_SHIFT 24
 #define LT_MARK_REGION_WORDS ((size_t)1 << (LT_MARK_REGION_SHIFT - LT_MARK_GRANULE_SHIFT - 6))
 #define LT_MARK_TOP_LEN ((size_t)1 << (sizeof(void *) == 8 ? 47 - LT_MARK_REGION_SHIFT : 32 - LT_MARK_REGION_SHIFT))
-typedef struct lt_marks {
-  uint64_t **top;     /* region -> its bitmap, or NULL */
+typedef struct lt_marks { /* the top table (region -> bitmap or NULL) is t->marks_top */
   uint32_t *regions;  /* the regions that have a bitmap */
   size_t nregions, regions_cap;
 } lt_marks;
@@ -112,7 +111,7 @@ typedef struct lt_options {
 
 struct lt_tracker {
   /* --- read by every allocator call (alloc.c): kept together --- */
-  uint64_t **marks_top; /* marks.top: a free is a sample's if its mark is set (lt_marked) */
+  uint64_t **marks_top; /* region -> its mark bitmap (marks.c): a free is a sample's if its mark is set */
   int64_t countdown;  /* sampler: objects (or bytes) until the next sample */
   uint64_t bytes;     /* bytes allocated by Lua since attach: new blocks + growth */
   int64_t heap;       /* bytes in use, as Lua counts them */
@@ -283,10 +282,6 @@ uint64_t lt_now_ns(void);
  * at least every LT_FINE_EVERY stamps, otherwise the coarse clock. */
 uint64_t lt_stamp_ns(lt_tracker *t);
 #define LT_FINE_EVERY 64
-/* What a sample of `size` bytes stands for. */
-double lt_weight(const lt_tracker *t, uint64_t size);
-/* The class of a live object block (reads its type byte). */
-uint32_t lt_class_of(const void *obj);
 /* Writes the record of sampled object obj (intact, with its header). */
 void lt_emit(lt_tracker *t, void *obj, uint8_t death_kind);
 

@@ -67,8 +67,8 @@ void *lt_pages_grow(void *p, size_t old, size_t size) {
 
 bool lt_marks_init(lt_tracker *t) {
   memset(&t->marks, 0, sizeof t->marks);
-  t->marks.top = t->marks_top = lt_pages_alloc(LT_MARK_TOP_LEN * sizeof *t->marks.top);
-  return t->marks.top != NULL;
+  t->marks_top = lt_pages_alloc(LT_MARK_TOP_LEN * sizeof *t->marks_top);
+  return t->marks_top != NULL;
 }
 
 /* Maps region r's bitmap; NULL if it cannot. */
@@ -84,15 +84,15 @@ static LT_RARE uint64_t *new_region(lt_tracker *t, size_t r) {
   uint64_t *bits = lt_pages_alloc(LT_MARK_REGION_WORDS * sizeof *bits);
   if (!bits) return NULL;
   m->regions[m->nregions++] = (uint32_t)r;
-  m->top[r] = bits;
+  t->marks_top[r] = bits;
   return bits;
 }
 
 bool lt_mark_slow(lt_tracker *t, const void *p) {
   uintptr_t a = (uintptr_t)p;
   size_t r = (size_t)(a >> LT_MARK_REGION_SHIFT);
-  if (!t->marks.top || r >= LT_MARK_TOP_LEN) return false;
-  uint64_t *bits = t->marks.top[r];
+  if (!t->marks_top || r >= LT_MARK_TOP_LEN) return false;
+  uint64_t *bits = t->marks_top[r];
   if (!bits && !(bits = new_region(t, r))) return false;
   bits[lt_mark_word(a)] |= UINT64_C(1) << lt_mark_bit(a);
   return true;
@@ -102,7 +102,7 @@ void lt_marks_each(lt_tracker *t, void (*f)(lt_tracker *, void *, void *), void 
   lt_marks *m = &t->marks;
   for (size_t k = 0; k < m->nregions; k++) {
     uintptr_t base = (uintptr_t)m->regions[k] << LT_MARK_REGION_SHIFT;
-    const uint64_t *bits = m->top[m->regions[k]];
+    const uint64_t *bits = t->marks_top[m->regions[k]];
     for (size_t w = 0; w < LT_MARK_REGION_WORDS; w++) {
       for (uint64_t x = bits[w]; x; x &= x - 1) {
         uintptr_t a = base + (((uintptr_t)w * 64 + (uintptr_t)__builtin_ctzll(x)) << LT_MARK_GRANULE_SHIFT);
@@ -114,9 +114,9 @@ void lt_marks_each(lt_tracker *t, void (*f)(lt_tracker *, void *, void *), void 
 
 void lt_marks_free(lt_tracker *t) {
   lt_marks *m = &t->marks;
-  for (size_t k = 0; k < m->nregions; k++) lt_pages_free(m->top[m->regions[k]], LT_MARK_REGION_WORDS * sizeof(uint64_t));
+  for (size_t k = 0; k < m->nregions; k++) lt_pages_free(t->marks_top[m->regions[k]], LT_MARK_REGION_WORDS * sizeof(uint64_t));
   lt_pages_free(m->regions, m->regions_cap * sizeof *m->regions);
-  lt_pages_free(m->top, LT_MARK_TOP_LEN * sizeof *m->top);
+  lt_pages_free(t->marks_top, LT_MARK_TOP_LEN * sizeof *t->marks_top);
   memset(m, 0, sizeof *m);
   t->marks_top = NULL;
 }

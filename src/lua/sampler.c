@@ -9,7 +9,7 @@
  *            and stands for 1/(1-exp(-s/B)) objects (tcmalloc).
  * The allocator decrements t->countdown (by 1 or by the size) and calls
  * lt_sampler_rearm only when it reaches zero; the weight is computed when
- * the record is written (lt_weight).
+ * the record is written (weight_of in alloc.c).
  */
 #include <math.h>
 
