@@ -156,7 +156,7 @@ static inline uint8_t *ephf_w_delta(uint8_t *p, uint64_t v, uint64_t base) {
 }
 
 /* Bytes in the uvarint of v (1..10): a table by leading zeros, since the
- * record writer sizes eight of them for every death it must store. */
+ * record writer sizes four of them for every death it must store. */
 static inline unsigned ephf_uvarint_size(uint64_t v) {
   static const uint8_t by_clz[64] = {10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
   return by_clz[__builtin_clzll(v | 1)];

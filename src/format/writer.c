@@ -376,14 +376,6 @@ static inline uint8_t *w_stamp(uint8_t *p, const eph_stamp *s, const eph_stamp *
   return ephf_w_delta(p, s->full_gcs, base->full_gcs);
 }
 
-/* Bytes w_stamp would write. */
-static inline unsigned stamp_size(const eph_stamp *s, const eph_stamp *base) {
-  return ephf_uvarint_size(ephf_zigzag(s->bytes, base->bytes)) +
-         ephf_uvarint_size(ephf_zigzag(s->wall_ns, base->wall_ns)) +
-         ephf_uvarint_size(ephf_zigzag(s->scavenges, base->scavenges)) +
-         ephf_uvarint_size(ephf_zigzag(s->full_gcs, base->full_gcs));
-}
-
 static inline bool stamp_eq(const eph_stamp *a, const eph_stamp *b) {
   return a->bytes == b->bytes && a->wall_ns == b->wall_ns && a->scavenges == b->scavenges &&
          a->full_gcs == b->full_gcs;
@@ -476,12 +468,25 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
       head |= EPHF_REC_DEATH_WALL;
       p = ephf_w_delta(p, death->wall_ns, c->death.wall_ns);
     } /* else EPHF_REC_DEATH_SAME */
-  } else if (stamp_size(death, birth) <= stamp_size(death, &c->death)) {
-    head |= EPHF_REC_DEATH_BIRTH;
-    p = w_stamp(p, death, birth);
   } else {
-    head |= EPHF_REC_DEATH_PREV;
-    p = w_stamp(p, death, &c->death);
+    /* Against the birth or the previous death, whichever is shorter in
+     * bytes and wall time: the collection counts' deltas take a byte
+     * either way but for a jump of 64 collections, not worth sizing. */
+    uint64_t zb_bytes = ephf_zigzag(death->bytes, birth->bytes), zb_wall = ephf_zigzag(death->wall_ns, birth->wall_ns);
+    uint64_t zp_bytes = ephf_zigzag(death->bytes, c->death.bytes), zp_wall = ephf_zigzag(death->wall_ns, c->death.wall_ns);
+    const eph_stamp *base = birth;
+    if (ephf_uvarint_size(zb_bytes) + ephf_uvarint_size(zb_wall) <= ephf_uvarint_size(zp_bytes) + ephf_uvarint_size(zp_wall)) {
+      head |= EPHF_REC_DEATH_BIRTH;
+    } else {
+      head |= EPHF_REC_DEATH_PREV;
+      base = &c->death;
+      zb_bytes = zp_bytes;
+      zb_wall = zp_wall;
+    }
+    p = ephf_w_uvarint(p, zb_bytes);
+    p = ephf_w_uvarint(p, zb_wall);
+    p = ephf_w_delta(p, death->scavenges, base->scavenges);
+    p = ephf_w_delta(p, death->full_gcs, base->full_gcs);
   }
   if (stamp_eq(au, death)) {
     /* EPHF_REC_AU_DEATH */

@@ -113,8 +113,18 @@ static eph_value alloc_at_sample_point(eph_heap *h, eph_class_id cls, eph_format
   h->objects_base += h->countdown_start;
   h->fast.alloc_countdown = h->countdown_start = h->sample_objects ? h->sample_objects : EPH_NO_COUNTDOWN;
   h->in_observer = true;
-  h->fast.alloc_limit = h->fast.alloc_top; /* the observer's own allocations take the slow path */
-  notify_observer(h, &obj);
+  if (h->observer.on_alloc_is_leaf) {
+    /* Nothing to root, and the limit stays unless on_alloc re-armed the
+     * sampling (eph_heap_sample_next, which sets it at the top while
+     * in_observer). */
+    char *limit = h->fast.alloc_limit;
+    h->observer.on_alloc(h->observer.data, h, obj);
+    h->in_observer = false;
+    if (h->fast.alloc_limit != limit) eph_update_alloc_limit(h);
+  } else {
+    h->fast.alloc_limit = h->fast.alloc_top; /* the observer's own allocations take the slow path */
+    notify_observer(h, &obj);
+  }
   h->fast.site = NULL;
   return obj;
 }
