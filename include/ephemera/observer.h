@@ -39,9 +39,10 @@ typedef struct eph_observer {
   /* The heap is being freed; it is still fully usable during the call. */
   void (*on_heap_free)(void *data, eph_heap *h);
   /*
-   * A pointer store is about to replace old with new in slot i of obj
-   * (eph_store).  Setting it makes every eph_store take a slow path, so
-   * install it only for tools that need it (Merlin, traces).
+   * A pointer store replaced old with new in slot i of obj (eph_store);
+   * called right after the store.  Setting it makes every eph_store take a
+   * slow path, so install it only for tools that need it (Merlin, traces).
+   * Must not allocate, store or collect.
    */
   void (*on_store)(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
   /*

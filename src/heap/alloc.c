@@ -105,7 +105,7 @@ static void notify_observer(eph_heap *h, eph_value *obj) {
   eph_update_alloc_limit(h);
 }
 
-static eph_value alloc_at_sample_point(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, size_t total) {
+__attribute__((noinline)) static eph_value alloc_at_sample_point(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, size_t total) {
   char *p = h->fast.alloc_top;
   h->fast.alloc_top = p + total;
   eph_value obj = init_object(p, cls, fmt, payload, total);
@@ -129,12 +129,21 @@ static eph_value alloc_at_sample_point(eph_heap *h, eph_class_id cls, eph_format
   return obj;
 }
 
+static eph_value alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure);
+
+/* The plain sample point first, in a small function: a profile that sees
+ * every allocation should not pay for the general path's frame. */
 eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure) {
   if (payload < h->fast.large_object_bytes) {
     size_t total = object_total(h, payload);
     if (plain_sample_point(h, total, pretenure) && class_matches(h, cls, fmt))
       return alloc_at_sample_point(h, cls, fmt, payload, total);
   }
+  return alloc_slow(h, cls, fmt, payload, pretenure);
+}
+
+__attribute__((noinline)) static eph_value alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload,
+                                                      bool pretenure) {
   if (h->in_gc) {
     eph_set_error(h, EPH_ERR_INVALID, "allocation inside the collector (from an observer's on_collect?)");
     return EPH_NIL;
