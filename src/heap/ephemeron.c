@@ -98,10 +98,18 @@ eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_valu
     eph_set_error(h, EPH_ERR_INVALID, "eph_ephemeron_rearm: not a finalised ephemeron, or inside a collection");
     return EPH_ERR_INVALID;
   }
-  /* Slots first, then the flag: nothing collects in between, and the
-   * stores remember e if the new key or value is young. */
-  eph_store(h, e, EPH_EPHEMERON_KEY, key);
-  eph_store(h, e, EPH_EPHEMERON_VALUE, value);
+  /* Slots first, then the flag: nothing collects in between.  One write
+   * barrier for both slots (a profiler re-arms one per sample): e is
+   * remembered if it is old and the new key or value is young. */
+  if (EPH_UNLIKELY(eph__fast(h)->store_hook)) {
+    eph_store(h, e, EPH_EPHEMERON_KEY, key);
+    eph_store(h, e, EPH_EPHEMERON_VALUE, value);
+  } else {
+    eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+    slot[EPH_EPHEMERON_KEY] = key;
+    slot[EPH_EPHEMERON_VALUE] = value;
+    if ((eph_is_young(h, key) || eph_is_young(h, value)) && !eph_is_young(h, e)) eph_remember_slow(h, e);
+  }
   *eph_header_of(e) &= ~EPH_HDR_MOURNED;
   return EPH_OK;
 }
@@ -140,18 +148,23 @@ size_t eph_run_finalizers(eph_heap *h) {
   h->running_finalizers = true;
   size_t ran = 0;
   uint64_t start = eph_now_ns();
+  /* One frame for the whole run: e, rooted during each call, and the
+   * shadow stack's height restored after each (a finaliser may leave it
+   * higher). */
+  EPH_FRAME(h);
+  EPH_LOCAL(h, e);
+  size_t height = eph_roots_height(h);
   while (h->mourn_head < h->mourn.len) {
-    EPH_FRAME(h);
-    EPH_LOCAL(h, e);
     if (h->mourn_head + 8 < h->mourn.len) __builtin_prefetch((const void *)h->mourn.items[h->mourn_head + 8]);
     e = h->mourn.items[h->mourn_head++];
     const eph_finalizer_entry *f = finalizer_of(h, e);
     if (f) {
       f->fn(h, e, f->data);
       ran++;
+      eph_roots_reset(h, height);
     }
-    EPH_UNFRAME(h);
   }
+  EPH_UNFRAME(h);
   h->mourn.len = h->mourn_head = 0;
   h->stats.finalizers_run += ran;
   h->stats.finalize_ns += eph_now_ns() - start;

@@ -18,18 +18,46 @@
  *    and tenures them.
  *  - A finalised ephemeron is recycled.  FiLiP drops it, and it is dead
  *    weight in old space until the next full GC.  Here the finaliser clears
- *    it and chains it as a *spare* (through its value slot, from a global
- *    root); the next sample re-arms a spare (eph_ephemeron_rearm) before
- *    allocating a new one.  Each sample still has its own ephemeron, keyed
- *    by it, from its birth to its finaliser; old space holds as many
- *    ephemerons as samples were ever alive (or awaiting their finaliser) at
- *    once.  A full GC cannot reclaim them, so the heap's full-GC trigger
- *    leaves them out (eph_heap_set_permanent_bytes).
+ *    its key: it is a *spare*, and the next sample re-arms a spare
+ *    (eph_ephemeron_rearm) before allocating a new one.  Each sample still
+ *    has its own ephemeron, keyed by it, from its birth to its finaliser;
+ *    old space holds as many ephemerons as samples were ever alive (or
+ *    awaiting their finaliser) at once.  A full GC cannot reclaim them, so
+ *    the heap's full-GC trigger leaves them out
+ *    (eph_heap_set_permanent_bytes).
+ *
+ * Spares are found by a cursor that sweeps the registry in cell order,
+ * which is address order (ephemerons are made in old space one after the
+ * other, and a full GC slides them without reordering).  So re-arming,
+ * the remembered set, the scavenger's deferred and mourned lists and the
+ * finalisers all walk the ephemerons in address order.  A LIFO chain of
+ * spares (the first version) scrambled them a little more at every
+ * scavenge (a sample that outlives one is mourned at a later one, in
+ * another place in the chain), until every step of every one of those
+ * walks missed the cache: on sph at 100 % that was 12x the unprofiled
+ * time, and half of it stalls.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "profiler.h"
+
+/* The registry's table: the chunk roots, then the spare cursor and count
+ * (profiler.h has no room for them).  p->chunks points at `chunks`, its
+ * first member, so profiler.c frees the whole block with free(p->chunks).
+ * A spare is a mourned ephemeron whose key slot is nil: armed ones hold
+ * their sample, mourned ones awaiting their finaliser a tombstone. */
+#define REGISTRY_CHUNKS_CAP ((size_t)1 << 16) /* 2^26 ephemerons */
+typedef struct registry {
+  eph_value chunks[REGISTRY_CHUNKS_CAP]; /* each a global root while used */
+  size_t cursor;                         /* the spare search goes on from this cell */
+  size_t spares;                         /* finalised ephemerons not re-armed yet */
+} registry;
+static inline registry *registry_of(eph_profiler *p) { return (registry *)(void *)p->chunks; }
+static inline eph_value cell_at(const eph_profiler *p, size_t cell) {
+  return eph_slot(p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK);
+}
 
 static void on_finalize(eph_heap *h, eph_value e, void *data);
 static void on_finalize_nothing(eph_heap *h, eph_value e, void *data) {
@@ -43,9 +71,8 @@ eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
   eph_class_register(p->h, "ProfilerRegistryChunk", EPH_FORMAT_POINTERS);
   p->fin = eph_finalizer_register(p->h, on_finalize, p);
   p->noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
-  p->spare = EPH_NIL;
-  if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK ||
-      eph_global_root_add(p->h, &p->spare) != EPH_OK) {
+  p->spare = EPH_NIL; /* unused: spares are found in the registry */
+  if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
     return EPH_ERR_NOMEM;
   }
@@ -73,9 +100,10 @@ static size_t new_cell(eph_profiler *p) {
         fprintf(stderr, "ephemera: profiler: more than %zu live samples\n", p->chunks_cap * REGISTRY_CHUNK);
         abort();
       }
-      p->chunks_cap = (size_t)1 << 16;
-      p->chunks = calloc(p->chunks_cap, sizeof *p->chunks);
-      if (!p->chunks) abort();
+      registry *r = calloc(1, sizeof *r);
+      if (!r) abort();
+      p->chunks = r->chunks;
+      p->chunks_cap = REGISTRY_CHUNKS_CAP;
       prof_note_memory(p);
     }
     eph_value *chunk = &p->chunks[p->nchunks];
@@ -102,19 +130,33 @@ static inline uint64_t birth_of(eph_value e) {
   return (v & ((UINT64_C(1) << WORD_CLOCK_BITS) - 1)) << 3 | (v >> WORD_CLOCK_BITS & SITE_MAX) << BIRTH_BITS;
 }
 
-/* The next spare, re-armed for obj: no allocation, so nothing moves. */
-static void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
-  eph_value e = p->spare;
-  p->spare = eph_ephemeron_value(e);
-  __builtin_prefetch((const void *)p->spare, 1); /* for the next sample: spares are cold */
+/* The first spare from the cursor on (there is one), re-armed for obj:
+ * no allocation, so nothing moves.  Cells between are armed or pending
+ * ephemerons, next in memory: each costs a load that the hardware has
+ * mostly fetched already; the ephemeron 16 cells on is prefetched. */
+static inline void track_with_spare(eph_profiler *p, registry *r, eph_value obj, uint64_t birth) {
+  size_t c = r->cursor, n = p->cells_used;
+  eph_value e;
+  for (;;) {
+    if (c == n) c = 0;
+    if (c + 16 < n) __builtin_prefetch((const void *)cell_at(p, c + 16));
+    e = cell_at(p, c++);
+    if (eph_ephemeron_key(e) == EPH_NIL) break;
+  }
+  r->cursor = c;
+  r->spares--;
   if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
 }
 
+static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
+
 void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
-  if (p->spare != EPH_NIL) {
-    track_with_spare(p, obj, birth);
-    return;
-  }
+  if (EPH_LIKELY(p->chunks && registry_of(p)->spares)) track_with_spare(p, registry_of(p), obj, birth);
+  else track_with_new(p, obj, birth);
+}
+
+/* A new ephemeron for obj, in a new registry cell.  May collect. */
+static __attribute__((noinline)) void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_heap *h = p->h;
   EPH_FRAME(h);
   EPH_ROOT(h, obj);
@@ -144,16 +186,19 @@ static void write_record(eph_profiler *p, eph_value e, const eph_stamp *death, e
 }
 
 /* When a finaliser runs.  The wall clock costs as much as the rest of a
- * finaliser, so within one run of finalisers (the queue one shorter than
- * at the last call, and no allocation or collection since) it is read
- * every FIN_CLOCK_EVERY calls: a death is stamped at most that many
- * finalisers early, a few microseconds. */
+ * finaliser, so within one run of finalisers it is read every
+ * FIN_CLOCK_EVERY calls: a death is stamped at most that many finalisers
+ * early, a few microseconds.  One run: the queue is one shorter than at
+ * the last call and no collection came between.  Then nothing else ran
+ * in between either: any other finaliser would have shortened the queue
+ * too, and only a finaliser or the mutator can allocate, so the
+ * allocation clock has not moved (the profile's own allocations are off
+ * it) and need not be read. */
 #define FIN_CLOCK_EVERY 32
 static eph_stamp death_stamp(eph_profiler *p) {
   size_t pending = eph_pending_finalizers(p->h);
   eph_stamp *s = &p->fin_stamp;
-  bool same_run = pending + 1 == p->fin_pending && s->bytes == prof_clock(p) && s->scavenges == p->scavenges &&
-                  s->full_gcs == p->full_gcs;
+  bool same_run = pending + 1 == p->fin_pending && s->scavenges == p->scavenges && s->full_gcs == p->full_gcs;
   p->fin_pending = pending;
   if (same_run && p->fin_reused < FIN_CLOCK_EVERY) {
     p->fin_reused++;
@@ -164,15 +209,13 @@ static eph_stamp death_stamp(eph_profiler *p) {
   return *s;
 }
 
-/* Records the death, then makes e the first spare: key slot nil, value
- * slot the next spare. */
+/* Records the death, then makes e a spare: key slot nil. */
 static void on_finalize(eph_heap *h, eph_value e, void *data) {
   eph_profiler *p = data;
   eph_stamp now = death_stamp(p);
   write_record(p, e, &now, EPH_DEATH_FINALIZED);
   eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
-  eph_store(h, e, EPH_EPHEMERON_VALUE, p->spare);
-  p->spare = e;
+  registry_of(p)->spares++;
 }
 
 /* Objects still registered are censored; ephemerons mourned but not yet
@@ -186,6 +229,7 @@ void fin_mode_stop(eph_profiler *p) {
     for (size_t i = 0; i < REGISTRY_CHUNK; i++) {
       eph_value e = eph_slot(p->chunks[c], i);
       if (!eph_is_ptr(e)) continue; /* an unused cell */
+      /* spares: their key is nil */
       if (eph_ephemeron_key(e) != EPH_NIL) { /* not a spare */
         write_record(p, e, &end, eph_ephemeron_is_mourned(e) ? EPH_DEATH_FINALIZED : EPH_DEATH_CENSORED);
         eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
@@ -194,8 +238,7 @@ void fin_mode_stop(eph_profiler *p) {
     }
     eph_global_root_remove(h, &p->chunks[c]);
   }
-  eph_global_root_remove(h, &p->spare);
-  p->spare = EPH_NIL;
+  if (p->chunks) registry_of(p)->cursor = registry_of(p)->spares = 0;
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
 }
