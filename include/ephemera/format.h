@@ -122,6 +122,20 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r);
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev);
 eph_status eph_writer_event(eph_writer *w, const eph_event *ev);
 
+/*
+ * Records found dead together, as a collection finds them: after
+ * eph_writer_batch, each eph_writer_batch_record writes the record with
+ * that death, death kind and alive_until (or, when until_birth, alive
+ * until its birth) and id = birth.bytes.  The file is as if each were
+ * written with eph_writer_record; the writer only skips what the batch
+ * already settled, which makes a record about a third as dear.  Another
+ * eph_writer_batch starts a new batch (say, another alive_until);
+ * eph_writer_record may be called in between.
+ */
+void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
+eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
+                                   const eph_stamp *birth, bool until_birth);
+
 /* Writes the buffered chunk now (the writer also does when a chunk fills). */
 eph_status eph_writer_flush(eph_writer *w);
 

@@ -51,6 +51,15 @@ struct eph_writer {
   ephf_buf buf[NBUF]; /* each starts with EPHF_CHUNK_HEADER_LEN reserved bytes */
   /* Delta bases, reset with each chunk (chunks decode on their own). */
   ephf_rec_ctx rec;
+  /* The current batch (eph_writer_batch).  synced: the record context's
+   * death and kind are the batch's; au_synced: so is its alive_until (the
+   * context's au_base, or the death).  Records then need not code them. */
+  struct {
+    eph_stamp death, alive_until;
+    unsigned kind;
+    bool au_is_death;
+    bool synced, au_synced;
+  } batch;
   uint64_t gc_prev_index, gc_prev_start, gc_prev_allocated;
   uint64_t ev_prev_time, ev_prev_obj;
   /* Declared ids as bitmaps (bit 0, "unknown", always set): the per-record check. */
@@ -96,7 +105,10 @@ static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
 
 static void reset_bases(eph_writer *w, int which) {
   switch (which) {
-    case B_RECORDS: ephf_rec_ctx_reset(&w->rec); break;
+    case B_RECORDS:
+      ephf_rec_ctx_reset(&w->rec);
+      w->batch.synced = w->batch.au_synced = false;
+      break;
     case B_GCS: w->gc_prev_index = w->gc_prev_start = w->gc_prev_allocated = 0; break;
     case B_EVENTS: w->ev_prev_time = w->ev_prev_obj = 0; break;
     default: break;
@@ -506,6 +518,91 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   c->death = *death;
   c->weight_bits = wbits;
   c->kind = kind;
+  w->batch.synced = w->batch.au_synced = false;
+  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
+  return write_data(w, B_RECORDS);
+}
+
+void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind) {
+  if (!w) return;
+  w->batch.death = *death;
+  w->batch.alive_until = *alive_until;
+  w->batch.kind = death_kind;
+  w->batch.au_is_death = stamp_eq(alive_until, death);
+  w->batch.synced = w->batch.au_synced = false;
+}
+
+/* The general writer for a batch's record, which leaves the context synced
+ * with the batch when it stored (or already had) the batch's alive_until. */
+__attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
+                                    const eph_stamp *birth, bool until_birth) {
+  eph_record r;
+  r.id = birth->bytes;
+  r.class_id = cls;
+  r.site_id = site;
+  r.size = size;
+  r.weight = weight;
+  r.birth = *birth;
+  r.death = w->batch.death;
+  r.alive_until = until_birth ? *birth : w->batch.alive_until;
+  r.death_kind = (uint8_t)w->batch.kind;
+  eph_status st = eph_writer_record(w, &r);
+  if (st == EPH_OK && w->rec.kind == r.death_kind) { /* still in the chunk it went to */
+    w->batch.synced = true;
+    w->batch.au_synced = w->batch.au_is_death || stamp_eq(&w->rec.au_base, &w->batch.alive_until);
+  }
+  return st;
+}
+
+/*
+ * With the context synced, a record is: head (DEATH 0, ID_BIRTH, AU 0 if
+ * the batch's alive_until is its death, 1 when until_birth, else 2), the
+ * class, site and size unless cached (then cached), the birth deltas.  The same choices
+ * eph_writer_record makes but for AU 1 over 2 when the birth equals the
+ * batch's alive_until, both valid.
+ */
+eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
+                                   const eph_stamp *birth, bool until_birth) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  ephf_rec_ctx *c = &w->rec;
+  uint64_t wbits;
+  memcpy(&wbits, &weight, sizeof wbits);
+  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
+  bool cached = e->class_id == cls && e->site_id == site && e->size == size;
+  if (!w->batch.synced || (!until_birth && !w->batch.au_synced) || wbits != c->weight_bits ||
+      (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
+    return batch_record_slow(w, cls, site, size, weight, birth, until_birth);
+  ephf_buf *b = &w->buf[B_RECORDS];
+  if (b->cap - b->len < EPHF_RECORD_MAX) {
+    eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
+    if (st != EPH_OK) return st;
+  }
+  unsigned head = EPHF_REC_ID_BIRTH;
+  if (until_birth) head |= EPHF_REC_AU_BIRTH;
+  else if (!w->batch.au_is_death) head |= EPHF_REC_AU_BASE;
+  uint8_t *p0 = b->p + b->len, *p = p0 + 1;
+  p = ephf_w_uvarint(p, cls);
+  if (cached) {
+    head |= EPHF_REC_CACHED;
+  } else {
+    p = ephf_w_uvarint(p, site);
+    p = ephf_w_uvarint(p, size);
+    e->class_id = cls;
+    e->site_id = site;
+    e->size = size;
+  }
+  p = ephf_w_delta(p, birth->bytes, c->birth.bytes);
+  p = ephf_w_delta(p, birth->wall_ns, c->birth.wall_ns);
+  if (birth->scavenges != c->birth.scavenges || birth->full_gcs != c->birth.full_gcs) {
+    head |= EPHF_REC_BIRTH_GCS;
+    p = ephf_w_delta(p, birth->scavenges, c->birth.scavenges);
+    p = ephf_w_delta(p, birth->full_gcs, c->birth.full_gcs);
+  }
+  *p0 = (uint8_t)head;
+  b->len = (size_t)(p - b->p);
+  c->id = birth->bytes;
+  c->birth = *birth;
   if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
   return write_data(w, B_RECORDS);
 }

@@ -128,10 +128,20 @@ static const eph_stamp *until_for(eph_death_kind how, const eph_stamp *until) {
   return how == EPH_DEATH_EXACT ? NULL : until;
 }
 
+/* Starts a batch of deaths found now, of objects last known alive at
+ * `until`; true if that means at their birth (each record says so). */
+static bool begin_batch(eph_profiler *p, const eph_stamp *now, eph_death_kind how, const eph_stamp *until) {
+  const eph_stamp *au = until_for(how, until);
+  bool at_birth = au && au->bytes == AT_BIRTH;
+  prof_batch(p, now, at_birth ? NULL : au, how);
+  return at_birth;
+}
+
 /* A full GC: every old entry is dead or moves; the survivors form one span. */
 static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now) {
   old_list *l = &p->old;
-  size_t keep = 0, s = 0;
+  size_t keep = 0, s = 0, batch_span = SIZE_MAX;
+  bool at_birth = false;
   for (size_t i = 0; i < l->len; i++) {
     while (s + 1 < p->nspans && p->spans[s + 1].start <= i) s++;
     uint64_t birth;
@@ -139,7 +149,8 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
     eph_value addr = unpack(p, old_at(l, i), &birth);
     eph_value to = eph_gc_fate(p->h, addr);
     if (to == EPH_NIL) {
-      prof_write_record(p, addr, birth, now, until_for(how, &p->spans[s].until), how);
+      if (s != batch_span) at_birth = begin_batch(p, now, how, &p->spans[s].until), batch_span = s;
+      prof_batch_record(p, addr, birth, at_birth);
       continue;
     }
     pack(p, old_at(l, keep++), to, birth);
@@ -155,8 +166,8 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
 static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const eph_stamp *now) {
   tracked *items = p->young.items;
   size_t keep = 0;
-  const eph_stamp at_birth = {.bytes = AT_BIRTH};
-  bool span_open = false;
+  bool span_open = false, exact = how == EPH_DEATH_EXACT;
+  begin_batch(p, now, how, &p->young_until); /* entries born since are alive until birth */
   for (size_t i = 0; i < p->young.len; i++) {
     if (i + 8 < p->young.len) __builtin_prefetch((const void *)items[i + 8].addr);
     tracked t = items[i];
@@ -164,9 +175,8 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
     if (to == EPH_NIL) {
       /* a full GC may have evacuated it before marking found it dead: its
        * header is then at the copy */
-      const eph_stamp *until = i < p->young_settled ? &p->young_until : &at_birth;
       eph_value at = full ? eph_gc_locate(p->h, t.addr) : t.addr;
-      prof_write_record(p, at, t.birth, now, until_for(how, until), how);
+      prof_batch_record(p, at, t.birth, !exact && i >= p->young_settled);
       continue;
     }
     if (eph_is_young(p->h, to)) {
@@ -193,13 +203,13 @@ void gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
 
 void gc_mode_stop(eph_profiler *p) {
   eph_stamp end = prof_now(p);
-  for (size_t i = 0; i < p->young.len; i++)
-    prof_write_record(p, p->young.items[i].addr, p->young.items[i].birth, &end, NULL, EPH_DEATH_CENSORED);
+  prof_batch(p, &end, NULL, EPH_DEATH_CENSORED);
+  for (size_t i = 0; i < p->young.len; i++) prof_batch_record(p, p->young.items[i].addr, p->young.items[i].birth, false);
   p->young.len = 0;
   for (size_t i = 0; i < p->old.len; i++) {
     uint64_t birth;
     eph_value addr = unpack(p, old_at(&p->old, i), &birth);
-    prof_write_record(p, addr, birth, &end, NULL, EPH_DEATH_CENSORED);
+    prof_batch_record(p, addr, birth, false);
   }
   p->old.len = 0;
   trim_old(p);

@@ -14,10 +14,6 @@
  * Merlin heap adds to every object and the profiler's own objects
  * (finalization mode's ephemerons and registry), so that all modes keep
  * the same time. */
-uint64_t prof_clock(eph_profiler *p) {
-  size_t trailer = eph__fast(p->h)->trailer_bytes;
-  return eph_heap_allocated(p->h) - (trailer ? trailer * eph_heap_objects_allocated(p->h) : 0) - p->stats.own_bytes;
-}
 
 eph_stamp prof_now(eph_profiler *p) {
   return (eph_stamp){
@@ -120,13 +116,6 @@ uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s) {
 
 /* --- records ------------------------------------------------------------------ */
 
-uint64_t prof_birth(eph_profiler *p) {
-  uint64_t t = prof_clock(p);
-  uint32_t site = prof_site_id(p, eph_heap_site(p->h));
-  p->stats.samples++;
-  clocks_tick(p, t);
-  return (t & BIRTH_MASK) | (uint64_t)(site > SITE_MAX ? 0 : site) << BIRTH_BITS;
-}
 
 void prof_write_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth, const eph_stamp *death,
                           const eph_stamp *alive_until, eph_death_kind kind) {
@@ -144,6 +133,21 @@ void prof_write_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64
   r.death_kind = (uint8_t)kind;
   prof_write_error(p, eph_writer_record(p->out, &r));
   if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
+  else p->stats.deaths++;
+}
+
+void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_until, eph_death_kind kind) {
+  eph_writer_batch(p->out, death, alive_until ? alive_until : death, kind);
+  p->batch_kind = kind;
+}
+
+void prof_batch_record(eph_profiler *p, eph_value obj, uint64_t birth, bool until_birth) {
+  size_t size = eph_object_bytes(obj);
+  eph_stamp b = clocks_stamp_at(p, birth & BIRTH_MASK);
+  eph_status st = eph_writer_batch_record(p->out, prof_class_id(p, eph_class_of(obj)), (uint32_t)(birth >> BIRTH_BITS),
+                                          size, sampler_weight(p, size), &b, until_birth);
+  if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
+  if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;
 }
 
@@ -215,9 +219,21 @@ static void on_heap_free(void *data, eph_heap *h) {
   if (eph_profile_stop(h, NULL, &err) != EPH_OK) fprintf(stderr, "ephemera: %s\n", err.message);
 }
 
+/* on_alloc in gc mode: nothing to dispatch on, and with every allocation
+ * sampled (take_all) nothing for the sampler to do. */
+static void on_alloc_gc(void *data, eph_heap *h, eph_value obj) {
+  (void)h;
+  eph_profiler *p = data;
+  if (EPH_LIKELY(p->take_all) || sampler_take(p, obj)) gc_mode_track(p, obj, prof_birth(p));
+}
+
+static bool is_profiler_hook(void (*on_alloc_fn)(void *, eph_heap *, eph_value)) {
+  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc;
+}
+
 static eph_profiler *profiler_of(eph_heap *h) {
   const eph_observer *o = eph_heap_get_observer(h);
-  return o && o->on_alloc == on_alloc ? o->data : NULL;
+  return o && is_profiler_hook(o->on_alloc) ? o->data : NULL;
 }
 
 /* --- start and stop ------------------------------------------------------------- */
@@ -300,7 +316,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   eph_observer obs = {
       .data = p,
-      .on_alloc = on_alloc,
+      .on_alloc = spec->mode == EPH_MODE_GC ? on_alloc_gc : on_alloc,
       .on_gc_start = on_gc_start,
       .on_collect = on_collect,
       .on_gc_end = on_gc_end,
@@ -312,6 +328,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   /* Exact modes see every object; the others sample. */
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
   else sampler_arm(p);
+  p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
   prof_note_memory(p);
   return EPH_OK;
 }

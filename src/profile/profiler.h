@@ -82,6 +82,8 @@ typedef struct eph_profiler {
   uint8_t *class_written;     /* class entry already in the file */
   size_t class_written_len;
   uint64_t filtered_count;    /* allocations of filtered classes seen (count sampling with a filter) */
+  eph_death_kind batch_kind;  /* of the current prof_batch */
+  bool take_all;              /* 1/1 or every:1 without a class filter: every sample point is a sample */
 
   /* clocks the profiler keeps itself */
   uint32_t scavenges, full_gcs;
@@ -152,10 +154,12 @@ typedef struct eph_profiler {
 #define REGISTRY_CHUNK 1024
 
 /* profiler.c */
-uint64_t prof_clock(eph_profiler *p); /* application bytes allocated (trailers excluded) */
+/* The application's bytes allocated (trailers and the profiler's own objects excluded). */
+static inline uint64_t prof_clock(eph_profiler *p) {
+  size_t trailer = eph__fast(p->h)->trailer_bytes;
+  return eph_heap_allocated(p->h) - (trailer ? trailer * eph_heap_objects_allocated(p->h) : 0) - p->stats.own_bytes;
+}
 eph_stamp prof_now(eph_profiler *p);
-/* A new sample's birth word (birth clock | site id); counts the sample. */
-uint64_t prof_birth(eph_profiler *p);
 /* Writes the record of sampled object obj (intact: class and size are read
  * from it) with birth word `birth`.  alive_until NULL: the same as death;
  * alive_until->bytes == UINT64_MAX: its birth. */
@@ -165,6 +169,11 @@ static inline void prof_write_record(eph_profiler *p, eph_value obj, uint64_t bi
                                      const eph_stamp *alive_until, eph_death_kind kind) {
   prof_write_record_of(p, eph_class_of(obj), eph_object_bytes(obj), birth, death, alive_until, kind);
 }
+/* The same for records found dead together (eph_writer_batch): prof_batch
+ * sets the death, kind and alive_until (NULL: the death) they share;
+ * until_birth: this one was alive only until its birth. */
+void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_until, eph_death_kind kind);
+void prof_batch_record(eph_profiler *p, eph_value obj, uint64_t birth, bool until_birth);
 void prof_note_memory(eph_profiler *p);
 void prof_write_error(eph_profiler *p, eph_status st);
 void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size);
@@ -241,6 +250,15 @@ static inline uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
   c->site = s;
   c->id = id;
   return id;
+}
+
+/* A new sample's birth word (birth clock | site id); counts the sample. */
+static inline uint64_t prof_birth(eph_profiler *p) {
+  uint64_t t = prof_clock(p);
+  uint32_t site = prof_site_id(p, eph_heap_site(p->h));
+  p->stats.samples++;
+  clocks_tick(p, t);
+  return (t & BIRTH_MASK) | (uint64_t)(site > SITE_MAX ? 0 : site) << BIRTH_BITS;
 }
 
 /* mode_finalization.c */

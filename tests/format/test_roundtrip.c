@@ -205,6 +205,78 @@ static void test_record_encoding_cases(void **state) {
   free(v);
 }
 
+/*
+ * eph_writer_batch_record writes what eph_writer_record would: batches
+ * with every alive_until (the death, a stamp, the births), weights that
+ * change inside a batch, cache misses, records written the general way in
+ * the middle of a batch, and chunk boundaries; read back record by record.
+ */
+static void test_batches_decode_as_records(void **state) {
+  (void)state;
+  size_t n = 50000, i = 0;
+  eph_record *v = calloc(n, sizeof *v);
+  assert_non_null(v);
+  const char *path = tmp_path("batch.eph");
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  char cname[16];
+  for (uint32_t c = 1; c <= 300; c++) {
+    snprintf(cname, sizeof cname, "C%u", (unsigned)c);
+    assert_int_equal(eph_writer_class(w, c, cname), EPH_OK);
+  }
+  for (uint32_t s = 1; s <= 3; s++) assert_int_equal(eph_writer_site(w, s, "s.c", (int)s, "f"), EPH_OK);
+  uint64_t rng = 11;
+  eph_stamp birth = {4096, 1000, 0, 0};
+  size_t general = 0;
+  while (i < n) {
+    uint64_t x = sample_rand(&rng);
+    eph_stamp death = {birth.bytes + 5000, birth.wall_ns + 7000, birth.scavenges + 1, birth.full_gcs};
+    eph_stamp until = (x % 3 == 0) ? death : (eph_stamp){birth.bytes - 100, birth.wall_ns - 50, birth.scavenges, birth.full_gcs};
+    unsigned kind = x % 4 == 0 ? EPH_DEATH_CENSORED : x % 4 == 1 ? EPH_DEATH_EXACT : EPH_DEATH_SCAVENGE;
+    eph_writer_batch(w, &death, &until, kind);
+    size_t len = 1 + (x >> 8) % 700;
+    for (size_t j = 0; j < len && i < n; j++, i++) {
+      uint64_t y = sample_rand(&rng);
+      eph_record *r = &v[i];
+      birth.bytes += 8 + (y % 5) * 8;
+      birth.wall_ns += (y >> 3) % 200;
+      r->birth = birth;
+      r->id = birth.bytes;
+      r->class_id = (uint32_t)(1 + (y >> 10) % 3 + ((y >> 12) % 2) * 256); /* 1/257 share an entry */
+      r->site_id = (uint32_t)((y >> 14) % 4);
+      r->size = (y >> 16) % 4 == 0 ? (y >> 18) % 5000 : 24;
+      r->weight = (y >> 30) % 50 == 0 ? 3.5 : 1.0;
+      r->death_kind = (uint8_t)kind;
+      if ((y >> 40) % 97 == 0) { /* a record of another death, the general way */
+        r->death = (eph_stamp){birth.bytes + 1, birth.wall_ns + 1, birth.scavenges, birth.full_gcs};
+        r->alive_until = r->death;
+        r->death_kind = EPH_DEATH_FINALIZED;
+        assert_int_equal(eph_writer_record(w, r), EPH_OK);
+        general++;
+        continue;
+      }
+      bool until_birth = (y >> 50) % 3 == 0;
+      r->death = death;
+      r->alive_until = until_birth ? birth : until;
+      if (eph_writer_batch_record(w, r->class_id, r->site_id, r->size, r->weight, &r->birth, until_birth) != EPH_OK)
+        fail_msg("record %zu: %s", i, eph_writer_error(w));
+    }
+    birth.bytes = death.bytes;
+    birth.wall_ns = death.wall_ns + 3000;
+    birth.scavenges = death.scavenges;
+    if (x % 17 == 0) birth.full_gcs++;
+  }
+  assert_true(general > 100);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+  eph_profile *p = load_ok(path);
+  assert_int_equal(p->nrecords, n);
+  for (size_t k = 0; k < n; k++)
+    if (!sample_record_eq(&p->records[k], &v[k])) fail_msg("batch record %zu differs after reading back", k);
+  eph_profile_free(p);
+  free(v);
+}
+
 static void test_roundtrip_empty(void **state) {
   (void)state;
   const char *path = tmp_path("empty.eph");
@@ -471,6 +543,7 @@ static void test_flush_empty_is_noop(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_plain),
+      cmocka_unit_test(test_batches_decode_as_records),
       cmocka_unit_test(test_roundtrip_compressed),
       cmocka_unit_test(test_roundtrip_extreme),
       cmocka_unit_test(test_profiler_streams_are_small),
