@@ -558,7 +558,7 @@ __attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uin
  * With the context synced, a record is: head (DEATH 0, ID_BIRTH, AU 0 if
  * the batch's alive_until is its death, 1 when until_birth, else 2), the
  * class, site and size unless cached (then cached), the birth deltas.  The same choices
- * eph_writer_record makes but for AU 1 over 2 when the birth equals the
+ * eph_writer_record makes but for AU 2 over 1 when the birth equals the
  * batch's alive_until, both valid.
  */
 eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
