@@ -43,18 +43,10 @@
 
 #include "profiler.h"
 
-/* The registry's table: the chunk roots, then the spare cursor and count
- * (profiler.h has no room for them).  p->chunks points at `chunks`, its
- * first member, so profiler.c frees the whole block with free(p->chunks).
- * A spare is a mourned ephemeron whose key slot is nil: armed ones hold
- * their sample, mourned ones awaiting their finaliser a tombstone. */
+/* The registry: p->chunks, each a global root while used.  A spare is a
+ * mourned ephemeron whose key slot is nil: armed ones hold their sample,
+ * mourned ones awaiting their finaliser a tombstone. */
 #define REGISTRY_CHUNKS_CAP ((size_t)1 << 16) /* 2^26 ephemerons */
-typedef struct registry {
-  eph_value chunks[REGISTRY_CHUNKS_CAP]; /* each a global root while used */
-  size_t cursor;                         /* the spare search goes on from this cell */
-  size_t spares;                         /* finalised ephemerons not re-armed yet */
-} registry;
-static inline registry *registry_of(eph_profiler *p) { return (registry *)(void *)p->chunks; }
 static inline eph_value cell_at(const eph_profiler *p, size_t cell) {
   return eph_slot(p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK);
 }
@@ -71,7 +63,6 @@ eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
   eph_class_register(p->h, "ProfilerRegistryChunk", EPH_FORMAT_POINTERS);
   p->fin = eph_finalizer_register(p->h, on_finalize, p);
   p->noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
-  p->spare = EPH_NIL; /* unused: spares are found in the registry */
   if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
     return EPH_ERR_NOMEM;
@@ -100,9 +91,8 @@ static size_t new_cell(eph_profiler *p) {
         fprintf(stderr, "ephemera: profiler: more than %zu live samples\n", p->chunks_cap * REGISTRY_CHUNK);
         abort();
       }
-      registry *r = calloc(1, sizeof *r);
-      if (!r) abort();
-      p->chunks = r->chunks;
+      p->chunks = calloc(REGISTRY_CHUNKS_CAP, sizeof *p->chunks);
+      if (!p->chunks) abort();
       p->chunks_cap = REGISTRY_CHUNKS_CAP;
       prof_note_memory(p);
     }
@@ -134,8 +124,8 @@ static inline uint64_t birth_of(eph_value e) {
  * no allocation, so nothing moves.  Cells between are armed or pending
  * ephemerons, next in memory: each costs a load that the hardware has
  * mostly fetched already; the ephemeron 16 cells on is prefetched. */
-static inline void track_with_spare(eph_profiler *p, registry *r, eph_value obj, uint64_t birth) {
-  size_t c = r->cursor, n = p->cells_used;
+static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
+  size_t c = p->spare_cursor, n = p->cells_used;
   eph_value e;
   for (;;) {
     if (c == n) c = 0;
@@ -143,15 +133,15 @@ static inline void track_with_spare(eph_profiler *p, registry *r, eph_value obj,
     e = cell_at(p, c++);
     if (eph_ephemeron_key(e) == EPH_NIL) break;
   }
-  r->cursor = c;
-  r->spares--;
+  p->spare_cursor = c;
+  p->spares--;
   if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
 }
 
 static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
 
 void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
-  if (EPH_LIKELY(p->chunks && registry_of(p)->spares)) track_with_spare(p, registry_of(p), obj, birth);
+  if (EPH_LIKELY(p->spares)) track_with_spare(p, obj, birth);
   else track_with_new(p, obj, birth);
 }
 
@@ -215,7 +205,7 @@ static void on_finalize(eph_heap *h, eph_value e, void *data) {
   eph_stamp now = death_stamp(p);
   write_record(p, e, &now, EPH_DEATH_FINALIZED);
   eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
-  registry_of(p)->spares++;
+  p->spares++;
 }
 
 /* Objects still registered are censored; ephemerons mourned but not yet
@@ -238,7 +228,7 @@ void fin_mode_stop(eph_profiler *p) {
     }
     eph_global_root_remove(h, &p->chunks[c]);
   }
-  if (p->chunks) registry_of(p)->cursor = registry_of(p)->spares = 0;
+  p->spare_cursor = p->spares = 0;
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
 }

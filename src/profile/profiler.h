@@ -125,7 +125,8 @@ typedef struct eph_profiler {
   size_t nchunks, chunks_cap;
   size_t cells_used;          /* cells [0, cells_used) hold an ephemeron each */
   size_t permanent_bytes;     /* the registry and ephemerons made in old space: kept until stop */
-  eph_value spare;            /* a global root: the first finalised ephemeron free for reuse (nil: none) */
+  size_t spare_cursor;        /* the search for a spare (finalised ephemeron) goes on from this cell */
+  size_t spares;              /* finalised ephemerons not re-armed yet */
   eph_stamp fin_stamp;        /* the last death stamp, reused within a run of finalisers */
   size_t fin_pending;         /* finalisers pending after the one that took it */
   unsigned fin_reused;        /* times it was used */
