@@ -196,14 +196,21 @@ static eph_stamp death_stamp(eph_profiler *p) {
   }
   *s = prof_now(p);
   p->fin_reused = 1;
+  prof_batch(p, s, NULL, EPH_DEATH_FINALIZED); /* the deaths stamped with it */
   return *s;
 }
 
-/* Records the death, then makes e a spare: key slot nil. */
+/* Records the death (in the batch of its death stamp), then makes e a
+ * spare: key slot nil.  A finaliser runs after the collection that
+ * mourned e, so the key is a tombstone. */
 static void on_finalize(eph_heap *h, eph_value e, void *data) {
   eph_profiler *p = data;
-  eph_stamp now = death_stamp(p);
-  write_record(p, e, &now, EPH_DEATH_FINALIZED);
+  death_stamp(p);
+  eph_value key = eph_ephemeron_key(e);
+  if (EPH_LIKELY(eph_is_int(key)))
+    prof_batch_record_of(p, eph_tombstone_class(key), eph_tombstone_object_bytes(key), birth_of(e), false);
+  else
+    prof_batch_record(p, key, birth_of(e), false);
   eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
   p->spares++;
 }

@@ -174,7 +174,10 @@ static inline void prof_write_record(eph_profiler *p, eph_value obj, uint64_t bi
  * sets the death, kind and alive_until (NULL: the death) they share;
  * until_birth: this one was alive only until its birth. */
 void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_until, eph_death_kind kind);
-void prof_batch_record(eph_profiler *p, eph_value obj, uint64_t birth, bool until_birth);
+void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth, bool until_birth);
+static inline void prof_batch_record(eph_profiler *p, eph_value obj, uint64_t birth, bool until_birth) {
+  prof_batch_record_of(p, eph_class_of(obj), eph_object_bytes(obj), birth, until_birth);
+}
 void prof_note_memory(eph_profiler *p);
 void prof_write_error(eph_profiler *p, eph_status st);
 void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size);
