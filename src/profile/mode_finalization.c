@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "profiler.h"
 
@@ -63,6 +64,8 @@ eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
   eph_class_register(p->h, "ProfilerRegistryChunk", EPH_FORMAT_POINTERS);
   p->fin = eph_finalizer_register(p->h, on_finalize, p);
   p->noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
+  size_t reserved;
+  eph_heap_old_range(p->h, &p->old_base, &reserved);
   if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
     return EPH_ERR_NOMEM;
@@ -120,22 +123,91 @@ static inline uint64_t birth_of(eph_value e) {
   return (v & ((UINT64_C(1) << WORD_CLOCK_BITS) - 1)) << 3 | (v >> WORD_CLOCK_BITS & SITE_MAX) << BIRTH_BITS;
 }
 
-/* The first spare from the cursor on (there is one), re-armed for obj:
- * no allocation, so nothing moves.  Cells between are armed or pending
- * ephemerons, next in memory: each costs a load that the hardware has
- * mostly fetched already; the ephemeron 16 cells on is prefetched. */
-static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
-  size_t c = p->spare_cursor, n = p->cells_used;
-  eph_value e;
-  for (;;) {
-    if (c == n) c = 0;
-    if (c + 16 < n) __builtin_prefetch((const void *)cell_at(p, c + 16));
-    e = cell_at(p, c++);
-    if (eph_ephemeron_key(e) == EPH_NIL) break;
+/* Marks spare e (pretenured, so old: it stays put until a full GC). */
+static void note_fresh(eph_profiler *p, eph_value e) {
+  size_t word = (size_t)((e - p->old_base) >> 3), w = word / 64;
+  if (w >= p->fresh_words) {
+    size_t words = p->fresh_words ? p->fresh_words : 4096; /* a multiple of 64 */
+    while (words <= w) words *= 2;
+    uint64_t *bits = realloc(p->fresh_bits, words * sizeof *bits);
+    if (!bits) return; /* the registry cursor will find it */
+    p->fresh_bits = bits;
+    uint64_t *summary = realloc(p->fresh_summary, words / 64 * sizeof *summary);
+    if (!summary) return; /* the same; fresh_words still says what both hold */
+    p->fresh_summary = summary;
+    memset(bits + p->fresh_words, 0, (words - p->fresh_words) * sizeof *bits);
+    memset(summary + p->fresh_words / 64, 0, (words - p->fresh_words) / 64 * sizeof *summary);
+    p->fresh_words = words;
+    prof_note_memory(p);
   }
-  p->spare_cursor = c;
+  uint64_t bit = UINT64_C(1) << (word % 64);
+  if (p->fresh_bits[w] & bit) return;
+  p->fresh_bits[w] |= bit;
+  p->fresh_summary[w / 64] |= UINT64_C(1) << (w % 64);
+  p->fresh_count++;
+}
+
+/* The next marked spare at or after the fresh cursor's word, wrapping
+ * (there is one): the summary skips 4 KiB of old space a load. */
+static eph_value take_fresh(eph_profiler *p) {
+  size_t w = p->fresh_cursor;
+  if (w >= p->fresh_words || !p->fresh_bits[w]) {
+    size_t nsum = p->fresh_words / 64, s = w / 64;
+    uint64_t m = s < nsum ? p->fresh_summary[s] & (~UINT64_C(0) << (w % 64)) : 0;
+    while (!m) {
+      s = s + 1 < nsum ? s + 1 : 0;
+      m = p->fresh_summary[s];
+    }
+    w = s * 64 + (size_t)__builtin_ctzll(m);
+  }
+  uint64_t x = p->fresh_bits[w];
+  p->fresh_bits[w] = x & (x - 1);
+  if (!p->fresh_bits[w]) p->fresh_summary[w / 64] &= ~(UINT64_C(1) << (w % 64));
+  p->fresh_count--;
+  p->fresh_cursor = w;
+  return p->old_base + (((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) << 3);
+}
+
+/* The next spare, re-armed for obj: no allocation, so nothing moves.
+ * Pretenured, the spares finalised since the last full GC are marked in a
+ * bitmap over old space and taken in address order; otherwise (and for
+ * those a full GC moved) the first spare from the registry cursor on.
+ * Cells between are armed or pending ephemerons, next in memory: each
+ * costs a load that the hardware has mostly fetched already; the
+ * ephemeron 16 cells on is prefetched.  Sweeping past armed cells made the
+ * registry cursor alone dear on dataframe, where most samples live: the
+ * bitmap skips 64 words of old space a load. */
+static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
+  eph_value e = EPH_NIL;
+  while (p->fresh_count) {
+    eph_value f = take_fresh(p);
+    if (EPH_LIKELY(eph_ephemeron_key(f) == EPH_NIL)) { /* else re-armed by the registry cursor since */
+      e = f;
+      break;
+    }
+  }
+  if (e == EPH_NIL) {
+    size_t c = p->spare_cursor, n = p->cells_used;
+    for (;;) {
+      if (c == n) c = 0;
+      if (c + 16 < n) __builtin_prefetch((const void *)cell_at(p, c + 16));
+      e = cell_at(p, c++);
+      if (eph_ephemeron_key(e) == EPH_NIL) break;
+    }
+    p->spare_cursor = c;
+  }
   p->spares--;
   if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
+}
+
+/* A full GC slid old space: the fresh spares' addresses are stale.  They
+ * are still spares; the cursor finds them. */
+void fin_mode_after_full_gc(eph_profiler *p) {
+  if (p->fresh_count) {
+    memset(p->fresh_bits, 0, p->fresh_words * sizeof *p->fresh_bits);
+    memset(p->fresh_summary, 0, p->fresh_words / 64 * sizeof *p->fresh_summary);
+  }
+  p->fresh_count = p->fresh_cursor = 0;
 }
 
 static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
@@ -213,6 +285,7 @@ static void on_finalize(eph_heap *h, eph_value e, void *data) {
     prof_batch_record(p, key, birth_of(e), false);
   eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
   p->spares++;
+  if (p->spec.pretenure) note_fresh(p, e);
 }
 
 /* Objects still registered are censored; ephemerons mourned but not yet
@@ -236,6 +309,7 @@ void fin_mode_stop(eph_profiler *p) {
     eph_global_root_remove(h, &p->chunks[c]);
   }
   p->spare_cursor = p->spares = 0;
+  fin_mode_after_full_gc(p);
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
 }

@@ -36,7 +36,7 @@ void prof_note_memory(eph_profiler *p) {
                p->clock_points_cap * sizeof *p->clock_points + p->clock_index_cap * sizeof *p->clock_index +
                p->gc_clocks_cap * sizeof *p->gc_clocks +
                (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
-               p->chunks_cap * sizeof *p->chunks +
+               p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len;
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
@@ -202,6 +202,7 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
   eph_profiler *p = data;
   if (ev->kind == EPH_GC_SCAVENGE) p->scavenges++;
   else p->full_gcs++;
+  if (ev->kind == EPH_GC_FULL && p->spec.mode == EPH_MODE_FINALIZATION) fin_mode_after_full_gc(p);
   if (p->spec.mode == EPH_MODE_MERLIN) {
     merlin_note_gc(p, ev->kind);
   } else {
@@ -370,6 +371,8 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->spans);
   gc_mode_free(p);
   free(p->chunks);
+  free(p->fresh_bits);
+  free(p->fresh_summary);
   free(p->sites.keys);
   free(p->sites.ids);
   free(p->class_state);

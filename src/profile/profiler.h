@@ -127,6 +127,11 @@ typedef struct eph_profiler {
   size_t permanent_bytes;     /* the registry and ephemerons made in old space: kept until stop */
   size_t spare_cursor;        /* the search for a spare (finalised ephemeron) goes on from this cell */
   size_t spares;              /* finalised ephemerons not re-armed yet */
+  /* Pretenured: the spares finalised since the last full GC (old space moves
+   * only then), as one bit per word of old space from old_base
+   * (mode_finalization.c); fresh_count bits are set. */
+  uint64_t *fresh_bits, *fresh_summary; /* summary: a bit per nonzero word of fresh_bits */
+  size_t fresh_words, fresh_count, fresh_cursor;
   eph_stamp fin_stamp;        /* the last death stamp, reused within a run of finalisers */
   size_t fin_pending;         /* finalisers pending after the one that took it */
   unsigned fin_reused;        /* times it was used */
@@ -269,5 +274,6 @@ static inline uint64_t prof_birth(eph_profiler *p) {
 eph_status fin_mode_start(eph_profiler *p, eph_error *err);
 void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void fin_mode_stop(eph_profiler *p);
+void fin_mode_after_full_gc(eph_profiler *p);
 
 #endif
