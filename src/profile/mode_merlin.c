@@ -207,11 +207,13 @@ static void sort_dead(eph_profiler *p) {
   uint64_t min = UINT64_MAX, all = 0;
   for (size_t i = 0; i < p->ndead; i++) min = src[i].stamp < min ? src[i].stamp : min;
   for (size_t i = 0; i < p->ndead; i++) all |= src[i].stamp - min;
-  for (int shift = 0; shift < 64 && (all >> shift); shift += 8) {
-    size_t count[257] = {0};
-    for (size_t i = 0; i < p->ndead; i++) count[(((src[i].stamp - min) >> shift) & 0xFF) + 1]++;
-    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-    for (size_t i = 0; i < p->ndead; i++) dst[count[((src[i].stamp - min) >> shift) & 0xFF]++] = src[i];
+  /* 11-bit digits from the lowest bit that varies (stamps are byte clocks,
+   * mostly multiples of 8): a scavenge's stamps span eden, two passes. */
+  for (int shift = all ? __builtin_ctzll(all) : 0; shift < 64 && (all >> shift); shift += 11) {
+    size_t count[2049] = {0};
+    for (size_t i = 0; i < p->ndead; i++) count[(((src[i].stamp - min) >> shift) & 0x7FF) + 1]++;
+    for (int b = 0; b < 2048; b++) count[b + 1] += count[b];
+    for (size_t i = 0; i < p->ndead; i++) dst[count[((src[i].stamp - min) >> shift) & 0x7FF]++] = src[i];
     struct dead *t = src;
     src = dst;
     dst = t;
