@@ -132,6 +132,15 @@ eph_status eph_writer_event(eph_writer *w, const eph_event *ev);
  * eph_writer_batch starts a new batch (say, another alive_until);
  * eph_writer_record may be called in between.
  */
+/*
+ * A record whose id is birth.bytes and whose alive_until is its death, as
+ * exact lifetimes have (Merlin): the file is as if it were written with
+ * eph_writer_record, at less cost (no eph_record to fill, no choice for
+ * id, weight and alive_until when they follow the previous record).
+ */
+eph_status eph_writer_record_to_death(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
+                                      const eph_stamp *birth, const eph_stamp *death, unsigned death_kind);
+
 void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
 eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
                                    const eph_stamp *birth, bool until_birth);

@@ -523,6 +523,98 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   return write_data(w, B_RECORDS);
 }
 
+/* Codes death against the context: DEATH 0 or 1 when only wall time (or
+ * nothing) differs from the previous death, else 2 or 3 as in
+ * eph_writer_record. */
+static inline uint8_t *w_death(uint8_t *p, unsigned *head, const eph_stamp *death, const eph_stamp *birth,
+                               const eph_stamp *prev) {
+  if (death->bytes == prev->bytes && death->scavenges == prev->scavenges && death->full_gcs == prev->full_gcs) {
+    if (death->wall_ns != prev->wall_ns) {
+      *head |= EPHF_REC_DEATH_WALL;
+      p = ephf_w_delta(p, death->wall_ns, prev->wall_ns);
+    }
+    return p;
+  }
+  uint64_t zb_bytes = ephf_zigzag(death->bytes, birth->bytes), zb_wall = ephf_zigzag(death->wall_ns, birth->wall_ns);
+  uint64_t zp_bytes = ephf_zigzag(death->bytes, prev->bytes), zp_wall = ephf_zigzag(death->wall_ns, prev->wall_ns);
+  const eph_stamp *base = birth;
+  if (ephf_uvarint_size(zb_bytes) + ephf_uvarint_size(zb_wall) <= ephf_uvarint_size(zp_bytes) + ephf_uvarint_size(zp_wall)) {
+    *head |= EPHF_REC_DEATH_BIRTH;
+  } else {
+    *head |= EPHF_REC_DEATH_PREV;
+    base = prev;
+    zb_bytes = zp_bytes;
+    zb_wall = zp_wall;
+  }
+  p = ephf_w_uvarint(p, zb_bytes);
+  p = ephf_w_uvarint(p, zb_wall);
+  p = ephf_w_delta(p, death->scavenges, base->scavenges);
+  return ephf_w_delta(p, death->full_gcs, base->full_gcs);
+}
+
+__attribute__((noinline)) static eph_status to_death_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size,
+                                                          double weight, const eph_stamp *birth,
+                                                          const eph_stamp *death, unsigned kind) {
+  eph_record r;
+  r.id = birth->bytes;
+  r.class_id = cls;
+  r.site_id = site;
+  r.size = size;
+  r.weight = weight;
+  r.birth = *birth;
+  r.death = *death;
+  r.alive_until = *death;
+  r.death_kind = (uint8_t)kind;
+  return eph_writer_record(w, &r);
+}
+
+eph_status eph_writer_record_to_death(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
+                                      const eph_stamp *birth, const eph_stamp *death, unsigned kind) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  ephf_rec_ctx *c = &w->rec;
+  uint64_t wbits;
+  memcpy(&wbits, &weight, sizeof wbits);
+  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
+  bool cached = e->class_id == cls && e->site_id == site && e->size == size;
+  /* the general writer for a new kind or weight, an undeclared table entry */
+  if (kind != c->kind || wbits != c->weight_bits || (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
+    return to_death_slow(w, cls, site, size, weight, birth, death, kind);
+  ephf_buf *b = &w->buf[B_RECORDS];
+  if (b->cap - b->len < EPHF_RECORD_MAX) {
+    eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
+    if (st != EPH_OK) return st;
+  }
+  unsigned head = EPHF_REC_ID_BIRTH; /* AU 0: alive until the death */
+  uint8_t *p0 = b->p + b->len, *p = p0 + 1;
+  p = ephf_w_uvarint(p, cls);
+  if (cached) {
+    head |= EPHF_REC_CACHED;
+  } else {
+    p = ephf_w_uvarint(p, site);
+    p = ephf_w_uvarint(p, size);
+    e->class_id = cls;
+    e->site_id = site;
+    e->size = size;
+  }
+  p = ephf_w_delta(p, birth->bytes, c->birth.bytes);
+  p = ephf_w_delta(p, birth->wall_ns, c->birth.wall_ns);
+  if (birth->scavenges != c->birth.scavenges || birth->full_gcs != c->birth.full_gcs) {
+    head |= EPHF_REC_BIRTH_GCS;
+    p = ephf_w_delta(p, birth->scavenges, c->birth.scavenges);
+    p = ephf_w_delta(p, birth->full_gcs, c->birth.full_gcs);
+  }
+  p = w_death(p, &head, death, birth, &c->death);
+  *p0 = (uint8_t)head;
+  b->len = (size_t)(p - b->p);
+  c->id = birth->bytes;
+  c->birth = *birth;
+  c->death = *death;
+  w->batch.synced = w->batch.au_synced = false;
+  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
+  return write_data(w, B_RECORDS);
+}
+
 void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind) {
   if (!w) return;
   w->batch.death = *death;

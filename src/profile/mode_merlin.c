@@ -159,19 +159,10 @@ void merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
 static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_death_kind kind) {
   uint64_t word = eph_trailer(obj)[0], birth = word & BIRTH_MASK;
   if (!birth) return; /* allocated before the profiler started */
-  /* Field by field, as prof_write_record does: an initialiser would clear
-   * the whole struct first, once per object. */
-  eph_record r;
-  r.id = birth;
-  r.class_id = prof_class_id(p, eph_class_of(obj));
-  r.site_id = (uint32_t)(word >> BIRTH_BITS);
-  r.size = eph_object_bytes(obj);
-  r.weight = 1.0;
-  r.birth = clocks_stamp_at(p, birth);
-  r.death = death == birth ? r.birth : clocks_stamp_with(p, death, 1); /* own cache entry */
-  r.alive_until = r.death;
-  r.death_kind = (uint8_t)kind;
-  eph_status st = eph_writer_record(p->out, &r);
+  eph_stamp b = clocks_stamp_at(p, birth);
+  eph_stamp d = death == birth ? b : clocks_stamp_with(p, death, 1); /* own cache entry */
+  eph_status st = eph_writer_record_to_death(p->out, prof_class_id(p, eph_class_of(obj)), (uint32_t)(word >> BIRTH_BITS),
+                                             eph_object_bytes(obj), 1.0, &b, &d, kind);
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
   if (kind == EPH_DEATH_CENSORED) {
     p->stats.censored++;

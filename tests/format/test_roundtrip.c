@@ -277,6 +277,62 @@ static void test_batches_decode_as_records(void **state) {
   free(v);
 }
 
+/* eph_writer_record_to_death writes what eph_writer_record would, for
+ * records alive until their death with id = birth.bytes: kinds and weights
+ * that change now and then, deaths equal to the previous one, differing in
+ * wall time only, or anywhere; cache misses; chunk boundaries. */
+static void test_records_to_death(void **state) {
+  (void)state;
+  size_t n = 50000;
+  eph_record *v = calloc(n, sizeof *v);
+  assert_non_null(v);
+  const char *path = tmp_path("to-death.eph");
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  char cname[16];
+  for (uint32_t c = 1; c <= 300; c++) {
+    snprintf(cname, sizeof cname, "C%u", (unsigned)c);
+    assert_int_equal(eph_writer_class(w, c, cname), EPH_OK);
+  }
+  for (uint32_t s = 1; s <= 3; s++) assert_int_equal(eph_writer_site(w, s, "s.c", (int)s, "f"), EPH_OK);
+  uint64_t rng = 5;
+  eph_stamp birth = {4096, 1000, 0, 0}, death = {9000, 5000, 1, 0};
+  for (size_t i = 0; i < n; i++) {
+    uint64_t y = sample_rand(&rng);
+    eph_record *r = &v[i];
+    birth.bytes += 8 + (y % 5) * 8;
+    birth.wall_ns += (y >> 3) % 200;
+    if ((y >> 6) % 50 == 0) birth.scavenges++;
+    switch ((y >> 8) % 4) {
+      case 0: break;                                      /* the previous death */
+      case 1: death.wall_ns += (y >> 10) % 90; break;     /* its wall time only */
+      case 2: death = birth; break;                       /* died at birth */
+      default: death = (eph_stamp){birth.bytes + (y >> 12) % 100000, birth.wall_ns + (y >> 20) % 9000,
+                                   birth.scavenges + (y >> 30) % 3, birth.full_gcs + (y >> 32) % 2};
+    }
+    r->birth = birth;
+    r->death = death;
+    r->alive_until = death;
+    r->id = birth.bytes;
+    r->class_id = (uint32_t)(1 + (y >> 34) % 3 + ((y >> 36) % 2) * 256);
+    r->site_id = (uint32_t)((y >> 38) % 4);
+    r->size = (y >> 40) % 4 == 0 ? (y >> 42) % 5000 : 24;
+    r->weight = (y >> 50) % 97 == 0 ? 2.0 : 1.0;
+    r->death_kind = (uint8_t)((y >> 58) % 89 == 0 ? EPH_DEATH_CENSORED : EPH_DEATH_EXACT);
+    if (eph_writer_record_to_death(w, r->class_id, r->site_id, r->size, r->weight, &r->birth, &r->death,
+                                   r->death_kind) != EPH_OK)
+      fail_msg("record %zu: %s", i, eph_writer_error(w));
+  }
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+  eph_profile *p = load_ok(path);
+  assert_int_equal(p->nrecords, n);
+  for (size_t k = 0; k < n; k++)
+    if (!sample_record_eq(&p->records[k], &v[k])) fail_msg("record %zu differs after reading back", k);
+  eph_profile_free(p);
+  free(v);
+}
+
 static void test_roundtrip_empty(void **state) {
   (void)state;
   const char *path = tmp_path("empty.eph");
@@ -544,6 +600,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_plain),
       cmocka_unit_test(test_batches_decode_as_records),
+      cmocka_unit_test(test_records_to_death),
       cmocka_unit_test(test_roundtrip_compressed),
       cmocka_unit_test(test_roundtrip_extreme),
       cmocka_unit_test(test_profiler_streams_are_small),
