@@ -404,6 +404,48 @@ static eph_status bad_record(eph_writer *w, const eph_record *r) {
               (unsigned long long)r->id, (unsigned)r->site_id);
 }
 
+/* Codes birth against the previous record's: bytes and wall deltas, the
+ * collection counts only when they differ (BIRTH_GCS). */
+static inline __attribute__((always_inline)) uint8_t *w_birth(uint8_t *p, unsigned *head, const eph_stamp *birth, const eph_stamp *prev) {
+  p = ephf_w_delta(p, birth->bytes, prev->bytes);
+  p = ephf_w_delta(p, birth->wall_ns, prev->wall_ns);
+  if (birth->scavenges != prev->scavenges || birth->full_gcs != prev->full_gcs) {
+    *head |= EPHF_REC_BIRTH_GCS;
+    p = ephf_w_delta(p, birth->scavenges, prev->scavenges);
+    p = ephf_w_delta(p, birth->full_gcs, prev->full_gcs);
+  }
+  return p;
+}
+
+/* Codes death against the context: DEATH 0 or 1 when only wall time (or
+ * nothing) differs from the previous death, else 2 or 3 as in
+ * eph_writer_record. */
+static inline __attribute__((always_inline)) uint8_t *w_death(uint8_t *p, unsigned *head, const eph_stamp *death, const eph_stamp *birth,
+                               const eph_stamp *prev) {
+  if (death->bytes == prev->bytes && death->scavenges == prev->scavenges && death->full_gcs == prev->full_gcs) {
+    if (death->wall_ns != prev->wall_ns) {
+      *head |= EPHF_REC_DEATH_WALL;
+      p = ephf_w_delta(p, death->wall_ns, prev->wall_ns);
+    }
+    return p;
+  }
+  uint64_t zb_bytes = ephf_zigzag(death->bytes, birth->bytes), zb_wall = ephf_zigzag(death->wall_ns, birth->wall_ns);
+  uint64_t zp_bytes = ephf_zigzag(death->bytes, prev->bytes), zp_wall = ephf_zigzag(death->wall_ns, prev->wall_ns);
+  const eph_stamp *base = birth;
+  if (ephf_uvarint_size(zb_bytes) + ephf_uvarint_size(zb_wall) <= ephf_uvarint_size(zp_bytes) + ephf_uvarint_size(zp_wall)) {
+    *head |= EPHF_REC_DEATH_BIRTH;
+  } else {
+    *head |= EPHF_REC_DEATH_PREV;
+    base = prev;
+    zb_bytes = zp_bytes;
+    zb_wall = zp_wall;
+  }
+  p = ephf_w_uvarint(p, zb_bytes);
+  p = ephf_w_uvarint(p, zb_wall);
+  p = ephf_w_delta(p, death->scavenges, base->scavenges);
+  return ephf_w_delta(p, death->full_gcs, base->full_gcs);
+}
+
 /*
  * The hot path of every profiler: checks that need no table walk (kind
  * range, two bitmap bits, the weight only when it changed), one room check
@@ -465,41 +507,10 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
     e->size = r->size;
   }
   const eph_stamp *birth = &r->birth, *death = &r->death, *au = &r->alive_until;
-  p = ephf_w_delta(p, birth->bytes, c->birth.bytes);
-  p = ephf_w_delta(p, birth->wall_ns, c->birth.wall_ns);
-  if (birth->scavenges != c->birth.scavenges || birth->full_gcs != c->birth.full_gcs) {
-    head |= EPHF_REC_BIRTH_GCS;
-    p = ephf_w_delta(p, birth->scavenges, c->birth.scavenges);
-    p = ephf_w_delta(p, birth->full_gcs, c->birth.full_gcs);
-  }
+  p = w_birth(p, &head, birth, &c->birth);
   if (r->id == birth->bytes) head |= EPHF_REC_ID_BIRTH;
   else p = ephf_w_delta(p, r->id, c->id);
-  if (death->bytes == c->death.bytes && death->scavenges == c->death.scavenges &&
-      death->full_gcs == c->death.full_gcs) {
-    if (death->wall_ns != c->death.wall_ns) {
-      head |= EPHF_REC_DEATH_WALL;
-      p = ephf_w_delta(p, death->wall_ns, c->death.wall_ns);
-    } /* else EPHF_REC_DEATH_SAME */
-  } else {
-    /* Against the birth or the previous death, whichever is shorter in
-     * bytes and wall time: the collection counts' deltas take a byte
-     * either way but for a jump of 64 collections, not worth sizing. */
-    uint64_t zb_bytes = ephf_zigzag(death->bytes, birth->bytes), zb_wall = ephf_zigzag(death->wall_ns, birth->wall_ns);
-    uint64_t zp_bytes = ephf_zigzag(death->bytes, c->death.bytes), zp_wall = ephf_zigzag(death->wall_ns, c->death.wall_ns);
-    const eph_stamp *base = birth;
-    if (ephf_uvarint_size(zb_bytes) + ephf_uvarint_size(zb_wall) <= ephf_uvarint_size(zp_bytes) + ephf_uvarint_size(zp_wall)) {
-      head |= EPHF_REC_DEATH_BIRTH;
-    } else {
-      head |= EPHF_REC_DEATH_PREV;
-      base = &c->death;
-      zb_bytes = zp_bytes;
-      zb_wall = zp_wall;
-    }
-    p = ephf_w_uvarint(p, zb_bytes);
-    p = ephf_w_uvarint(p, zb_wall);
-    p = ephf_w_delta(p, death->scavenges, base->scavenges);
-    p = ephf_w_delta(p, death->full_gcs, base->full_gcs);
-  }
+  p = w_death(p, &head, death, birth, &c->death);
   if (stamp_eq(au, death)) {
     /* EPHF_REC_AU_DEATH */
   } else if (stamp_eq(au, birth)) {
@@ -521,35 +532,6 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   w->batch.synced = w->batch.au_synced = false;
   if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
   return write_data(w, B_RECORDS);
-}
-
-/* Codes death against the context: DEATH 0 or 1 when only wall time (or
- * nothing) differs from the previous death, else 2 or 3 as in
- * eph_writer_record. */
-static inline uint8_t *w_death(uint8_t *p, unsigned *head, const eph_stamp *death, const eph_stamp *birth,
-                               const eph_stamp *prev) {
-  if (death->bytes == prev->bytes && death->scavenges == prev->scavenges && death->full_gcs == prev->full_gcs) {
-    if (death->wall_ns != prev->wall_ns) {
-      *head |= EPHF_REC_DEATH_WALL;
-      p = ephf_w_delta(p, death->wall_ns, prev->wall_ns);
-    }
-    return p;
-  }
-  uint64_t zb_bytes = ephf_zigzag(death->bytes, birth->bytes), zb_wall = ephf_zigzag(death->wall_ns, birth->wall_ns);
-  uint64_t zp_bytes = ephf_zigzag(death->bytes, prev->bytes), zp_wall = ephf_zigzag(death->wall_ns, prev->wall_ns);
-  const eph_stamp *base = birth;
-  if (ephf_uvarint_size(zb_bytes) + ephf_uvarint_size(zb_wall) <= ephf_uvarint_size(zp_bytes) + ephf_uvarint_size(zp_wall)) {
-    *head |= EPHF_REC_DEATH_BIRTH;
-  } else {
-    *head |= EPHF_REC_DEATH_PREV;
-    base = prev;
-    zb_bytes = zp_bytes;
-    zb_wall = zp_wall;
-  }
-  p = ephf_w_uvarint(p, zb_bytes);
-  p = ephf_w_uvarint(p, zb_wall);
-  p = ephf_w_delta(p, death->scavenges, base->scavenges);
-  return ephf_w_delta(p, death->full_gcs, base->full_gcs);
 }
 
 __attribute__((noinline)) static eph_status to_death_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size,
@@ -597,13 +579,7 @@ eph_status eph_writer_record_to_death(eph_writer *w, uint32_t cls, uint32_t site
     e->site_id = site;
     e->size = size;
   }
-  p = ephf_w_delta(p, birth->bytes, c->birth.bytes);
-  p = ephf_w_delta(p, birth->wall_ns, c->birth.wall_ns);
-  if (birth->scavenges != c->birth.scavenges || birth->full_gcs != c->birth.full_gcs) {
-    head |= EPHF_REC_BIRTH_GCS;
-    p = ephf_w_delta(p, birth->scavenges, c->birth.scavenges);
-    p = ephf_w_delta(p, birth->full_gcs, c->birth.full_gcs);
-  }
+  p = w_birth(p, &head, birth, &c->birth);
   p = w_death(p, &head, death, birth, &c->death);
   *p0 = (uint8_t)head;
   b->len = (size_t)(p - b->p);
@@ -684,13 +660,7 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, u
     e->site_id = site;
     e->size = size;
   }
-  p = ephf_w_delta(p, birth->bytes, c->birth.bytes);
-  p = ephf_w_delta(p, birth->wall_ns, c->birth.wall_ns);
-  if (birth->scavenges != c->birth.scavenges || birth->full_gcs != c->birth.full_gcs) {
-    head |= EPHF_REC_BIRTH_GCS;
-    p = ephf_w_delta(p, birth->scavenges, c->birth.scavenges);
-    p = ephf_w_delta(p, birth->full_gcs, c->birth.full_gcs);
-  }
+  p = w_birth(p, &head, birth, &c->birth);
   *p0 = (uint8_t)head;
   b->len = (size_t)(p - b->p);
   c->id = birth->bytes;
