@@ -200,15 +200,17 @@ static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t bir
   if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
 }
 
-/* A full GC slid old space: the fresh spares' addresses are stale.  They
- * are still spares; the cursor finds them. */
-void fin_mode_after_full_gc(eph_profiler *p) {
+/* Forgets the marks: the spares stay spares, the registry cursor finds them. */
+static void clear_fresh(eph_profiler *p) {
   if (p->fresh_count) {
     memset(p->fresh_bits, 0, p->fresh_words * sizeof *p->fresh_bits);
     memset(p->fresh_summary, 0, p->fresh_words / 64 * sizeof *p->fresh_summary);
   }
   p->fresh_count = p->fresh_cursor = 0;
 }
+
+/* A full GC slid old space: the marked addresses are stale. */
+void fin_mode_after_full_gc(eph_profiler *p) { clear_fresh(p); }
 
 static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
 
@@ -236,15 +238,25 @@ static __attribute__((noinline)) void track_with_new(eph_profiler *p, eph_value 
   EPH_UNFRAME(h);
 }
 
-/* The record of e's sample; its key is the object, or once mourned its
- * tombstone (class and size). */
-static void write_record(eph_profiler *p, eph_value e, const eph_stamp *death, eph_death_kind kind) {
-  uint64_t birth = birth_of(e);
+/* Class and size of e's sample: its key is the object, or once mourned
+ * its tombstone. */
+static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
   eph_value key = eph_ephemeron_key(e);
-  if (eph_is_int(key))
-    prof_write_record_of(p, eph_tombstone_class(key), eph_tombstone_object_bytes(key), birth, death, NULL, kind);
-  else
-    prof_write_record(p, key, birth, death, NULL, kind);
+  if (EPH_LIKELY(eph_is_int(key))) {
+    *cls = eph_tombstone_class(key);
+    *size = eph_tombstone_object_bytes(key);
+  } else {
+    *cls = eph_class_of(key);
+    *size = eph_object_bytes(key);
+  }
+}
+
+/* The record of e's sample, on its own. */
+static void write_record(eph_profiler *p, eph_value e, const eph_stamp *death, eph_death_kind kind) {
+  eph_class_id cls;
+  size_t size;
+  sample_of(e, &cls, &size);
+  prof_write_record_of(p, cls, size, birth_of(e), death, NULL, kind);
 }
 
 /* When a finaliser runs.  The wall clock costs as much as the rest of a
@@ -257,19 +269,18 @@ static void write_record(eph_profiler *p, eph_value e, const eph_stamp *death, e
  * allocation clock has not moved (the profile's own allocations are off
  * it) and need not be read. */
 #define FIN_CLOCK_EVERY 32
-static eph_stamp death_stamp(eph_profiler *p) {
+static void stamp_death(eph_profiler *p) {
   size_t pending = eph_pending_finalizers(p->h);
   eph_stamp *s = &p->fin_stamp;
   bool same_run = pending + 1 == p->fin_pending && s->scavenges == p->scavenges && s->full_gcs == p->full_gcs;
   p->fin_pending = pending;
   if (same_run && p->fin_reused < FIN_CLOCK_EVERY) {
     p->fin_reused++;
-    return *s;
+    return;
   }
   *s = prof_now(p);
   p->fin_reused = 1;
   prof_batch(p, s, NULL, EPH_DEATH_FINALIZED); /* the deaths stamped with it */
-  return *s;
 }
 
 /* Records the death (in the batch of its death stamp), then makes e a
@@ -277,12 +288,11 @@ static eph_stamp death_stamp(eph_profiler *p) {
  * mourned e, so the key is a tombstone. */
 static void on_finalize(eph_heap *h, eph_value e, void *data) {
   eph_profiler *p = data;
-  death_stamp(p);
-  eph_value key = eph_ephemeron_key(e);
-  if (EPH_LIKELY(eph_is_int(key)))
-    prof_batch_record_of(p, eph_tombstone_class(key), eph_tombstone_object_bytes(key), birth_of(e), false);
-  else
-    prof_batch_record(p, key, birth_of(e), false);
+  stamp_death(p);
+  eph_class_id cls;
+  size_t size;
+  sample_of(e, &cls, &size);
+  prof_batch_record_of(p, cls, size, birth_of(e), false);
   eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
   p->spares++;
   if (p->spec.pretenure) note_fresh(p, e);
@@ -309,7 +319,7 @@ void fin_mode_stop(eph_profiler *p) {
     eph_global_root_remove(h, &p->chunks[c]);
   }
   p->spare_cursor = p->spares = 0;
-  fin_mode_after_full_gc(p);
+  clear_fresh(p);
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
 }
