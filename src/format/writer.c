@@ -404,6 +404,41 @@ static eph_status bad_record(eph_writer *w, const eph_record *r) {
               (unsigned long long)r->id, (unsigned)r->site_id);
 }
 
+/* Room for one more record in the records buffer (open sized it for a
+ * chunk and a record: a safety net). */
+static inline eph_status reserve_record(eph_writer *w) {
+  ephf_buf *b = &w->buf[B_RECORDS];
+  return b->cap - b->len >= EPHF_RECORD_MAX ? EPH_OK : make_room(w, B_RECORDS, EPHF_RECORD_MAX);
+}
+
+/* The class, then site and size unless cache entry e holds them (CACHED);
+ * otherwise they go into e. */
+static inline __attribute__((always_inline)) uint8_t *w_class(uint8_t *p, unsigned *head, ephf_rec_cache *e,
+                                                              bool cached, uint32_t cls, uint32_t site, uint64_t size) {
+  p = ephf_w_uvarint(p, cls);
+  if (cached) {
+    *head |= EPHF_REC_CACHED;
+    return p;
+  }
+  p = ephf_w_uvarint(p, site);
+  p = ephf_w_uvarint(p, size);
+  e->class_id = cls;
+  e->site_id = site;
+  e->size = size;
+  return p;
+}
+
+/* Ends the record begun at p0 (its head byte) and written up to p; the
+ * chunk goes out once it reaches its target (which resets the context:
+ * update it first). */
+static inline eph_status end_record(eph_writer *w, uint8_t *p0, uint8_t *p, unsigned head) {
+  ephf_buf *b = &w->buf[B_RECORDS];
+  *p0 = (uint8_t)head;
+  b->len = (size_t)(p - b->p);
+  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
+  return write_data(w, B_RECORDS);
+}
+
 /* Codes birth against the previous record's: bytes and wall deltas, the
  * collection counts only when they differ (BIRTH_GCS). */
 static inline __attribute__((always_inline)) uint8_t *w_birth(uint8_t *p, unsigned *head, const eph_stamp *birth, const eph_stamp *prev) {
@@ -467,11 +502,9 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   if (kind - EPH_DEATH_FINALIZED > (unsigned)(EPH_DEATH_FREED - EPH_DEATH_FINALIZED) ||
       (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
     return bad_record(w, r);
+  eph_status st = reserve_record(w);
+  if (st != EPH_OK) return st;
   ephf_buf *b = &w->buf[B_RECORDS];
-  if (b->cap - b->len < EPHF_RECORD_MAX) { /* a safety net: open sized it for a chunk and a record */
-    eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
-    if (st != EPH_OK) return st;
-  }
   uint64_t wbits;
   memcpy(&wbits, &r->weight, sizeof wbits);
   unsigned head = 0, ext = kind != c->kind ? kind : 0;
@@ -496,16 +529,7 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
       p += 8;
     }
   }
-  p = ephf_w_uvarint(p, cls);
-  if (cached) {
-    head |= EPHF_REC_CACHED;
-  } else {
-    p = ephf_w_uvarint(p, site);
-    p = ephf_w_uvarint(p, r->size);
-    e->class_id = cls;
-    e->site_id = site;
-    e->size = r->size;
-  }
+  p = w_class(p, &head, e, cached, cls, site, r->size);
   const eph_stamp *birth = &r->birth, *death = &r->death, *au = &r->alive_until;
   p = w_birth(p, &head, birth, &c->birth);
   if (r->id == birth->bytes) head |= EPHF_REC_ID_BIRTH;
@@ -522,16 +546,13 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
     p = w_stamp(p, au, birth);
     c->au_base = *au;
   }
-  *p0 = (uint8_t)head;
-  b->len = (size_t)(p - b->p);
   c->id = r->id;
   c->birth = *birth;
   c->death = *death;
   c->weight_bits = wbits;
   c->kind = kind;
   w->batch.synced = w->batch.au_synced = false;
-  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return write_data(w, B_RECORDS);
+  return end_record(w, p0, p, head);
 }
 
 __attribute__((noinline)) static eph_status to_death_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size,
@@ -562,33 +583,19 @@ eph_status eph_writer_record_to_death(eph_writer *w, uint32_t cls, uint32_t site
   /* the general writer for a new kind or weight, an undeclared table entry */
   if (kind != c->kind || wbits != c->weight_bits || (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
     return to_death_slow(w, cls, site, size, weight, birth, death, kind);
+  eph_status st = reserve_record(w);
+  if (st != EPH_OK) return st;
   ephf_buf *b = &w->buf[B_RECORDS];
-  if (b->cap - b->len < EPHF_RECORD_MAX) {
-    eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
-    if (st != EPH_OK) return st;
-  }
   unsigned head = EPHF_REC_ID_BIRTH; /* AU 0: alive until the death */
   uint8_t *p0 = b->p + b->len, *p = p0 + 1;
-  p = ephf_w_uvarint(p, cls);
-  if (cached) {
-    head |= EPHF_REC_CACHED;
-  } else {
-    p = ephf_w_uvarint(p, site);
-    p = ephf_w_uvarint(p, size);
-    e->class_id = cls;
-    e->site_id = site;
-    e->size = size;
-  }
+  p = w_class(p, &head, e, cached, cls, site, size);
   p = w_birth(p, &head, birth, &c->birth);
   p = w_death(p, &head, death, birth, &c->death);
-  *p0 = (uint8_t)head;
-  b->len = (size_t)(p - b->p);
   c->id = birth->bytes;
   c->birth = *birth;
   c->death = *death;
   w->batch.synced = w->batch.au_synced = false;
-  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return write_data(w, B_RECORDS);
+  return end_record(w, p0, p, head);
 }
 
 void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind) {
@@ -641,32 +648,18 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, u
   if (!w->batch.synced || (!until_birth && !w->batch.au_synced) || wbits != c->weight_bits ||
       (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
     return batch_record_slow(w, cls, site, size, weight, birth, until_birth);
+  eph_status st = reserve_record(w);
+  if (st != EPH_OK) return st;
   ephf_buf *b = &w->buf[B_RECORDS];
-  if (b->cap - b->len < EPHF_RECORD_MAX) {
-    eph_status st = make_room(w, B_RECORDS, EPHF_RECORD_MAX);
-    if (st != EPH_OK) return st;
-  }
   unsigned head = EPHF_REC_ID_BIRTH;
   if (until_birth) head |= EPHF_REC_AU_BIRTH;
   else if (!w->batch.au_is_death) head |= EPHF_REC_AU_BASE;
   uint8_t *p0 = b->p + b->len, *p = p0 + 1;
-  p = ephf_w_uvarint(p, cls);
-  if (cached) {
-    head |= EPHF_REC_CACHED;
-  } else {
-    p = ephf_w_uvarint(p, site);
-    p = ephf_w_uvarint(p, size);
-    e->class_id = cls;
-    e->site_id = site;
-    e->size = size;
-  }
+  p = w_class(p, &head, e, cached, cls, site, size);
   p = w_birth(p, &head, birth, &c->birth);
-  *p0 = (uint8_t)head;
-  b->len = (size_t)(p - b->p);
   c->id = birth->bytes;
   c->birth = *birth;
-  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return write_data(w, B_RECORDS);
+  return end_record(w, p0, p, head);
 }
 
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
