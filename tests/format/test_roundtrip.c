@@ -71,10 +71,8 @@ static size_t recs_payload_bytes(const char *path) {
   return total;
 }
 
-/* Writes recs (classes 1..300 and sites 1..3 declared), reads them back,
- * compares; returns the RECS payload bytes. */
-static size_t write_and_compare(const eph_record *recs, size_t n, const char *name) {
-  const char *path = tmp_path(name);
+/* A writer on path with classes 1..300 and sites 1..3 declared. */
+static eph_writer *open_declared(const char *path) {
   eph_error err;
   eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
   assert_non_null(w);
@@ -84,14 +82,27 @@ static size_t write_and_compare(const eph_record *recs, size_t n, const char *na
     assert_int_equal(eph_writer_class(w, c, cname), EPH_OK);
   }
   for (uint32_t i = 1; i <= 3; i++) assert_int_equal(eph_writer_site(w, i, "s.c", (int)i, "f"), EPH_OK);
-  for (size_t i = 0; i < n; i++)
-    if (eph_writer_record(w, &recs[i]) != EPH_OK) fail_msg("record %zu: %s", i, eph_writer_error(w));
+  return w;
+}
+
+/* Closes w, reads path back and compares its records with recs[0..n). */
+static void close_and_compare(eph_writer *w, const char *path, const eph_record *recs, size_t n) {
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
   eph_profile *p = load_ok(path);
   assert_int_equal(p->nrecords, n);
   for (size_t i = 0; i < n; i++)
-    if (!sample_record_eq(&p->records[i], &recs[i])) fail_msg("%s: record %zu differs after reading back", name, i);
+    if (!sample_record_eq(&p->records[i], &recs[i])) fail_msg("%s: record %zu differs after reading back", path, i);
   eph_profile_free(p);
+}
+
+/* Writes recs with eph_writer_record, reads them back, compares; returns
+ * the RECS payload bytes. */
+static size_t write_and_compare(const eph_record *recs, size_t n, const char *name) {
+  const char *path = tmp_path(name);
+  eph_writer *w = open_declared(path);
+  for (size_t i = 0; i < n; i++)
+    if (eph_writer_record(w, &recs[i]) != EPH_OK) fail_msg("record %zu: %s", i, eph_writer_error(w));
+  close_and_compare(w, path, recs, n);
   return recs_payload_bytes(path);
 }
 
@@ -217,15 +228,7 @@ static void test_batches_decode_as_records(void **state) {
   eph_record *v = calloc(n, sizeof *v);
   assert_non_null(v);
   const char *path = tmp_path("batch.eph");
-  eph_error err;
-  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
-  assert_non_null(w);
-  char cname[16];
-  for (uint32_t c = 1; c <= 300; c++) {
-    snprintf(cname, sizeof cname, "C%u", (unsigned)c);
-    assert_int_equal(eph_writer_class(w, c, cname), EPH_OK);
-  }
-  for (uint32_t s = 1; s <= 3; s++) assert_int_equal(eph_writer_site(w, s, "s.c", (int)s, "f"), EPH_OK);
+  eph_writer *w = open_declared(path);
   uint64_t rng = 11;
   eph_stamp birth = {4096, 1000, 0, 0};
   size_t general = 0;
@@ -268,12 +271,7 @@ static void test_batches_decode_as_records(void **state) {
     if (x % 17 == 0) birth.full_gcs++;
   }
   assert_true(general > 100);
-  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
-  eph_profile *p = load_ok(path);
-  assert_int_equal(p->nrecords, n);
-  for (size_t k = 0; k < n; k++)
-    if (!sample_record_eq(&p->records[k], &v[k])) fail_msg("batch record %zu differs after reading back", k);
-  eph_profile_free(p);
+  close_and_compare(w, path, v, n);
   free(v);
 }
 
@@ -287,15 +285,7 @@ static void test_records_to_death(void **state) {
   eph_record *v = calloc(n, sizeof *v);
   assert_non_null(v);
   const char *path = tmp_path("to-death.eph");
-  eph_error err;
-  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
-  assert_non_null(w);
-  char cname[16];
-  for (uint32_t c = 1; c <= 300; c++) {
-    snprintf(cname, sizeof cname, "C%u", (unsigned)c);
-    assert_int_equal(eph_writer_class(w, c, cname), EPH_OK);
-  }
-  for (uint32_t s = 1; s <= 3; s++) assert_int_equal(eph_writer_site(w, s, "s.c", (int)s, "f"), EPH_OK);
+  eph_writer *w = open_declared(path);
   uint64_t rng = 5;
   eph_stamp birth = {4096, 1000, 0, 0}, death = {9000, 5000, 1, 0};
   for (size_t i = 0; i < n; i++) {
@@ -324,12 +314,7 @@ static void test_records_to_death(void **state) {
                                    r->death_kind) != EPH_OK)
       fail_msg("record %zu: %s", i, eph_writer_error(w));
   }
-  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
-  eph_profile *p = load_ok(path);
-  assert_int_equal(p->nrecords, n);
-  for (size_t k = 0; k < n; k++)
-    if (!sample_record_eq(&p->records[k], &v[k])) fail_msg("record %zu differs after reading back", k);
-  eph_profile_free(p);
+  close_and_compare(w, path, v, n);
   free(v);
 }
 
