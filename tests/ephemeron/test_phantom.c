@@ -16,6 +16,7 @@
 #include "ephemera/ephemeron.h"
 #include "ephemera/heap.h"
 #include "ephemera/observer.h"
+#include "heap_test.h"
 
 typedef struct fixture {
   eph_heap *h;
@@ -38,18 +39,9 @@ static void record(eph_heap *h, eph_value e, void *data) {
   assert_int_equal(eph_heap_verify(h), EPH_OK);
 }
 
-static eph_heap *new_heap(const char *gc) {
-  eph_gc_params p;
-  eph_gc_params_init(&p);
-  assert_int_equal(eph_gc_params_parse(&p, gc, NULL), EPH_OK);
-  eph_heap *h;
-  assert_int_equal(eph_heap_new(&p, &h, NULL), EPH_OK);
-  return h;
-}
-
 static int setup(void **state) {
   memset(&F, 0, sizeof F);
-  F.h = new_heap("eden=256K,headroom=256K,shrink=1M,verify=1");
+  F.h = heap_with("eden=256K,headroom=256K,shrink=1M,verify=1");
   F.Box = eph_class_register(F.h, "Box", EPH_FORMAT_POINTERS);
   F.Bytes = eph_class_register(F.h, "Bytes", EPH_FORMAT_BYTES);
   F.Phantom = eph_class_register(F.h, "Phantom", EPH_FORMAT_EPHEMERON);
@@ -296,7 +288,7 @@ static void arm(eph_heap *h, churn *c, eph_value key, size_t n, eph_class_id Ph,
 }
 
 static void run_churn(const char *gc, bool old) {
-  eph_heap *h = new_heap(gc);
+  eph_heap *h = heap_with(gc);
   static churn c;
   memset(&c, 0, sizeof c);
   c.Key = eph_class_register(h, "Key", EPH_FORMAT_POINTERS);
@@ -368,7 +360,7 @@ static void test_churn_stress(void **state) {
 /* Permanent bytes are left out of the GC-ratio trigger: old objects
  * declared permanent cause no full GC, the same bytes undeclared do. */
 static uint64_t full_gcs_for(bool declare) {
-  eph_heap *h = new_heap("eden=64K,headroom=256K,ratio=0.5");
+  eph_heap *h = heap_with("eden=64K,headroom=256K,ratio=0.5");
   eph_class_id B = eph_class_register(h, "B", EPH_FORMAT_POINTERS);
   static eph_value list;
   list = EPH_NIL;

@@ -32,6 +32,7 @@
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
 #include "ephemera/profile.h"
+#include "heap_test.h"
 
 static char path[256];
 
@@ -70,11 +71,7 @@ static void app_finalizer(eph_heap *h, eph_value e, void *data) {
 
 #define SLOTS 256
 static void run(const char *gc, const char *spec_text, int nobjects, uint64_t seed) {
-  eph_gc_params params;
-  eph_gc_params_init(&params);
-  assert_int_equal(eph_gc_params_parse(&params, gc, NULL), EPH_OK);
-  eph_heap *h;
-  assert_int_equal(eph_heap_new(&params, &h, NULL), EPH_OK);
+  eph_heap *h = heap_with(gc);
   eph_class_id Holder = eph_class_register(h, "Holder", EPH_FORMAT_POINTERS);
   eph_class_id Node = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
   eph_class_id Blob = eph_class_register(h, "Blob", EPH_FORMAT_BYTES);

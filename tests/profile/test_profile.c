@@ -18,17 +18,9 @@
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
 #include "ephemera/profile.h"
+#include "heap_test.h"
 
 static char path[256];
-
-static eph_heap *heap_with(const char *gc) {
-  eph_gc_params p;
-  eph_gc_params_init(&p);
-  assert_int_equal(eph_gc_params_parse(&p, gc, NULL), EPH_OK);
-  eph_heap *h;
-  assert_int_equal(eph_heap_new(&p, &h, NULL), EPH_OK);
-  return h;
-}
 
 static void start(eph_heap *h, const char *spec_text) {
   eph_profile_spec spec;
