@@ -83,7 +83,8 @@ void eph_error_fill(eph_error *err, eph_status st, const char *fmt, ...) __attri
   X(stress, stress, COUNT, 0, "1 = scavenge before every allocation")                                \
   X(stress_full, stress_full_every, COUNT, 0, "full GC every N allocations (0 = never)")             \
   X(verify, verify, COUNT, 0, "1 = run the heap verifier after every collection")                    \
-  X(events, record_events, COUNT, 1, "1 = keep a per-collection event log (pauses)")
+  X(events, record_events, COUNT, 1, "1 = keep a per-collection event log (pauses)")                 \
+  X(huge, huge_pages, COUNT, 1, "1 = new space asks the OS for transparent huge pages")
 
 /*
  * max_heap: allocation fails with EPH_ERR_HEAP_EXHAUSTED rather than grow
@@ -103,6 +104,7 @@ typedef struct eph_gc_params {
   unsigned long stress_full_every;
   unsigned long verify;
   unsigned long record_events;
+  unsigned long huge_pages;
   /* Not in the table: words the heap keeps after every object for a tool
    * (the Merlin profiler sets 2).  Fixed at heap creation. */
   unsigned long trailer_words;

@@ -145,8 +145,11 @@ struct eph_heap {
 };
 
 /* os.c — virtual memory and clocks */
+#define EPH_HUGE_PAGE (2 * EPH_MiB) /* reservations start on this boundary, so huge pages can back them */
 void *eph_os_reserve(size_t bytes);
-bool eph_os_commit(void *addr, size_t bytes);
+/* Makes [addr, addr+bytes) readable and writable; huge: ask for transparent
+ * huge pages there (a hint: ignored where the OS has none). */
+bool eph_os_commit(void *addr, size_t bytes, bool huge);
 void eph_os_decommit(void *addr, size_t bytes);
 void eph_os_release(void *addr, size_t bytes);
 size_t eph_os_page_size(void);

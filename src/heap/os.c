@@ -8,13 +8,38 @@
 
 #include "heap_internal.h"
 
-void *eph_os_reserve(size_t bytes) {
+static void *map_none(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? NULL : p;
 }
 
-bool eph_os_commit(void *addr, size_t bytes) {
-  return bytes == 0 || mprotect(addr, bytes, PROT_READ | PROT_WRITE) == 0;
+/* Reserves a huge page more than asked and trims both ends, so that the
+ * range starts on a huge-page boundary: otherwise the first and last
+ * partial huge page of every space would always be small pages. */
+void *eph_os_reserve(size_t bytes) {
+  if (bytes < EPH_HUGE_PAGE) return map_none(bytes);
+  char *p = map_none(bytes + EPH_HUGE_PAGE);
+  if (!p) return map_none(bytes);
+  char *start = (char *)eph_round_up((uintptr_t)p, EPH_HUGE_PAGE);
+  if (start > p) munmap(p, (size_t)(start - p));
+  size_t tail = (size_t)(p + bytes + EPH_HUGE_PAGE - (start + bytes));
+  if (tail) munmap(start + bytes, tail);
+  return start;
+}
+
+/* Transparent huge pages: a first touch faults in 2 MiB at once instead of
+ * 4 KiB (boids at small size: 1831 page faults and 8.9 ms without, 97 and
+ * 5.2 ms with).  A hint; where the kernel has none or refuses, the range
+ * is simply made of small pages. */
+bool eph_os_commit(void *addr, size_t bytes, bool huge) {
+  if (bytes == 0) return true;
+  if (mprotect(addr, bytes, PROT_READ | PROT_WRITE) != 0) return false;
+#ifdef MADV_HUGEPAGE
+  if (huge) (void)madvise(addr, bytes, MADV_HUGEPAGE);
+#else
+  (void)huge;
+#endif
+  return true;
 }
 
 /* Gives the pages back to the OS and makes the range inaccessible again. */

@@ -196,8 +196,8 @@ eph_status eph_gc_params_check(const eph_gc_params *p, eph_error *err) {
                    p->max_heap, new_space);
     return EPH_ERR_INVALID;
   }
-  if (p->stress > 1 || p->verify > 1 || p->record_events > 1) {
-    eph_error_fill(err, EPH_ERR_INVALID, "GC parameters 'stress', 'verify' and 'events' take 0 or 1");
+  if (p->stress > 1 || p->verify > 1 || p->record_events > 1 || p->huge_pages > 1) {
+    eph_error_fill(err, EPH_ERR_INVALID, "GC parameters 'stress', 'verify', 'events' and 'huge' take 0 or 1");
     return EPH_ERR_INVALID;
   }
   return EPH_OK;

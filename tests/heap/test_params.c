@@ -35,6 +35,7 @@ static void test_defaults(void **state) {
   assert_int_equal(p.stress_full_every, 0);
   assert_int_equal(p.verify, 0);
   assert_int_equal(p.record_events, 1);
+  assert_int_equal(p.huge_pages, 1);
   eph_error err;
   assert_int_equal(eph_gc_params_check(&p, &err), EPH_OK);
 }
@@ -326,6 +327,40 @@ static void test_status_names(void **state) {
   assert_contains(eph_status_name(EPH_ERR_HEAP_EXHAUSTED), "exhausted");
 }
 
+/* huge=0|1 parse and check; both heaps work, and new space starts on a
+ * huge-page boundary (else its first 2 MiB could never be a huge page). */
+static void test_huge_pages(void **state) {
+  (void)state;
+  eph_gc_params p;
+  eph_error err;
+  eph_gc_params_init(&p);
+  assert_int_equal(eph_gc_params_parse(&p, "huge=0", &err), EPH_OK);
+  assert_int_equal(p.huge_pages, 0);
+  assert_int_equal(eph_gc_params_parse(&p, "huge=2", &err), EPH_ERR_INVALID);
+  assert_non_null(strstr(err.message, "'huge'"));
+  assert_int_equal(p.huge_pages, 0);
+  const char *specs[] = {"huge=1,eden=4M,verify=1", "huge=0,eden=4M,verify=1"};
+  for (size_t k = 0; k < 2; k++) {
+    eph_heap *h = heap_with(specs[k]);
+    eph_class_id C = eph_class_register(h, "C", EPH_FORMAT_POINTERS);
+    assert_int_equal(eph__fast(h)->young_lo % (2u << 20), 0); /* new space */
+    EPH_FRAME(h);
+    EPH_LOCAL(h, list);
+    for (int i = 0; i < 200000; i++) {
+      eph_value cell = eph_alloc(h, C, 2);
+      assert_true(cell != EPH_NIL);
+      eph_store(h, cell, 0, i % 7 ? list : EPH_NIL); /* chains of up to 7 */
+      eph_store(h, cell, 1, eph_int(i));
+      list = cell;
+    }
+    assert_int_equal(eph_int_value(eph_slot(list, 1)), 199999);
+    eph_collect(h, EPH_GC_FULL);
+    assert_verifies(h);
+    EPH_UNFRAME(h);
+    eph_heap_free(h);
+  }
+}
+
 static void test_set_params_on_live_heap(void **state) {
   (void)state;
   eph_heap *h = heap_with("eden=1M");
@@ -375,6 +410,7 @@ int main(void) {
       cmocka_unit_test(test_format_round_trip),
       cmocka_unit_test(test_describe),
       cmocka_unit_test(test_status_names),
+      cmocka_unit_test(test_huge_pages),
       cmocka_unit_test(test_set_params_on_live_heap),
   };
   return cmocka_run_group_tests(tests, clear_env, NULL);
