@@ -88,15 +88,11 @@ static void roots_regrouped(eph_profiler *p, size_t nglobals) {
   p->seen_globals = nglobals;
 }
 
-/* Stamps every value that left a root slot since the last check with the
- * time of that check, and remembers the slots' values now.  Runs at every
- * allocation: the common case, nothing changed but a few slots near the
- * top of the shadow stack, is a load and a compare per slot.  seen[] holds
- * the globals first (their number rarely changes), then the stack. */
-static void check_roots(eph_profiler *p, uint64_t now) {
-  eph_value **shadow, **globals;
-  size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals);
-  if (EPH_UNLIKELY(nglobals != p->seen_globals)) roots_regrouped(p, nglobals);
+/* check_roots when the number of slots changed: globals were added or
+ * removed, or the shadow stack grew or shrank. */
+__attribute__((noinline)) static void check_reshaped_roots(eph_profiler *p, uint64_t now, eph_value **shadow,
+                                                          size_t nshadow, eph_value **globals, size_t nglobals) {
+  if (nglobals != p->seen_globals) roots_regrouped(p, nglobals);
   size_t n = nglobals + nshadow, old_len = p->seen_len;
   p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
   eph_value *seen = p->seen;
@@ -114,10 +110,30 @@ static void check_roots(eph_profiler *p, uint64_t now) {
   p->last_check = now;
 }
 
+/* Stamps every value that left a root slot since the last check with the
+ * time of that check, and remembers the slots' values now.  Runs at every
+ * allocation: the common case, as many slots as last time and nothing
+ * changed but a few near the top of the shadow stack, is a load and a
+ * compare per slot.  seen[] holds the globals first (their number rarely
+ * changes), then the stack. */
+static inline void check_roots(eph_profiler *p, uint64_t now) {
+  eph_value **shadow, **globals;
+  size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals);
+  if (EPH_UNLIKELY(nglobals != p->seen_globals || nglobals + nshadow != p->seen_len)) {
+    check_reshaped_roots(p, now, shadow, nshadow, globals, nglobals);
+    return;
+  }
+  compare_slots(p, globals, p->seen, nglobals);
+  compare_slots(p, shadow, p->seen + nglobals, nshadow);
+  p->last_check = now;
+}
+
 /* The application clock advances only at allocations, and in this mode
  * every allocation comes here (the profiler allocates nothing): the clock
  * is the last check's plus this object's bytes, without asking the heap. */
-void merlin_on_alloc(eph_profiler *p, eph_value obj) {
+void merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
+  (void)h;
+  eph_profiler *p = data;
   uint64_t t = p->last_check + eph_object_bytes(obj);
 #ifdef EPH_CHECKED
   if (t != prof_clock(p)) {

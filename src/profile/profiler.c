@@ -154,10 +154,6 @@ void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64
 
 static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
-  if (p->spec.mode == EPH_MODE_MERLIN) {
-    merlin_on_alloc(p, obj);
-    return;
-  }
   if (!sampler_take(p, obj)) return;
   uint64_t birth = prof_birth(p);
   if (p->spec.mode == EPH_MODE_FINALIZATION) {
@@ -228,7 +224,7 @@ static void on_alloc_gc(void *data, eph_heap *h, eph_value obj) {
 }
 
 static bool is_profiler_hook(void (*on_alloc_fn)(void *, eph_heap *, eph_value)) {
-  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc;
+  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc || on_alloc_fn == merlin_on_alloc;
 }
 
 static eph_profiler *profiler_of(eph_heap *h) {
@@ -316,7 +312,9 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   eph_observer obs = {
       .data = p,
-      .on_alloc = spec->mode == EPH_MODE_GC ? on_alloc_gc : on_alloc,
+      .on_alloc = spec->mode == EPH_MODE_GC       ? on_alloc_gc
+                  : spec->mode == EPH_MODE_MERLIN ? merlin_on_alloc
+                                                  : on_alloc,
       .on_gc_start = on_gc_start,
       .on_collect = on_collect,
       .on_gc_end = on_gc_end,

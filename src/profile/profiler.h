@@ -233,8 +233,8 @@ void gc_mode_stop(eph_profiler *p);
 
 /* mode_merlin.c */
 eph_status merlin_mode_start(eph_profiler *p, eph_error *err);
-void merlin_on_alloc(eph_profiler *p, eph_value obj);
-/* observer.on_store, installed directly (data: the profiler) */
+/* observer.on_alloc and on_store, installed directly (data: the profiler) */
+void merlin_on_alloc(void *data, eph_heap *h, eph_value obj);
 void merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
 void merlin_on_gc_start(eph_profiler *p);
 void merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
