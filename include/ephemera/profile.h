@@ -104,6 +104,7 @@ typedef struct eph_profile_stats {
   uint64_t memory_bytes;  /* the profiler's own off-heap memory now */
   uint64_t peak_memory_bytes;
   uint64_t own_objects, own_bytes; /* heap objects the profiler allocated (finalization mode) */
+  uint64_t merlin_resorts; /* merlin: collections whose backward pass fell back to stamp order */
 } eph_profile_stats;
 
 /* Runs a last full GC (so that garbage is reported dead, not censored),

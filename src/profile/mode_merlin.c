@@ -259,25 +259,51 @@ static size_t pass_on(eph_profiler *p, eph_value s, eph_gc_kind kind, size_t top
 
 #define PREFETCH_AHEAD 8 /* sources between a prefetch and its use */
 
-/* Merlin's backward pass (the paper's Figure 8): the sources, latest stamp
- * first, each followed by a depth-first search of what it raised.  (The
- * paper pushes all of them at once; taking them from the sorted array in
- * the same order is the same search without copying them.)  Each search
- * passes on a lower stamp than the one before, so an object is raised at
- * most once, and when it is, it is searched from at once with its final
- * stamp: a source found raised when its turn comes has nothing left to do. */
+/* Passes on the stamp of source i, unless it was raised since the
+ * collection began (it was then searched from, at its raised stamp),
+ * with a depth-first search of whatever that raises; returns the number
+ * of objects it passed on from. */
+static size_t search_from(eph_profiler *p, size_t i, eph_gc_kind kind) {
+  if (stamp_of(p->dead[i].obj) != p->dead[i].stamp) return 0; /* raised: done */
+  size_t searched = 1, top = pass_on(p, p->dead[i].obj, kind, 0);
+  while (top) {
+    eph_value s = p->stack[--top];
+    top = pass_on(p, s, kind, top);
+    searched++;
+  }
+  return searched;
+}
+
+/*
+ * Merlin's backward pass (the paper's Figure 8) computes, for each dead
+ * object, the latest stamp of the dead objects that reach it (itself
+ * included).  Any order of sources gives that, as long as every raise is
+ * followed by a search from the raised object; the order decides only how
+ * often an object is raised.  The paper's, latest stamp first, raises
+ * each at most once, but needs the sources sorted, and then visits them,
+ * and their targets, in no order memory likes.
+ *
+ * Here the sources go newest address first: young garbage points mostly
+ * from newer objects to older ones, at lower addresses, so one sweep down
+ * raises most targets before their turn, and the sweep reads memory in
+ * order.  Should the sweep search more than four times as many objects as
+ * there are sources (stamps rising against the pointers, say a long chain
+ * whose newest end died last), the rest goes in the paper's order.
+ */
 static void propagate(eph_profiler *p, eph_gc_kind kind) {
-  sort_dead(p);
-  for (size_t i = p->ndead; i-- > 0;) {
-    /* Stamp order is no address order: fetch the header a few sources
-     * ahead, so that the misses overlap. */
+  size_t budget = 4 * p->ndead + 1024, searched = 0, i = p->ndead;
+  while (i-- > 0) {
     if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
-    if (stamp_of(p->dead[i].obj) != p->dead[i].stamp) continue; /* raised: done */
-    size_t top = pass_on(p, p->dead[i].obj, kind, 0);
-    while (top) {
-      eph_value s = p->stack[--top];
-      top = pass_on(p, s, kind, top);
-    }
+    searched += search_from(p, i, kind);
+    if (EPH_UNLIKELY(searched > budget)) break;
+  }
+  if (i == SIZE_MAX) return;
+  p->stats.merlin_resorts++;
+  p->ndead = i; /* sources [0, i) are left */
+  sort_dead(p);
+  for (i = p->ndead; i-- > 0;) {
+    if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
+    search_from(p, i, kind);
   }
 }
 
