@@ -63,6 +63,13 @@ typedef struct eph_observer {
 eph_value eph_gc_locate(eph_heap *h, eph_value obj);
 
 /*
+ * Only inside on_collect: eph_gc_locate(h, obj), and in *dead whether
+ * eph_gc_fate(h, obj) is EPH_NIL; one call for tools that ask both about
+ * every pointer they follow (Merlin).
+ */
+eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead);
+
+/*
  * Only inside on_collect: calls fn for every object this collection found
  * dead, by its pre-collection address; its header, slots and trailer are
  * still readable (not writable for young objects: do not rely on writes).

@@ -283,6 +283,22 @@ void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *
     if (!eph_full_is_marked(h, (eph_value)p)) fn(data, (eph_value)p);
 }
 
+eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) {
+  *dead = false;
+  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
+  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
+    eph_header hdr = *eph_header_of(obj);
+    if (!(hdr & EPH_HDR_FORWARDED)) {
+      *dead = true;
+      return obj;
+    }
+    obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+    if (h->phase == PHASE_EVACUATED) return obj;
+  }
+  if (h->phase == PHASE_MARKED && eph_in_old(h, obj)) *dead = !eph_full_is_marked(h, obj);
+  return obj;
+}
+
 eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
   if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
   if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {

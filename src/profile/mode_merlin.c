@@ -237,10 +237,11 @@ static size_t pass_on(eph_profiler *p, eph_value s, eph_gc_kind kind, size_t top
   for (size_t i = 0; i < n; i++) {
     eph_value t = eph_slot(s, i);
     if (!eph_is_ptr(t)) continue;
-    if (eph_gc_fate(h, t) == EPH_NIL) {
-      /* A full GC's evacuation may have promoted t before the mark found
-       * it dead: its bytes (and trailer) are then at the copy. */
-      t = eph_gc_locate(h, t);
+    bool dead;
+    /* Where t is now: a full GC's evacuation may have promoted it before
+     * the mark found it dead; its bytes (and trailer) are then at the copy. */
+    t = eph_gc_where(h, t, &dead);
+    if (dead) {
       if (stamp_of(t) < ts) {
         eph_trailer(t)[1] = ts;
         if (eph_format_of(t) == EPH_FORMAT_BYTES) continue; /* nothing to pass on */
@@ -251,7 +252,7 @@ static size_t pass_on(eph_profiler *p, eph_value s, eph_gc_kind kind, size_t top
       /* A scavenge does not know whether old objects, or young ones kept
        * by old garbage in the remembered set (nepotism), really live:
        * give them the stamp where they are now — harmless if they do. */
-      stamp_max(eph_gc_locate(h, t), ts);
+      stamp_max(t, ts);
     }
   }
   return top;

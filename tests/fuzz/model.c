@@ -437,6 +437,12 @@ void fz_fate_on_collect(fuzz *fz, eph_gc_kind kind) {
     eph_value f = eph_gc_fate(fz->h, o->addr);
     char d[96];
     m->fate_checked++;
+    /* eph_gc_where answers both questions at once, the same way. */
+    bool dead;
+    eph_value at = eph_gc_where(fz->h, o->addr, &dead), loc = eph_gc_locate(fz->h, o->addr);
+    if (at != loc || dead != (f == EPH_NIL))
+      fz_fail(fz, "on_collect: eph_gc_where(%s at %#" PRIxPTR ") = %#" PRIxPTR " dead %d; locate %#" PRIxPTR ", fate %#" PRIxPTR,
+              describe_obj(fz, mid, d, sizeof d), o->addr, at, (int)dead, loc, f);
     if (reachable) {
       if (f == EPH_NIL)
         fz_fail(fz, "on_collect (%s): eph_gc_fate says reachable %s (was at %#" PRIxPTR ") is dead",
