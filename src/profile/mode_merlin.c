@@ -14,10 +14,12 @@
  *     with the time of that check — the same stamps as Merlin's root scan
  *     at every allocation, at the cost of one compare per root slot.
  * After each collection, before any dead object's memory is reused, the
- * dead objects that hold a pointer are processed latest-timestamp-first
- * with a depth-first propagation: a dead source with a later stamp than a
- * target it points to gives the target its stamp; dead targets so updated
- * are pushed.  (Targets that survive a scavenge receive the stamp too — old
+ * dead objects that hold a pointer are processed with a depth-first
+ * propagation: a dead source with a later stamp than a target it points to
+ * gives the target its stamp; dead targets so updated are pushed.  The
+ * paper takes the sources latest stamp first; any order gives the same
+ * stamps, and this file's goes newest address first (see propagate).
+ * (Targets that survive a scavenge receive the stamp too — old
  * objects, and young ones kept only by old garbage through the remembered
  * set: the scavenge cannot tell them from live ones; harmless if alive,
  * needed if they die later.)  The result is each object's last-reachable
@@ -26,7 +28,8 @@
  *
  * Ephemerons are not modelled: Merlin's reachability is strong reachability.
  * Checked against brute force (a full GC before every allocation) object by
- * object in tests/merlin.
+ * object in tests/merlin, tests/profile/test_merlin_order.c and the heap
+ * fuzzer's --merlin-check.
  */
 #include <stdio.h>
 #include <stdlib.h>
