@@ -411,6 +411,14 @@ static inline eph_status reserve_record(eph_writer *w) {
   return b->cap - b->len >= EPHF_RECORD_MAX ? EPH_OK : make_room(w, B_RECORDS, EPHF_RECORD_MAX);
 }
 
+/* The cache entry of class cls; *cached: it holds this site and size (a
+ * cached pair was declared when it was cached). */
+static inline ephf_rec_cache *cache_entry(ephf_rec_ctx *c, uint32_t cls, uint32_t site, uint64_t size, bool *cached) {
+  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
+  *cached = e->class_id == cls && e->site_id == site && e->size == size;
+  return e;
+}
+
 /* The class, then site and size unless cache entry e holds them (CACHED);
  * otherwise they go into e. */
 static inline __attribute__((always_inline)) uint8_t *w_class(uint8_t *p, unsigned *head, ephf_rec_cache *e,
@@ -496,9 +504,8 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   unsigned kind = r->death_kind;
   uint32_t cls = r->class_id, site = r->site_id;
   ephf_rec_ctx *c = &w->rec;
-  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
-  /* a cached (class, site) was declared when it was cached */
-  bool cached = e->class_id == cls && e->site_id == site && e->size == r->size;
+  bool cached;
+  ephf_rec_cache *e = cache_entry(c, cls, site, r->size, &cached);
   if (kind - EPH_DEATH_FINALIZED > (unsigned)(EPH_DEATH_FREED - EPH_DEATH_FINALIZED) ||
       (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
     return bad_record(w, r);
@@ -555,19 +562,18 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
   return end_record(w, p0, p, head);
 }
 
+/* The record the fast paths below write, id = birth, for the general
+ * writer when they cannot take it. */
+static eph_record record_of(uint32_t cls, uint32_t site, uint64_t size, double weight, const eph_stamp *birth,
+                            const eph_stamp *death, const eph_stamp *alive_until, unsigned kind) {
+  return (eph_record){.id = birth->bytes, .class_id = cls, .site_id = site, .size = size, .weight = weight,
+                      .birth = *birth, .death = *death, .alive_until = *alive_until, .death_kind = (uint8_t)kind};
+}
+
 __attribute__((noinline)) static eph_status to_death_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size,
                                                           double weight, const eph_stamp *birth,
                                                           const eph_stamp *death, unsigned kind) {
-  eph_record r;
-  r.id = birth->bytes;
-  r.class_id = cls;
-  r.site_id = site;
-  r.size = size;
-  r.weight = weight;
-  r.birth = *birth;
-  r.death = *death;
-  r.alive_until = *death;
-  r.death_kind = (uint8_t)kind;
+  eph_record r = record_of(cls, site, size, weight, birth, death, death, kind);
   return eph_writer_record(w, &r);
 }
 
@@ -578,8 +584,8 @@ eph_status eph_writer_record_to_death(eph_writer *w, uint32_t cls, uint32_t site
   ephf_rec_ctx *c = &w->rec;
   uint64_t wbits;
   memcpy(&wbits, &weight, sizeof wbits);
-  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
-  bool cached = e->class_id == cls && e->site_id == site && e->size == size;
+  bool cached;
+  ephf_rec_cache *e = cache_entry(c, cls, site, size, &cached);
   /* the general writer for a new kind or weight, an undeclared table entry */
   if (kind != c->kind || wbits != c->weight_bits || (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
     return to_death_slow(w, cls, site, size, weight, birth, death, kind);
@@ -611,16 +617,8 @@ void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *al
  * with the batch when it stored (or already had) the batch's alive_until. */
 __attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
                                     const eph_stamp *birth, bool until_birth) {
-  eph_record r;
-  r.id = birth->bytes;
-  r.class_id = cls;
-  r.site_id = site;
-  r.size = size;
-  r.weight = weight;
-  r.birth = *birth;
-  r.death = w->batch.death;
-  r.alive_until = until_birth ? *birth : w->batch.alive_until;
-  r.death_kind = (uint8_t)w->batch.kind;
+  eph_record r = record_of(cls, site, size, weight, birth, &w->batch.death,
+                           until_birth ? birth : &w->batch.alive_until, w->batch.kind);
   eph_status st = eph_writer_record(w, &r);
   if (st == EPH_OK && w->rec.kind == r.death_kind) { /* still in the chunk it went to */
     w->batch.synced = true;
@@ -643,8 +641,8 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, u
   ephf_rec_ctx *c = &w->rec;
   uint64_t wbits;
   memcpy(&wbits, &weight, sizeof wbits);
-  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
-  bool cached = e->class_id == cls && e->site_id == site && e->size == size;
+  bool cached;
+  ephf_rec_cache *e = cache_entry(c, cls, site, size, &cached);
   if (!w->batch.synced || (!until_birth && !w->batch.au_synced) || wbits != c->weight_bits ||
       (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
     return batch_record_slow(w, cls, site, size, weight, birth, until_birth);
