@@ -238,19 +238,37 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
   eph_heap_sample_next(h, h->has_observer && h->observer.on_alloc ? 1 : 0, 0);
 }
 
-/* Where a young object evacuated by this collection went, or EPH_NIL. */
-static eph_value evacuated_to(eph_value obj) {
-  eph_header hdr = *eph_header_of(obj);
-  return (hdr & EPH_HDR_FORWARDED) ? (eph_value)(hdr & ~EPH_HDR_FORWARDED) : EPH_NIL;
-}
-
 const eph_observer *eph_heap_get_observer(const eph_heap *h) { return h->has_observer ? &h->observer : NULL; }
 
+/* Where obj's bytes are now: a young object evacuated by this collection
+ * is at its copy; nothing is compacted yet. */
 eph_value eph_gc_locate(eph_heap *h, eph_value obj) {
   if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
   if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
     eph_header hdr = *eph_header_of(obj);
     if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  }
+  return obj;
+}
+
+/* The answer behind eph_gc_where and eph_gc_fate: eph_gc_locate, and
+ * whether obj was found dead; compacted: for a survivor of a full GC,
+ * where compaction will put it instead. */
+static inline eph_value where(const eph_heap *h, eph_value obj, bool *dead, bool compacted) {
+  *dead = false;
+  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
+  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
+    eph_header hdr = *eph_header_of(obj);
+    if (!(hdr & EPH_HDR_FORWARDED)) {
+      *dead = true;
+      return obj;
+    }
+    obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+    if (h->phase == PHASE_EVACUATED) return obj;
+  }
+  if (h->phase == PHASE_MARKED && eph_in_old(h, obj)) {
+    *dead = !eph_full_is_marked(h, obj);
+    if (compacted && !*dead) return eph_full_forward(h, obj);
   }
   return obj;
 }
@@ -283,31 +301,12 @@ void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *
     if (!eph_full_is_marked(h, (eph_value)p)) fn(data, (eph_value)p);
 }
 
-eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) {
-  *dead = false;
-  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
-  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
-    eph_header hdr = *eph_header_of(obj);
-    if (!(hdr & EPH_HDR_FORWARDED)) {
-      *dead = true;
-      return obj;
-    }
-    obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
-    if (h->phase == PHASE_EVACUATED) return obj;
-  }
-  if (h->phase == PHASE_MARKED && eph_in_old(h, obj)) *dead = !eph_full_is_marked(h, obj);
-  return obj;
-}
+eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) { return where(h, obj, dead, false); }
 
 eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
-  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
-  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
-    obj = evacuated_to(obj);
-    if (obj == EPH_NIL || h->phase == PHASE_EVACUATED) return obj;
-  }
-  if (h->phase == PHASE_MARKED && eph_in_old(h, obj))
-    return eph_full_is_marked(h, obj) ? eph_full_forward(h, obj) : EPH_NIL;
-  return obj;
+  bool dead;
+  obj = where(h, obj, &dead, true);
+  return dead ? EPH_NIL : obj;
 }
 
 size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals) {
