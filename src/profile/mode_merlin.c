@@ -145,15 +145,12 @@ void merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
     abort();
   }
 #endif
-  uint32_t site = prof_site_id(p, eph_heap_site(p->h));
-  if (site > SITE_MAX) site = 0; /* beyond 16 bits: unknown */
   uint64_t *tr = eph_trailer(obj);
-  tr[0] = t | (uint64_t)site << BIRTH_BITS;
+  tr[0] = prof_birth_at(p, t);
   tr[1] = t;
-  p->stats.samples++;
   if (p->spec.trace)
     trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
-          site | (uint64_t)eph_format_of(obj) << 32);
+          (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32);
   check_roots(p, t);
   clocks_tick(p, t);
 }

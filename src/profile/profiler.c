@@ -10,11 +10,6 @@
 
 #include "profiler.h"
 
-/* The application's allocation clock: the heap's, less the trailer words a
- * Merlin heap adds to every object and the profiler's own objects
- * (finalization mode's ephemerons and registry), so that all modes keep
- * the same time. */
-
 eph_stamp prof_now(eph_profiler *p) {
   return (eph_stamp){
       .bytes = prof_clock(p),
@@ -115,7 +110,6 @@ uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s) {
 }
 
 /* --- records ------------------------------------------------------------------ */
-
 
 void prof_write_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth, const eph_stamp *death,
                           const eph_stamp *alive_until, eph_death_kind kind) {

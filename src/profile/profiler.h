@@ -160,7 +160,10 @@ typedef struct eph_profiler {
 #define REGISTRY_CHUNK 1024
 
 /* profiler.c */
-/* The application's bytes allocated (trailers and the profiler's own objects excluded). */
+/* The application's allocation clock: the heap's, less the trailer words a
+ * Merlin heap adds to every object and the profiler's own objects
+ * (finalization mode's ephemerons and registry), so that all modes keep
+ * the same time. */
 static inline uint64_t prof_clock(eph_profiler *p) {
   size_t trailer = eph__fast(p->h)->trailer_bytes;
   return eph_heap_allocated(p->h) - (trailer ? trailer * eph_heap_objects_allocated(p->h) : 0) - p->stats.own_bytes;
@@ -261,13 +264,20 @@ static inline uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
   return id;
 }
 
-/* A new sample's birth word (birth clock | site id); counts the sample. */
-static inline uint64_t prof_birth(eph_profiler *p) {
-  uint64_t t = prof_clock(p);
+/* The birth word (clock t | the allocation's site id) of a new sample,
+ * counted.  A site id beyond 16 bits is stored as 0, unknown. */
+static inline uint64_t prof_birth_at(eph_profiler *p, uint64_t t) {
   uint32_t site = prof_site_id(p, eph_heap_site(p->h));
   p->stats.samples++;
-  clocks_tick(p, t);
   return (t & BIRTH_MASK) | (uint64_t)(site > SITE_MAX ? 0 : site) << BIRTH_BITS;
+}
+
+/* The same at the clock now, which may take a clock point. */
+static inline uint64_t prof_birth(eph_profiler *p) {
+  uint64_t t = prof_clock(p);
+  uint64_t birth = prof_birth_at(p, t);
+  clocks_tick(p, t);
+  return birth;
 }
 
 /* mode_finalization.c */
