@@ -32,9 +32,7 @@
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
 #include "ephemera/profile.h"
-#include "heap_test.h"
-
-static char path[256];
+#include "profile_test.h"
 
 static uint64_t app_clock(eph_heap *h) {
   eph_profile_stats ps;
@@ -85,13 +83,8 @@ static void run(const char *gc, const char *spec_text, int nobjects, uint64_t se
   EPH_LOCAL(h, v);
   holder = eph_alloc(h, Holder, SLOTS);
 
-  eph_profile_spec spec;
-  eph_error err;
-  eph_profile_spec_init(&spec);
-  assert_int_equal(eph_profile_spec_parse(&spec, spec_text, &err), EPH_OK);
-  snprintf(path, sizeof path, "/tmp/eph-test-fin-stress-%d.eph", (int)getpid());
-  snprintf(spec.out, sizeof spec.out, "%s", path);
-  if (eph_profile_start(h, &spec, NULL, 0, &err) != EPH_OK) fail_msg("start: %s", err.message);
+  eph_profile_spec spec = test_spec(spec_text, "fin-stress");
+  test_profile_start(h, &spec);
 
   struct obj { uint64_t before, birth, dropped, size; eph_class_id cls; } *objs = calloc((size_t)nobjects, sizeof *objs);
   int in_slot[SLOTS];
@@ -138,10 +131,7 @@ static void run(const char *gc, const char *spec_text, int nobjects, uint64_t se
   EPH_UNFRAME(h);
 
   eph_profile_stats final;
-  if (eph_profile_stop(h, &final, &err) != EPH_OK) fail_msg("stop: %s", err.message);
-  eph_profile *p;
-  if (eph_profile_load(path, &p, &err) != EPH_OK) fail_msg("load: %s", err.message);
-  unlink(path);
+  eph_profile *p = test_profile_finish(h, spec.out, &final);
   assert_true(p->complete);
 
   char *seen = calloc((size_t)nobjects, 1);

@@ -21,18 +21,13 @@
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
 #include "ephemera/profile.h"
-#include "heap_test.h"
+#include "profile_test.h"
 
 /* Runs the chain program of `length` nodes profiled with spec_text;
  * returns the profile and, in *stats, the profiler's last statistics. */
 static eph_profile *run_chain(const char *spec_text, size_t length, eph_profile_stats *stats) {
-  eph_profile_spec spec;
+  eph_profile_spec spec = test_spec(spec_text, "merlin-order");
   eph_error err;
-  eph_profile_spec_init(&spec);
-  assert_int_equal(eph_profile_spec_parse(&spec, spec_text, &err), EPH_OK);
-  char path[256];
-  snprintf(path, sizeof path, "/tmp/eph-test-merlin-order-%d.eph", (int)getpid());
-  snprintf(spec.out, sizeof spec.out, "%s", path);
   eph_gc_params params = params_with("eden=4M");
   eph_profile_prepare_params(&spec, &params);
   eph_heap *h = NULL;
@@ -40,7 +35,7 @@ static eph_profile *run_chain(const char *spec_text, size_t length, eph_profile_
   eph_class_id Node = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
   eph_class_id Index = eph_class_register(h, "Index", EPH_FORMAT_POINTERS);
   eph_class_id Tick = eph_class_register(h, "Tick", EPH_FORMAT_BYTES);
-  if (eph_profile_start(h, &spec, NULL, 0, &err) != EPH_OK) fail_msg("start: %s", err.message);
+  test_profile_start(h, &spec);
   EPH_FRAME(h);
   EPH_LOCAL(h, index);
   EPH_LOCAL(h, prev);
@@ -67,11 +62,8 @@ static eph_profile *run_chain(const char *spec_text, size_t length, eph_profile_
   }
   index = prev = node = EPH_NIL;
   EPH_UNFRAME(h);
-  if (eph_profile_stop(h, stats, &err) != EPH_OK) fail_msg("stop: %s", err.message);
+  eph_profile *prof = test_profile_finish(h, spec.out, stats);
   eph_heap_free(h);
-  eph_profile *prof;
-  if (eph_profile_load(path, &prof, &err) != EPH_OK) fail_msg("load: %s", err.message);
-  unlink(path);
   return prof;
 }
 

@@ -18,27 +18,19 @@
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
 #include "ephemera/profile.h"
-#include "heap_test.h"
+#include "profile_test.h"
 
-static char path[256];
+static char path[sizeof ((eph_profile_spec *)0)->out];
 
 static void start(eph_heap *h, const char *spec_text) {
-  eph_profile_spec spec;
-  eph_error err;
-  eph_profile_spec_init(&spec);
-  assert_int_equal(eph_profile_spec_parse(&spec, spec_text, &err), EPH_OK);
-  snprintf(path, sizeof path, "/tmp/eph-test-profile-%d.eph", (int)getpid());
-  snprintf(spec.out, sizeof spec.out, "%s", path);
-  if (eph_profile_start(h, &spec, NULL, 0, &err) != EPH_OK) fail_msg("start: %s", err.message);
+  eph_profile_spec spec = test_spec(spec_text, "profile");
+  snprintf(path, sizeof path, "%s", spec.out);
+  test_profile_start(h, &spec);
 }
 
 static eph_profile *stop_and_load(eph_heap *h) {
-  eph_error err;
-  if (eph_profile_stop(h, NULL, &err) != EPH_OK) fail_msg("stop: %s", err.message);
-  eph_profile *prof;
-  if (eph_profile_load(path, &prof, &err) != EPH_OK) fail_msg("load: %s", err.message);
+  eph_profile *prof = test_profile_finish(h, path, NULL);
   assert_true(prof->complete);
-  unlink(path);
   return prof;
 }
 
@@ -295,7 +287,7 @@ static void test_sites_in_file(void **state) {
  * parameters; a bad spec fails heap creation naming the key. */
 static void test_environment(void **state) {
   (void)state;
-  char spec[512];
+  char spec[sizeof path + 64];
   snprintf(path, sizeof path, "/tmp/eph-test-env-%d.eph", (int)getpid());
   snprintf(spec, sizeof spec, "mode=gc,sample=1/2,out=%s", path);
   setenv("EPHEMERA_PROFILE", spec, 1);
