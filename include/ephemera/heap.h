@@ -213,7 +213,7 @@ typedef struct eph_site {
 
 #define EPH_SITE_HERE \
   (__extension__({ static eph_site eph_site__ = {__FILE__, __func__, __LINE__, 0}; &eph_site__; }))
-#define EPH_AT(h) (eph__fast(h)->site = EPH_SITE_HERE)
+#define EPH_AT(h) eph__at(eph__fast(h), EPH_SITE_HERE)
 #define EPH_ALLOC_AT(h, alloc_expr) (EPH_AT(h), (alloc_expr))
 
 /* --- the inline fast paths ------------------------------------------------ */
@@ -235,7 +235,26 @@ struct eph_heap_fast {
   uint64_t alloc_countdown; /* the slow path runs when this reaches 0 (sampling) */
   size_t trailer_bytes; /* words after every object's payload, for tools (0 normally) */
   bool store_hook;      /* eph_store takes its slow path (a tool watches stores) */
+  /* Eden-walk mode (observer.h): EPH_AT logs (eden top, site) here. */
+  struct eph_site_mark *site_log, *site_log_end; /* next free entry, end; NULL: off */
 };
+
+/* A site recorded by EPH_AT in eden-walk mode: the next young object
+ * allocated at `at` (eden's top then) is of `site`. */
+typedef struct eph_site_mark {
+  uintptr_t at;
+  eph_site *site;
+} eph_site_mark;
+void eph_site_log_grow(eph_heap *h);
+
+/* EPH_AT's body: one store, and in eden-walk mode an entry in the site log. */
+static inline void eph__at(struct eph_heap_fast *f, eph_site *site) {
+  f->site = site;
+  if (EPH_UNLIKELY(f->site_log != NULL)) {
+    if (EPH_UNLIKELY(f->site_log == f->site_log_end)) eph_site_log_grow((eph_heap *)(void *)f);
+    *f->site_log++ = (eph_site_mark){(uintptr_t)f->alloc_top, site};
+  }
+}
 
 
 /* Slow paths behind the inline functions; callable directly. */

@@ -126,6 +126,29 @@ eph_site *eph_heap_site(eph_heap *h);
  */
 void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
 
+/*
+ * Eden-walk mode, for a tool that wants every allocation without a call for
+ * each: young allocations stop being sample points (set the count trigger
+ * to 0; a byte trigger still works), every old-space allocation becomes
+ * one, and EPH_AT logs each site.  After a collection, in on_collect,
+ * eph_gc_each_eden_object walks what eden held, in allocation order, with
+ * each object's site.  Removing the observer turns the mode off.
+ */
+void eph_heap_set_eden_walk(eph_heap *h, bool on);
+bool eph_heap_eden_walk(const eph_heap *h);
+
+/* was: the object's address before this collection (ask eph_gc_fate
+ * about it); now: where its bytes are (as eph_gc_where); site: its EPH_AT,
+ * or NULL. */
+typedef void (*eph_eden_fn)(void *data, eph_value was, eph_value now, bool dead, eph_site *site);
+
+/*
+ * Only inside on_collect, in eden-walk mode: calls fn for every object
+ * allocated in eden since the last collection (or since the mode was set),
+ * in allocation order, dead or alive.
+ */
+void eph_gc_each_eden_object(eph_heap *h, eph_eden_fn fn, void *data);
+
 /* Installs obs (copied), or removes the observer when obs is NULL. */
 void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);
 

@@ -183,6 +183,10 @@ __attribute__((noinline)) static eph_value alloc_slow(eph_heap *h, eph_class_id 
   if (old) h->stats.bytes_allocated_old += total;
 
   bool sample_point = count_point || (!h->in_observer && eph_heap_allocated(h) > h->sample_at_bytes);
+  if (old && h->eden_walk && !h->in_observer) {
+    sample_point = true; /* eden walks see young objects only */
+    eph_eden_walk_note_old(h);
+  }
   bool notify = sample_point && h->has_observer && h->observer.on_alloc && !h->in_observer;
   if (notify) h->in_observer = true; /* before arming: the limit then stays at the top */
   if (sample_point) eph_sample_arm(h); /* on_alloc may choose the next gap */

@@ -77,6 +77,7 @@ void eph_gc_end(eph_heap *h) {
   if (ev->used_before > s->peak_used) s->peak_used = ev->used_before;
   eph_note_committed(h);
   log_event(h, ev);
+  eph_eden_walk_after_gc(h);
   h->in_gc = false;
   if (eph_checking(h)) poison_evacuated(h);
 

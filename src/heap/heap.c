@@ -183,6 +183,7 @@ void eph_heap_free(eph_heap *h) {
   for (size_t i = 1; i < h->classes_len; i++) free(h->classes[i].name);
   free(h->classes);
   free(h->fast.roots);
+  eph_eden_walk_free(h);
   free(h->globals);
   free(h->remset);
   free(h->mark_bits);
@@ -233,6 +234,7 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
   } else {
     memset(&h->observer, 0, sizeof h->observer);
     h->has_observer = false;
+    eph_heap_set_eden_walk(h, false);
   }
   h->fast.store_hook = h->has_observer && h->observer.on_store;
   eph_heap_sample_next(h, h->has_observer && h->observer.on_alloc ? 1 : 0, 0);

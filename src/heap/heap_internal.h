@@ -126,6 +126,12 @@ struct eph_heap {
   bool has_observer;
   bool in_observer;
   int requested_gc;        /* 1 + eph_gc_kind to run at the next allocation, or 0 */
+  /* eden-walk mode (edenwalk.c): the site log's storage, and where in eden
+   * the walk starts (above objects made before the mode was set) */
+  bool eden_walk;
+  eph_site_mark *site_log_base;
+  size_t site_log_cap;
+  char *eden_walk_from;
 
   /* errors */
   char error[256];
@@ -184,6 +190,11 @@ static inline size_t eph_old_counted(const eph_heap *h) {
 static inline bool eph_in_old(const eph_heap *h, eph_value v) {
   return (v & 7) == 0 && v - (uintptr_t)h->old_base < (uintptr_t)(h->old_top - h->old_base);
 }
+
+/* edenwalk.c */
+void eph_eden_walk_after_gc(eph_heap *h);
+void eph_eden_walk_free(eph_heap *h);
+void eph_eden_walk_note_old(eph_heap *h);
 
 /* ephemeron.c */
 void eph_vec_grow(eph_heap *h, eph_value_vec *v);

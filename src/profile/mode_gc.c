@@ -12,6 +12,15 @@
  * survived the last collection (young_settled, young_until), and old
  * entries come in spans that share it (promoted by the same scavenge,
  * allocated old since, or survivors of the last full GC).
+ *
+ * Sampling every object (take_all), young objects are not tracked as they
+ * are allocated: that cost a call through the allocation slow path for
+ * each.  The heap's eden-walk mode keeps the inline fast path; after each
+ * collection settle_eden walks what eden held, in allocation order, and
+ * each object's birth is the clock when eden was last empty plus the bytes
+ * before it (old-space allocations in between, which still reach on_alloc,
+ * are noted with eden's top at the time).  Sites come from EPH_AT's log.
+ * Survivors join the young or old list like any tracked object.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +95,7 @@ eph_status gc_mode_start(eph_profiler *p, eph_error *err) {
 
 void gc_mode_free(eph_profiler *p) {
   free(p->young.items);
+  free(p->old_allocs);
   p->old.len = 0;
   trim_old(p);
   free(p->old.blocks);
@@ -161,6 +171,90 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
   open_span(p, now);
 }
 
+/* --- sampling everything: the eden walk ----------------------------------------- */
+
+/* The next sample point for a clock point (a wall-clock sample) only. */
+static void arm_clock_point(eph_profiler *p, uint64_t now) {
+  eph_heap_sample_next(p->h, 0, p->next_clock_point > now ? p->next_clock_point - now : 1);
+}
+
+/* Young objects are no sample points: each collection walks what eden
+ * held (settle_young), and their births follow from the order.  Here come
+ * old-space allocations, tracked as usual, and the byte trigger's wall-clock
+ * points. */
+void gc_walk_start(eph_profiler *p) {
+  p->eden_walk = true;
+  p->eden_clock = prof_clock(p);
+  eph_heap_set_eden_walk(p->h, true);
+  arm_clock_point(p, p->eden_clock);
+}
+
+void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
+  eph_profiler *p = data;
+  uint64_t t = prof_clock(p);
+  if (!eph_is_young(h, obj)) {
+    p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
+    p->old_allocs[p->nold_allocs++] = (struct old_alloc){(uintptr_t)eph__fast(h)->alloc_top, t - p->eden_clock};
+    gc_mode_track(p, obj, prof_birth_at(p, t));
+  }
+  clocks_tick(p, t);
+  arm_clock_point(p, t);
+}
+
+typedef struct eden_walk {
+  eph_profiler *p;
+  const eph_stamp *now;
+  bool full, span_open;
+  size_t keep;      /* young entries so far */
+  size_t next_old;  /* in p->old_allocs */
+  uint64_t clock;   /* after the last object walked */
+} eden_walk;
+
+/* An old-space allocation made when eden's top was `at` or below came
+ * before the young object at `at`; its offset is the clock after it. */
+static void pass_old_allocs(eden_walk *w, uintptr_t at) {
+  eph_profiler *p = w->p;
+  while (w->next_old < p->nold_allocs && p->old_allocs[w->next_old].at <= at)
+    w->clock = p->eden_clock + p->old_allocs[w->next_old++].bytes;
+}
+
+static void walk_young(void *data, eph_value was, eph_value now, bool dead, eph_site *site) {
+  eden_walk *w = data;
+  eph_profiler *p = w->p;
+  pass_old_allocs(w, (uintptr_t)was);
+  w->clock += eph_object_bytes(now);
+  uint32_t site_id = prof_site_id(p, site);
+  uint64_t birth = (w->clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
+  p->stats.samples++;
+  if (dead) {
+    prof_batch_record(p, now, birth, true); /* born since the last collection */
+    return;
+  }
+  eph_value to = w->full ? eph_gc_fate(p->h, was) : now;
+  if (eph_is_young(p->h, to)) {
+    p->young.items = prof_grow(p, p->young.items, &p->young.cap, w->keep + 1, sizeof *p->young.items);
+    p->young.items[w->keep++] = (tracked){to, birth};
+    return;
+  }
+  if (!w->span_open) open_span(p, w->now), w->span_open = true;
+  push_old(p, to, birth);
+}
+
+/* Walks eden after a collection; returns the young entries kept. */
+static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
+  eden_walk w = {.p = p, .now = now, .full = full, .span_open = span_open, .keep = keep, .clock = p->eden_clock};
+  eph_gc_each_eden_object(p->h, walk_young, &w);
+  pass_old_allocs(&w, UINTPTR_MAX);
+  if (w.clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
+    fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
+            (unsigned long long)w.clock, (unsigned long long)now->bytes);
+    abort();
+  }
+  p->nold_allocs = 0;
+  p->eden_clock = now->bytes;
+  return w.keep;
+}
+
 /* Any collection: young entries die, stay young, or are promoted (appended
  * to the old list with their final addresses, in a span of their own). */
 static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const eph_stamp *now) {
@@ -186,6 +280,7 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
     if (!span_open) open_span(p, now), span_open = true;
     push_old(p, to, t.birth);
   }
+  if (p->eden_walk) keep = settle_eden(p, full, now, keep, span_open);
   p->young.len = keep;
   p->young_settled = keep;
   p->young_until = *now;

@@ -218,7 +218,8 @@ static void on_alloc_gc(void *data, eph_heap *h, eph_value obj) {
 }
 
 static bool is_profiler_hook(void (*on_alloc_fn)(void *, eph_heap *, eph_value)) {
-  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc || on_alloc_fn == merlin_on_alloc;
+  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc || on_alloc_fn == gc_walk_on_alloc ||
+         on_alloc_fn == merlin_on_alloc;
 }
 
 static eph_profiler *profiler_of(eph_heap *h) {
@@ -321,6 +322,11 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
   else sampler_arm(p);
   p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
+  if (spec->mode == EPH_MODE_GC && p->take_all) {
+    obs.on_alloc = gc_walk_on_alloc;
+    eph_heap_set_observer(h, &obs);
+    gc_walk_start(p);
+  }
   prof_note_memory(p);
   return EPH_OK;
 }

@@ -117,6 +117,12 @@ typedef struct eph_profiler {
   eph_stamp young_until;
   span *spans;
   size_t nspans, spans_cap;
+  /* gc mode sampling everything: the heap's eden walk finds young objects
+   * (mode_gc.c); old-space allocations, at eden top `at`, move the clock */
+  bool eden_walk;
+  uint64_t eden_clock;        /* the clock when eden was last empty */
+  struct old_alloc { uintptr_t at; uint64_t bytes; } *old_allocs;
+  size_t nold_allocs, old_allocs_cap;
 
   /* finalization mode */
   eph_class_id eph_class;
@@ -233,6 +239,8 @@ void gc_mode_free(eph_profiler *p);
 void gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
 void gc_mode_stop(eph_profiler *p);
+void gc_walk_start(eph_profiler *p);
+void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
 
 /* mode_merlin.c */
 eph_status merlin_mode_start(eph_profiler *p, eph_error *err);

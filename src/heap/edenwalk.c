@@ -1,0 +1,84 @@
+/*
+ * edenwalk.c — eden-walk mode: how a tool sees every allocation without a
+ * call per allocation.  Eden is a bump region, so after a collection its
+ * objects can be walked in allocation order; all the walk cannot recover
+ * is each object's site, which EPH_AT logs as (eden's top, site) while the
+ * mode is on.  Old-space allocations, made by the slow path anyway, stay
+ * sample points.  The log is emptied after each collection.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "heap_internal.h"
+
+void eph_site_log_grow(eph_heap *h) {
+  size_t len = (size_t)(h->fast.site_log - h->site_log_base);
+  size_t cap = h->site_log_cap ? h->site_log_cap * 2 : 4096;
+  eph_site_mark *log = realloc(h->site_log_base, cap * sizeof *log);
+  if (!log) {
+    fprintf(stderr, "ephemera: out of memory for the allocation-site log (%zu entries)\n", cap);
+    abort();
+  }
+  h->site_log_base = log;
+  h->site_log_cap = cap;
+  h->fast.site_log = log + len;
+  h->fast.site_log_end = log + cap;
+}
+
+void eph_heap_set_eden_walk(eph_heap *h, bool on) {
+  h->eden_walk = on;
+  h->eden_walk_from = on ? h->fast.alloc_top : NULL;
+  if (on) {
+    if (!h->site_log_base) eph_site_log_grow(h);
+    h->fast.site_log = h->site_log_base;
+    h->fast.site_log_end = h->site_log_base + h->site_log_cap;
+  } else {
+    h->fast.site_log = h->fast.site_log_end = NULL;
+  }
+}
+
+bool eph_heap_eden_walk(const eph_heap *h) { return h->eden_walk; }
+
+/* An old-space allocation: an EPH_AT just logged for it must not pass to
+ * the next young object, which would be allocated at the same top. */
+void eph_eden_walk_note_old(eph_heap *h) {
+  if (h->fast.site_log > h->site_log_base && h->fast.site_log[-1].at == (uintptr_t)h->fast.alloc_top)
+    h->fast.site_log--;
+}
+
+void eph_gc_each_eden_object(eph_heap *h, eph_eden_fn fn, void *data) {
+  if (!h->eden_walk || h->phase == PHASE_NONE) return;
+  const eph_space *eden = &h->evacuated[0];
+  char *p = h->eden_walk_from && h->eden_walk_from > eden->start ? h->eden_walk_from : eden->start;
+  const eph_site_mark *mark = h->site_log_base, *end = h->fast.site_log;
+  while (p < eden->top) {
+    eph_site *site = NULL;
+    while (mark < end && mark->at < (uintptr_t)p) mark++;
+    while (mark < end && mark->at == (uintptr_t)p) site = (mark++)->site; /* the last EPH_AT before it */
+    eph_header hdr = *(eph_header *)(void *)p;
+    bool dead = !(hdr & EPH_HDR_FORWARDED);
+    eph_value at = dead ? (eph_value)p : (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+    if (h->phase == PHASE_MARKED) at = eph_gc_where(h, (eph_value)p, &dead); /* a full GC: the mark decides */
+    fn(data, (eph_value)p, at, dead, site);
+    p += eph_span(h, at);
+  }
+}
+
+/* After a collection: eden is empty, so is the log, but for an EPH_AT made
+ * for the allocation that triggered the collection (its top was eden's
+ * top before it; the object goes where eden starts now). */
+void eph_eden_walk_after_gc(eph_heap *h) {
+  if (!h->eden_walk) return;
+  eph_site *pending = NULL;
+  if (h->fast.site_log > h->site_log_base && h->fast.site_log[-1].at == (uintptr_t)h->evacuated[0].top)
+    pending = h->fast.site_log[-1].site;
+  h->fast.site_log = h->site_log_base;
+  h->eden_walk_from = NULL;
+  if (pending) *h->fast.site_log++ = (eph_site_mark){(uintptr_t)h->fast.alloc_top, pending};
+}
+
+void eph_eden_walk_free(eph_heap *h) {
+  free(h->site_log_base);
+  h->site_log_base = NULL;
+  h->fast.site_log = h->fast.site_log_end = NULL;
+}

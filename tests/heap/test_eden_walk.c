@@ -1,0 +1,217 @@
+/*
+ * Eden-walk mode (observer.h): after every collection the walk must visit
+ * exactly the young objects allocated since the last one, in allocation
+ * order, each with the site its EPH_AT gave it (or none), dead exactly when
+ * eph_gc_fate says so; old-space allocations must reach on_alloc instead.
+ * A random mutator checks it against its own list of allocations, with
+ * the collections eden's size brings, stress modes and the verifier.
+ */
+#include "heap_test.h"
+
+#define MAX_YOUNG 500000
+#define NROOTS 64
+
+typedef struct allocation {
+  eph_value addr;
+  eph_site *site;
+} allocation;
+
+typedef struct walk_check {
+  eph_heap *h;
+  allocation young[MAX_YOUNG]; /* young allocations since the last collection */
+  size_t nyoung;
+  size_t walked;               /* in the walk under way */
+  size_t old_expected, old_seen;
+  eph_site *old_site;          /* the site of the old allocation under way */
+  size_t walks, dead_seen, live_seen;
+} walk_check;
+
+static eph_class_id P, B;
+
+static void on_alloc(void *data, eph_heap *h, eph_value obj) {
+  walk_check *c = data;
+  assert_false(eph_is_young(h, obj)); /* young objects are no sample points here */
+  assert_ptr_equal(eph_heap_site(h), c->old_site);
+  c->old_seen++;
+}
+
+static void on_eden_object(void *data, eph_value was, eph_value now, bool dead, eph_site *site) {
+  walk_check *c = data;
+  assert_true(c->walked < c->nyoung);
+  const allocation *a = &c->young[c->walked++];
+  assert_int_equal(was, a->addr);
+  assert_ptr_equal(site, a->site);
+  assert_int_equal(dead, eph_gc_fate(c->h, was) == EPH_NIL);
+  bool where_dead;
+  assert_int_equal(now, eph_gc_where(c->h, was, &where_dead));
+  assert_int_equal(dead, where_dead);
+  if (dead) c->dead_seen++;
+  else c->live_seen++;
+}
+
+static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
+  (void)kind;
+  walk_check *c = data;
+  c->walked = 0;
+  eph_gc_each_eden_object(h, on_eden_object, c);
+  assert_int_equal(c->walked, c->nyoung); /* none missed */
+  c->nyoung = 0;
+  c->walks++;
+}
+
+static walk_check *start(const char *spec) {
+  walk_check *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  c->h = heap_with(spec);
+  P = eph_class_register(c->h, "Node", EPH_FORMAT_POINTERS);
+  B = eph_class_register(c->h, "Bytes", EPH_FORMAT_BYTES);
+  eph_observer obs = {.data = c, .on_alloc = on_alloc, .on_collect = on_collect, .on_alloc_is_leaf = true};
+  eph_heap_set_observer(c->h, &obs);
+  eph_heap_sample_next(c->h, 0, 0);
+  eph_heap_set_eden_walk(c->h, true);
+  assert_true(eph_heap_eden_walk(c->h));
+  return c;
+}
+
+static void finish(walk_check *c) {
+  eph_collect(c->h, EPH_GC_FULL); /* walks the last allocations */
+  assert_int_equal(c->nyoung, 0);
+  assert_int_equal(c->old_seen, c->old_expected);
+  eph_heap_set_observer(c->h, NULL);
+  assert_false(eph_heap_eden_walk(c->h)); /* removing the observer ends the mode */
+  eph_heap_free(c->h);
+  free(c);
+}
+
+/* Notes an allocation made with site s (NULL: no EPH_AT). */
+static void note(walk_check *c, eph_value obj, eph_site *s) {
+  assert_true(obj != EPH_NIL);
+  if (!eph_is_young(c->h, obj)) return;
+  assert_true(c->nyoung < MAX_YOUNG);
+  c->young[c->nyoung++] = (allocation){obj, s};
+}
+
+static uint64_t rng_next(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* One random allocation: three sites, none, pretenured or large objects
+ * (old space, whose EPH_AT must not pass to the next young object), and an
+ * EPH_AT that no allocation follows before the next one's. */
+static eph_value random_alloc(walk_check *c, uint64_t *rng) {
+  eph_heap *h = c->h;
+  eph_site *s = NULL;
+  eph_value obj;
+  unsigned what = (unsigned)(rng_next(rng) % 20);
+  size_t n = (size_t)(rng_next(rng) % 6);
+  if (what == 0) { /* pretenured */
+    EPH_AT(h);
+    c->old_site = eph__fast(h)->site;
+    c->old_expected++;
+    obj = eph_alloc_old(h, P, n);
+    c->old_site = NULL;
+    assert_false(eph_is_young(h, obj));
+    return obj;
+  }
+  if (what == 1 && rng_next(rng) % 8 == 0) { /* large: old space too */
+    EPH_AT(h);
+    c->old_site = eph__fast(h)->site;
+    c->old_expected++;
+    obj = eph_alloc_bytes(h, B, 300 * KiB);
+    c->old_site = NULL;
+    assert_false(eph_is_young(h, obj));
+    return obj;
+  }
+  if (what == 2) EPH_AT(h); /* overridden by the EPH_AT below */
+  switch (what % 4) {
+    case 0: EPH_AT(h); s = eph__fast(h)->site; obj = eph_alloc(h, P, n); break;
+    case 1: EPH_AT(h); s = eph__fast(h)->site; obj = eph_alloc_bytes(h, B, n * 5); break;
+    case 2: EPH_AT(h); s = eph__fast(h)->site; obj = eph_alloc(h, P, n + 2); break;
+    default: obj = eph_alloc(h, P, n); break; /* no site */
+  }
+  note(c, obj, s);
+  return obj;
+}
+
+static void random_mutator(const char *spec, int steps, uint64_t seed) {
+  walk_check *c = start(spec);
+  eph_heap *h = c->h;
+  eph_value roots[NROOTS];
+  EPH_FRAME(h);
+  for (int i = 0; i < NROOTS; i++) {
+    roots[i] = EPH_NIL;
+    eph_root_push(h, &roots[i]);
+  }
+  uint64_t rng = seed;
+  for (int step = 0; step < steps; step++) {
+    eph_value obj = random_alloc(c, &rng);
+    unsigned r = (unsigned)(rng_next(&rng) % 100);
+    if (r < 30) roots[rng_next(&rng) % NROOTS] = obj;
+    else if (r < 50) { /* link it from a kept object */
+      eph_value holder = roots[rng_next(&rng) % NROOTS];
+      if (holder != EPH_NIL && eph_format_of(holder) == EPH_FORMAT_POINTERS && eph_slot_count(holder) > 0)
+        eph_store(h, holder, rng_next(&rng) % eph_slot_count(holder), obj);
+    } else if (r == 50 && rng_next(&rng) % 16 == 0) eph_collect(h, EPH_GC_SCAVENGE);
+    else if (r == 51 && rng_next(&rng) % 64 == 0) eph_collect(h, EPH_GC_FULL);
+    else if (r == 52) roots[rng_next(&rng) % NROOTS] = EPH_NIL;
+  }
+  EPH_UNFRAME(h);
+  assert_true(c->walks > 0);
+  assert_true(c->dead_seen > 0 && c->live_seen > 0);
+  finish(c);
+}
+
+static void test_random_small_eden(void **state) {
+  (void)state;
+  random_mutator("eden=64K,verify=1", 60000, 0x9E3779B97F4A7C15u);
+}
+
+static void test_random_default(void **state) {
+  (void)state;
+  random_mutator(NULL, 400000, 12345);
+}
+
+static void test_random_stress(void **state) {
+  (void)state; /* a scavenge before every allocation: each EPH_AT is pending across one */
+  random_mutator("stress=1,eden=256K", 3000, 777);
+}
+
+static void test_random_stress_full(void **state) {
+  (void)state;
+  random_mutator("stress_full=5,eden=256K", 3000, 4242);
+}
+
+/* Objects allocated before the mode was set are not walked. */
+static void test_starts_at_mode(void **state) {
+  (void)state;
+  eph_heap *h = heap_with(NULL);
+  P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
+  for (int i = 0; i < 100; i++) eph_alloc(h, P, 2);
+  walk_check *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  c->h = h;
+  eph_observer obs = {.data = c, .on_alloc = on_alloc, .on_collect = on_collect, .on_alloc_is_leaf = true};
+  eph_heap_set_observer(h, &obs);
+  eph_heap_sample_next(h, 0, 0);
+  eph_heap_set_eden_walk(h, true);
+  EPH_AT(h);
+  eph_site *s = eph__fast(h)->site;
+  note(c, eph_alloc(h, P, 1), s);
+  note(c, eph_alloc(h, P, 1), NULL);
+  eph_collect(h, EPH_GC_SCAVENGE);
+  assert_int_equal(c->walks, 1);
+  assert_int_equal(c->dead_seen, 2);
+  finish(c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_random_small_eden), cmocka_unit_test(test_random_default),
+      cmocka_unit_test(test_random_stress),     cmocka_unit_test(test_random_stress_full),
+      cmocka_unit_test(test_starts_at_mode),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# eden_walk.sh EPHEMERA: gc mode sampling every object finds young objects
+# by walking eden after each collection (no call per allocation); a class
+# filter naming every class takes the per-allocation path instead.  Both
+# must give the same records — class, site, size, births, deaths, how —
+# all but the wall times, which differ from run to run.
+set -euo pipefail
+bin=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+# columns: id class site size weight birth_bytes birth_wall ... (ephemera dump --csv)
+fields() { "$bin" dump "$1" --csv | cut -d, -f1-6,8-10,12-14,16-20 | sort; }
+for wl in dataframe agents gcbench modelload kvstore boids; do
+  run=(run "$wl" --size small --gc eden=256K)
+  "$bin" "${run[@]}" --profile mode=gc,sample=1/1 -o "$dir/walk.eph" >/dev/null
+  classes=$("$bin" dump "$dir/walk.eph" --csv | awk -F, 'NR > 1 {print $2}' | sort -u | paste -sd, -)
+  "$bin" "${run[@]}" --profile "mode=gc,sample=1/1,classes=$classes" -o "$dir/hook.eph" >/dev/null
+  fields "$dir/walk.eph" >"$dir/walk.txt"
+  fields "$dir/hook.eph" >"$dir/hook.txt"
+  n=$(wc -l <"$dir/walk.txt")
+  if ! cmp -s "$dir/walk.txt" "$dir/hook.txt"; then
+    echo "FAIL: $wl: the eden walk and the per-allocation path differ:"
+    diff "$dir/walk.txt" "$dir/hook.txt" | head -n 6
+    exit 1
+  fi
+  ((n > 100)) || { echo "FAIL: $wl: only $n records"; exit 1; }
+  echo "ok: $wl: $n records, identical"
+done
