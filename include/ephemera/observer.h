@@ -70,6 +70,14 @@ eph_value eph_gc_locate(eph_heap *h, eph_value obj);
 eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead);
 
 /*
+ * Only inside on_collect of a full GC: every old-space object below the
+ * address returned is alive and keeps its address (the compaction's dense
+ * prefix), so a tool that keeps old addresses need not ask about them.
+ * Elsewhere: the start of old space (nothing is known).
+ */
+uintptr_t eph_gc_dense_end(const eph_heap *h);
+
+/*
  * Only inside on_collect: calls fn for every object this collection found
  * dead, by its pre-collection address; its header, slots and trailer are
  * still readable (not writable for young objects: do not rely on writes).

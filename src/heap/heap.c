@@ -305,6 +305,10 @@ void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *
 
 eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) { return where(h, obj, dead, false); }
 
+uintptr_t eph_gc_dense_end(const eph_heap *h) {
+  return (uintptr_t)(h->phase == PHASE_MARKED ? h->dense_end : h->old_base);
+}
+
 eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
   bool dead;
   obj = where(h, obj, &dead, true);

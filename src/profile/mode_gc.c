@@ -147,16 +147,31 @@ static bool begin_batch(eph_profiler *p, const eph_stamp *now, eph_death_kind ho
   return at_birth;
 }
 
-/* A full GC: every old entry is dead or moves; the survivors form one span. */
+/* The entry's word offset in old space. */
+static inline uint64_t offset_of(const old_entry *e) { return (e->w[0] | (uint64_t)e->w[1] << 32) & OFFSET_MASK; }
+
+/* A full GC: every old entry is dead or moves; the survivors form one span.
+ * Entries below the dense prefix's end are alive and stay: only a compare
+ * (old objects seldom die, so that is most of them). */
 static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now) {
   old_list *l = &p->old;
   size_t keep = 0, s = 0, batch_span = SIZE_MAX;
   bool at_birth = false;
+  uint64_t dense = (eph_gc_dense_end(p->h) - p->old_base) >> 3;
   for (size_t i = 0; i < l->len; i++) {
+    old_entry *e = old_at(l, i);
+    if (offset_of(e) < dense) {
+      if (keep != i) *old_at(l, keep) = *e;
+      keep++;
+      continue;
+    }
     while (s + 1 < p->nspans && p->spans[s + 1].start <= i) s++;
     uint64_t birth;
-    if (i + 8 < l->len) __builtin_prefetch((const void *)unpack(p, old_at(l, i + 8), &birth));
-    eph_value addr = unpack(p, old_at(l, i), &birth);
+    if (i + 8 < l->len) {
+      eph_value ahead = unpack(p, old_at(l, i + 8), &birth);
+      if (ahead >= p->old_base + (dense << 3)) __builtin_prefetch((const void *)ahead);
+    }
+    eph_value addr = unpack(p, e, &birth);
     eph_value to = eph_gc_fate(p->h, addr);
     if (to == EPH_NIL) {
       if (s != batch_span) at_birth = begin_batch(p, now, how, &p->spans[s].until), batch_span = s;
