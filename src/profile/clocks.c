@@ -116,7 +116,7 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cac
    * allocated before that collection, so it gets the wall time before the
    * pause, and one born just after gets the time after it. */
   if (bytes - c->wall_lo - 1 < c->wall_span) {
-    s.wall_ns = c->wall_at_lo + (uint64_t)((double)(bytes - c->wall_lo) * c->wall_slope);
+    s.wall_ns = clocks_wall_in(c, bytes);
   } else if (bytes <= p->clock_points[0].bytes) {
     s.wall_ns = p->clock_points[0].wall_ns;
   } else {
@@ -132,8 +132,9 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cac
       c->wall_lo = a->bytes;
       c->wall_span = b->bytes - a->bytes;
       c->wall_at_lo = a->wall_ns;
-      c->wall_slope = (double)(b->wall_ns - a->wall_ns) / (double)c->wall_span;
-      s.wall_ns += (uint64_t)((double)(bytes - a->bytes) * c->wall_slope);
+      unsigned __int128 slope = ((unsigned __int128)(b->wall_ns - a->wall_ns) << 32) / c->wall_span;
+      c->wall_slope = slope > UINT64_MAX ? UINT64_MAX : (uint64_t)slope; /* over 4 s a byte: never */
+      s.wall_ns = clocks_wall_in(c, bytes);
     }
   }
   if (bytes - c->gc_lo < c->gc_span) {

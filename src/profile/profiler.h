@@ -100,7 +100,7 @@ typedef struct eph_profiler {
    * anywhere after the births they are written with. */
   struct clock_cache {
     uint64_t wall_lo, wall_span, wall_at_lo; /* an interval between clock points */
-    double wall_slope;
+    uint64_t wall_slope;        /* its ns per byte, fixed point with 32 fraction bits */
     uint64_t gc_lo, gc_span;    /* an interval between collections, and its counts */
     uint32_t gc_scavenges, gc_full_gcs;
   } clock_cache[2];
@@ -210,6 +210,12 @@ static inline void clocks_tick(eph_profiler *p, uint64_t bytes) {
 }
 void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
 eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c);
+/* The wall time at `bytes` in the interval of cache entry c: integer
+ * arithmetic, since a double's conversions sat on the path of every record. */
+static inline uint64_t clocks_wall_in(const struct clock_cache *c, uint64_t bytes) {
+  return c->wall_at_lo + (uint64_t)(((unsigned __int128)(bytes - c->wall_lo) * c->wall_slope) >> 32);
+}
+
 /* The stamp of a past point of the allocation clock (see clocks.c), with
  * cache entry k; the common case, a point in the intervals last looked up
  * with it, inline. */
@@ -217,7 +223,7 @@ static inline eph_stamp clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsig
   const struct clock_cache *c = &p->clock_cache[k];
   if (bytes - c->wall_lo - 1 < c->wall_span && bytes - c->gc_lo < c->gc_span)
     return (eph_stamp){.bytes = bytes,
-                       .wall_ns = c->wall_at_lo + (uint64_t)((double)(bytes - c->wall_lo) * c->wall_slope),
+                       .wall_ns = clocks_wall_in(c, bytes),
                        .scavenges = c->gc_scavenges,
                        .full_gcs = c->gc_full_gcs};
   return clocks_stamp_at_slow(p, bytes, &p->clock_cache[k]);
