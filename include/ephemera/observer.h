@@ -138,24 +138,49 @@ void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
  * Eden-walk mode, for a tool that wants every allocation without a call for
  * each: young allocations stop being sample points (set the count trigger
  * to 0; a byte trigger still works), every old-space allocation becomes
- * one, and EPH_AT logs each site.  After a collection, in on_collect,
- * eph_gc_each_eden_object walks what eden held, in allocation order, with
- * each object's site.  Removing the observer turns the mode off.
+ * one, and EPH_AT logs each site.  After a collection, in on_collect, an
+ * eph_eden_walk visits what eden held, in allocation order, with each
+ * object's site.  Removing the observer turns the mode off.
  */
 void eph_heap_set_eden_walk(eph_heap *h, bool on);
 bool eph_heap_eden_walk(const eph_heap *h);
 
-/* was: the object's address before this collection (ask eph_gc_fate
- * about it); now: where its bytes are (as eph_gc_where); site: its EPH_AT,
- * or NULL. */
-typedef void (*eph_eden_fn)(void *data, eph_value was, eph_value now, bool dead, eph_site *site);
+/* A walk over eden's objects (private fields: use the functions below). */
+typedef struct eph_eden_walk {
+  eph_heap *h;
+  uintptr_t next, top;                   /* the next object; eden's top before the collection */
+  const eph_site_mark *mark, *marks_end; /* the site log, in address order */
+  size_t trailer_bytes;
+  bool full;                             /* a full GC: its mark decides what is dead */
+} eph_eden_walk;
 
 /*
- * Only inside on_collect, in eden-walk mode: calls fn for every object
- * allocated in eden since the last collection (or since the mode was set),
- * in allocation order, dead or alive.
+ * Only inside on_collect, in eden-walk mode: starts a walk over every
+ * object allocated in eden since the last collection (or since the mode
+ * was set).  Outside the mode the walk is empty.
  */
-void eph_gc_each_eden_object(eph_heap *h, eph_eden_fn fn, void *data);
+void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w);
+
+/*
+ * The next object, in allocation order, or false at the end: *was is its
+ * address before this collection (ask eph_gc_fate about it), *now where
+ * its bytes are (as eph_gc_where), *dead whether this collection found it
+ * dead, *site its EPH_AT (or NULL).  Inline: it runs once per object.
+ */
+static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_value *now, bool *dead, eph_site **site) {
+  if (w->next >= w->top) return false;
+  uintptr_t p = w->next;
+  *site = NULL;
+  while (w->mark < w->marks_end && w->mark->at < p) w->mark++;
+  while (w->mark < w->marks_end && w->mark->at == p) *site = (w->mark++)->site; /* the last EPH_AT before it */
+  eph_header hdr = *eph_header_of((eph_value)p);
+  *was = (eph_value)p;
+  *dead = !(hdr & EPH_HDR_FORWARDED);
+  *now = *dead ? (eph_value)p : (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  if (w->full) *now = eph_gc_where(w->h, (eph_value)p, dead); /* evacuated, yet maybe unmarked */
+  w->next = p + eph_object_bytes(*now) + w->trailer_bytes;
+  return true;
+}
 
 /* Installs obs (copied), or removes the observer when obs is NULL. */
 void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);

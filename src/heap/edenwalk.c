@@ -46,22 +46,15 @@ void eph_eden_walk_note_old(eph_heap *h) {
     h->fast.site_log--;
 }
 
-void eph_gc_each_eden_object(eph_heap *h, eph_eden_fn fn, void *data) {
+void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
+  *w = (eph_eden_walk){.h = h, .trailer_bytes = h->fast.trailer_bytes, .full = h->phase == PHASE_MARKED};
   if (!h->eden_walk || h->phase == PHASE_NONE) return;
   const eph_space *eden = &h->evacuated[0];
-  char *p = h->eden_walk_from && h->eden_walk_from > eden->start ? h->eden_walk_from : eden->start;
-  const eph_site_mark *mark = h->site_log_base, *end = h->fast.site_log;
-  while (p < eden->top) {
-    eph_site *site = NULL;
-    while (mark < end && mark->at < (uintptr_t)p) mark++;
-    while (mark < end && mark->at == (uintptr_t)p) site = (mark++)->site; /* the last EPH_AT before it */
-    eph_header hdr = *(eph_header *)(void *)p;
-    bool dead = !(hdr & EPH_HDR_FORWARDED);
-    eph_value at = dead ? (eph_value)p : (eph_value)(hdr & ~EPH_HDR_FORWARDED);
-    if (h->phase == PHASE_MARKED) at = eph_gc_where(h, (eph_value)p, &dead); /* a full GC: the mark decides */
-    fn(data, (eph_value)p, at, dead, site);
-    p += eph_span(h, at);
-  }
+  char *from = h->eden_walk_from && h->eden_walk_from > eden->start ? h->eden_walk_from : eden->start;
+  w->next = (uintptr_t)from;
+  w->top = (uintptr_t)eden->top;
+  w->mark = h->site_log_base;
+  w->marks_end = h->fast.site_log;
 }
 
 /* After a collection: eden is empty, so is the log, but for an EPH_AT made

@@ -216,58 +216,47 @@ void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   arm_clock_point(p, t);
 }
 
-typedef struct eden_walk {
-  eph_profiler *p;
-  const eph_stamp *now;
-  bool full, span_open;
-  size_t keep;      /* young entries so far */
-  size_t next_old;  /* in p->old_allocs */
-  uint64_t clock;   /* after the last object walked */
-} eden_walk;
-
-/* An old-space allocation made when eden's top was `at` or below came
- * before the young object at `at`; its offset is the clock after it. */
-static void pass_old_allocs(eden_walk *w, uintptr_t at) {
-  eph_profiler *p = w->p;
-  while (w->next_old < p->nold_allocs && p->old_allocs[w->next_old].at <= at)
-    w->clock = p->eden_clock + p->old_allocs[w->next_old++].bytes;
-}
-
-static void walk_young(void *data, eph_value was, eph_value now, bool dead, eph_site *site) {
-  eden_walk *w = data;
-  eph_profiler *p = w->p;
-  pass_old_allocs(w, (uintptr_t)was);
-  w->clock += eph_object_bytes(now);
-  uint32_t site_id = prof_site_id(p, site);
-  uint64_t birth = (w->clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
-  p->stats.samples++;
-  if (dead) {
-    prof_batch_record(p, now, birth, true); /* born since the last collection */
-    return;
-  }
-  eph_value to = w->full ? eph_gc_fate(p->h, was) : now;
-  if (eph_is_young(p->h, to)) {
-    p->young.items = prof_grow(p, p->young.items, &p->young.cap, w->keep + 1, sizeof *p->young.items);
-    p->young.items[w->keep++] = (tracked){to, birth};
-    return;
-  }
-  if (!w->span_open) open_span(p, w->now), w->span_open = true;
-  push_old(p, to, birth);
-}
-
-/* Walks eden after a collection; returns the young entries kept. */
+/* Walks eden after a collection, as settle_young does the young list;
+ * returns the young entries kept.  Births: the clock when eden was last
+ * empty, plus each object's bytes in turn, and the old-space allocations
+ * made when eden's top was at or below the object (they came before it). */
 static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
-  eden_walk w = {.p = p, .now = now, .full = full, .span_open = span_open, .keep = keep, .clock = p->eden_clock};
-  eph_gc_each_eden_object(p->h, walk_young, &w);
-  pass_old_allocs(&w, UINTPTR_MAX);
-  if (w.clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
+  eph_eden_walk w;
+  eph_gc_eden_walk_begin(p->h, &w);
+  uint64_t clock = p->eden_clock;
+  size_t next_old = 0;
+  eph_value was, at;
+  bool dead;
+  eph_site *site;
+  while (eph_gc_eden_walk_next(&w, &was, &at, &dead, &site)) {
+    while (next_old < p->nold_allocs && p->old_allocs[next_old].at <= (uintptr_t)was)
+      clock = p->eden_clock + p->old_allocs[next_old++].bytes;
+    clock += eph_object_bytes(at);
+    uint32_t site_id = prof_site_id(p, site);
+    uint64_t birth = (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
+    p->stats.samples++;
+    if (dead) {
+      prof_batch_record(p, at, birth, true); /* born since the last collection */
+      continue;
+    }
+    eph_value to = full ? eph_gc_fate(p->h, was) : at;
+    if (eph_is_young(p->h, to)) {
+      p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + 1, sizeof *p->young.items);
+      p->young.items[keep++] = (tracked){to, birth};
+      continue;
+    }
+    if (!span_open) open_span(p, now), span_open = true;
+    push_old(p, to, birth);
+  }
+  if (next_old < p->nold_allocs) clock = p->eden_clock + p->old_allocs[p->nold_allocs - 1].bytes;
+  if (clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
     fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
-            (unsigned long long)w.clock, (unsigned long long)now->bytes);
+            (unsigned long long)clock, (unsigned long long)now->bytes);
     abort();
   }
   p->nold_allocs = 0;
   p->eden_clock = now->bytes;
-  return w.keep;
+  return keep;
 }
 
 /* Any collection: young entries die, stay young, or are promoted (appended

@@ -135,15 +135,6 @@ void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_
   p->batch_kind = kind;
 }
 
-void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth, bool until_birth) {
-  eph_stamp b = clocks_stamp_at(p, birth & BIRTH_MASK);
-  eph_status st = eph_writer_batch_record(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
-                                          sampler_weight(p, size), &b, until_birth);
-  if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
-  if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
-  else p->stats.deaths++;
-}
-
 /* --- observer hooks -------------------------------------------------------------- */
 
 static void on_alloc(void *data, eph_heap *h, eph_value obj) {

@@ -188,7 +188,8 @@ static inline void prof_write_record(eph_profiler *p, eph_value obj, uint64_t bi
  * sets the death, kind and alive_until (NULL: the death) they share;
  * until_birth: this one was alive only until its birth. */
 void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_until, eph_death_kind kind);
-void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth, bool until_birth);
+static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth,
+                                        bool until_birth);
 static inline void prof_batch_record(eph_profiler *p, eph_value obj, uint64_t birth, bool until_birth) {
   prof_batch_record_of(p, eph_class_of(obj), eph_object_bytes(obj), birth, until_birth);
 }
@@ -292,6 +293,17 @@ static inline uint64_t prof_birth(eph_profiler *p) {
   uint64_t birth = prof_birth_at(p, t);
   clocks_tick(p, t);
   return birth;
+}
+
+/* Inline: gc mode writes a record for every object it sees die. */
+static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth,
+                                        bool until_birth) {
+  eph_stamp b = clocks_stamp_at(p, birth & BIRTH_MASK);
+  eph_status st = eph_writer_batch_record(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
+                                          sampler_weight(p, size), &b, until_birth);
+  if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
+  if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
+  else p->stats.deaths++;
 }
 
 /* mode_finalization.c */

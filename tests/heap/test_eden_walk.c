@@ -35,8 +35,7 @@ static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   c->old_seen++;
 }
 
-static void on_eden_object(void *data, eph_value was, eph_value now, bool dead, eph_site *site) {
-  walk_check *c = data;
+static void on_eden_object(walk_check *c, eph_value was, eph_value now, bool dead, eph_site *site) {
   assert_true(c->walked < c->nyoung);
   const allocation *a = &c->young[c->walked++];
   assert_int_equal(was, a->addr);
@@ -53,7 +52,12 @@ static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)kind;
   walk_check *c = data;
   c->walked = 0;
-  eph_gc_each_eden_object(h, on_eden_object, c);
+  eph_eden_walk w;
+  eph_gc_eden_walk_begin(h, &w);
+  eph_value was, now;
+  bool dead;
+  eph_site *site;
+  while (eph_gc_eden_walk_next(&w, &was, &now, &dead, &site)) on_eden_object(c, was, now, dead, site);
   assert_int_equal(c->walked, c->nyoung); /* none missed */
   c->nyoung = 0;
   c->walks++;
