@@ -1,12 +1,12 @@
 /*
  * encoding.c — the .eph primitive encodings: little-endian integers, LEB128
  * varints, zigzag deltas, strings, growable buffers and the chunk header
- * with its two CRC-32s (zlib's crc32).
+ * with its two CRC-32s.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
+#include <isa-l/crc.h>
 
 #include "format_internal.h"
 
@@ -159,12 +159,14 @@ bool ephf_get_string(ephf_cursor *c, const char **s, size_t *n) {
 
 /* --- chunk header --------------------------------------------------------------- */
 
+uint32_t ephf_crc32(const void *data, size_t len) { return crc32_gzip_refl(0, (const unsigned char *)data, len); }
+
 void ephf_chunk_header(uint8_t *hdr, uint32_t type, uint32_t flags, const uint8_t *payload, uint32_t stored_len,
                        uint32_t raw_len) {
   ephf_store_u32(hdr, type);
   ephf_store_u32(hdr + 4, flags);
   ephf_store_u32(hdr + 8, stored_len);
   ephf_store_u32(hdr + 12, raw_len);
-  ephf_store_u32(hdr + 16, (uint32_t)crc32(crc32(0L, Z_NULL, 0), payload, stored_len));
-  ephf_store_u32(hdr + 20, (uint32_t)crc32(crc32(0L, Z_NULL, 0), hdr, 20));
+  ephf_store_u32(hdr + 16, ephf_crc32(payload, stored_len));
+  ephf_store_u32(hdr + 20, ephf_crc32(hdr, 20));
 }

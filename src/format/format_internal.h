@@ -15,6 +15,10 @@
 
 #include "ephemera/format.h"
 
+/* The chunks' CRC-32 (zlib's, PNG's: docs/eph-format.md), computed with
+ * ISA-L, which gives the same value as zlib's crc32 many times faster. */
+uint32_t ephf_crc32(const void *data, size_t len);
+
 /* --- the byte layout ------------------------------------------------------- */
 
 #define EPHF_MAGIC "EPHEMERA"

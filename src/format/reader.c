@@ -119,7 +119,7 @@ static eph_status load(reader *r, eph_profile **out) {
                "truncated at byte %zu: the file ends inside a chunk header; read up to the last complete chunk", off);
       break;
     }
-    if (ephf_load_u32(h + 20) != (uint32_t)crc32(crc32(0L, Z_NULL, 0), h, 20)) {
+    if (ephf_load_u32(h + 20) != ephf_crc32(h, 20)) {
       st = fail(r, EPH_ERR_INVALID, "bad chunk header checksum at byte %zu", off);
       break;
     }
@@ -140,7 +140,7 @@ static eph_status load(reader *r, eph_profile **out) {
       break;
     }
     const uint8_t *payload = h + EPHF_CHUNK_HEADER_LEN;
-    if (ephf_load_u32(h + 16) != (uint32_t)crc32(crc32(0L, Z_NULL, 0), payload, stored)) {
+    if (ephf_load_u32(h + 16) != ephf_crc32(payload, stored)) {
       st = fail(r, EPH_ERR_INVALID, "bad checksum in chunk at byte %zu (%s)", off, name);
       break;
     }
