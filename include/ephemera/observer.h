@@ -144,6 +144,8 @@ void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
  */
 void eph_heap_set_eden_walk(eph_heap *h, bool on);
 bool eph_heap_eden_walk(const eph_heap *h);
+/* Bytes the site log holds (allocated for the mode; the tool's cost). */
+size_t eph_heap_site_log_bytes(const eph_heap *h);
 
 /* A walk over eden's objects (private fields: use the functions below). */
 typedef struct eph_eden_walk {

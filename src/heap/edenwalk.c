@@ -39,6 +39,8 @@ void eph_heap_set_eden_walk(eph_heap *h, bool on) {
 
 bool eph_heap_eden_walk(const eph_heap *h) { return h->eden_walk; }
 
+size_t eph_heap_site_log_bytes(const eph_heap *h) { return h->site_log_cap * sizeof *h->site_log_base; }
+
 /* An old-space allocation: an EPH_AT just logged for it must not pass to
  * the next young object, which would be allocated at the same top. */
 void eph_eden_walk_note_old(eph_heap *h) {

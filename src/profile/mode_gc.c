@@ -256,6 +256,7 @@ static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size
   }
   p->nold_allocs = 0;
   p->eden_clock = now->bytes;
+  prof_note_memory(p); /* the heap's site log grows without telling */
   return keep;
 }
 

@@ -32,7 +32,8 @@ void prof_note_memory(eph_profiler *p) {
                p->gc_clocks_cap * sizeof *p->gc_clocks +
                (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
-               p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len;
+               p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
+               p->old_allocs_cap * sizeof *p->old_allocs + (p->eden_walk ? eph_heap_site_log_bytes(p->h) : 0);
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
 }
