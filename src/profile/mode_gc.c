@@ -13,14 +13,17 @@
  * entries come in spans that share it (promoted by the same scavenge,
  * allocated old since, or survivors of the last full GC).
  *
- * Sampling every object (take_all), young objects are not tracked as they
- * are allocated: that cost a call through the allocation slow path for
- * each.  The heap's eden-walk mode keeps the inline fast path; after each
- * collection settle_eden walks what eden held, in allocation order, and
- * each object's birth is the clock when eden was last empty plus the bytes
- * before it (old-space allocations in between, which still reach on_alloc,
- * are noted with eden's top at the time).  Sites come from EPH_AT's log.
- * Survivors join the young or old list like any tracked object.
+ * Sampling every object (take_all), most objects (random gaps of 8 or
+ * less) or through a class filter (sampler_walks), young objects are not
+ * tracked as they are allocated: that cost a call through the allocation
+ * slow path for each.  The heap's eden-walk mode keeps the inline fast
+ * path; after each collection settle_eden walks what eden held, in
+ * allocation order, the sampler choosing as it goes (sampler_take_walked),
+ * and each object's birth is the clock when eden was last empty plus the
+ * bytes before it (old-space allocations in between, which still reach
+ * on_alloc, are noted with eden's top at the time).  Sites come from
+ * EPH_AT's log.  Survivors join the young or old list like any tracked
+ * object.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +204,7 @@ void gc_walk_start(eph_profiler *p) {
   p->eden_walk = true;
   p->eden_clock = prof_clock(p);
   eph_heap_set_eden_walk(p->h, true);
+  sampler_walk_arm(p);
   arm_clock_point(p, p->eden_clock);
 }
 
@@ -210,7 +214,7 @@ void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   if (!eph_is_young(h, obj)) {
     p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
     p->old_allocs[p->nold_allocs++] = (struct old_alloc){(uintptr_t)eph__fast(h)->alloc_top, t - p->eden_clock};
-    gc_mode_track(p, obj, prof_birth_at(p, t));
+    if (sampler_take_walked(p, eph_class_of(obj))) gc_mode_track(p, obj, prof_birth_at(p, t));
   }
   clocks_tick(p, t);
   arm_clock_point(p, t);
@@ -232,6 +236,7 @@ static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size
     while (next_old < p->nold_allocs && p->old_allocs[next_old].at <= (uintptr_t)was)
       clock = p->eden_clock + p->old_allocs[next_old++].bytes;
     clock += eph_object_bytes(at);
+    if (!sampler_take_walked(p, eph_class_of(at))) continue;
     uint32_t site_id = prof_site_id(p, site);
     uint64_t birth = (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
     p->stats.samples++;

@@ -314,7 +314,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
   else sampler_arm(p);
   p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
-  if (spec->mode == EPH_MODE_GC && p->take_all) {
+  if (sampler_walks(p)) {
     obs.on_alloc = gc_walk_on_alloc;
     eph_heap_set_observer(h, &obs);
     gc_walk_start(p);

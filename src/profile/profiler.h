@@ -234,6 +234,9 @@ static inline eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) { retur
 /* sampler.c */
 void sampler_arm(eph_profiler *p);
 bool sampler_take(eph_profiler *p, eph_value obj);
+bool sampler_walks(const eph_profiler *p);
+void sampler_walk_arm(eph_profiler *p);
+bool sampler_take_walked(eph_profiler *p, eph_class_id cls);
 double sampler_weight_bytes(const eph_profiler *p, uint64_t size);
 /* How many allocated objects a sample of this size stands for. */
 static inline double sampler_weight(const eph_profiler *p, uint64_t size) {

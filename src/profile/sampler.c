@@ -97,6 +97,31 @@ bool sampler_take(eph_profiler *p, eph_value obj) {
   return selected;
 }
 
+/* Should gc mode walk eden (mode_gc.c) instead of taking sample points?
+ * When every allocation would be one anyway (1/1, or a class filter,
+ * which sees every allocation), or most would: random gaps of 8 or less.
+ * Not for fixed gaps (every:N keeps exactly every N-th allocation, and
+ * the walk meets old-space allocations out of order; every:1 is how to
+ * ask for sample points at 100 %) nor byte sampling. */
+bool sampler_walks(const eph_profiler *p) {
+  const eph_profile_spec *s = &p->spec;
+  return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed && (s->sample_every <= 8 || s->classes[0]);
+}
+
+/* The walk's sampler: the same choice as the sample points', each
+ * allocation of a selected class kept with probability 1/N (the gaps run
+ * over the walked objects and the old-space allocations, two sequences
+ * in different orders: the gaps are memoryless, so nothing changes). */
+void sampler_walk_arm(eph_profiler *p) { p->filtered_count = count_gap(p); }
+
+bool sampler_take_walked(eph_profiler *p, eph_class_id cls) {
+  if (p->take_all) return true;
+  if (!class_selected(p, cls)) return false;
+  if (--p->filtered_count != 0) return false;
+  p->filtered_count = count_gap(p);
+  return true;
+}
+
 double sampler_weight_bytes(const eph_profiler *p, uint64_t size) {
   return 1.0 / -expm1(-(double)size / (double)p->spec.sample_bytes);
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # eden_walk.sh EPHEMERA: gc mode sampling every object finds young objects
-# by walking eden after each collection (no call per allocation); a class
-# filter naming every class takes the per-allocation path instead.  Both
-# must give the same records — class, site, size, births, deaths, how —
-# all but the wall times, which differ from run to run.
+# by walking eden after each collection (no call per allocation), as it
+# does with a class filter; sample=every:1 (fixed gaps) takes the
+# per-allocation path instead.  All three must give the same records —
+# class, site, size, births, deaths, how — all but the wall times, which
+# differ from run to run.
 set -euo pipefail
 bin=$1
 dir=$(mktemp -d)
@@ -14,15 +15,19 @@ for wl in dataframe agents gcbench modelload kvstore boids; do
   run=(run "$wl" --size small --gc eden=256K)
   "$bin" "${run[@]}" --profile mode=gc,sample=1/1 -o "$dir/walk.eph" >/dev/null
   classes=$("$bin" dump "$dir/walk.eph" --csv | awk -F, 'NR > 1 {print $2}' | sort -u | paste -sd, -)
-  "$bin" "${run[@]}" --profile "mode=gc,sample=1/1,classes=$classes" -o "$dir/hook.eph" >/dev/null
+  "$bin" "${run[@]}" --profile "mode=gc,sample=1/1,classes=$classes" -o "$dir/filter.eph" >/dev/null
+  "$bin" "${run[@]}" --profile "mode=gc,sample=every:1" -o "$dir/hook.eph" >/dev/null
   fields "$dir/walk.eph" >"$dir/walk.txt"
+  fields "$dir/filter.eph" >"$dir/filter.txt"
   fields "$dir/hook.eph" >"$dir/hook.txt"
   n=$(wc -l <"$dir/walk.txt")
-  if ! cmp -s "$dir/walk.txt" "$dir/hook.txt"; then
-    echo "FAIL: $wl: the eden walk and the per-allocation path differ:"
-    diff "$dir/walk.txt" "$dir/hook.txt" | head -n 6
-    exit 1
-  fi
+  for other in filter hook; do
+    if ! cmp -s "$dir/walk.txt" "$dir/$other.txt"; then
+      echo "FAIL: $wl: the eden walk and the $other run differ:"
+      diff "$dir/walk.txt" "$dir/$other.txt" | head -n 6
+      exit 1
+    fi
+  done
   ((n > 100)) || { echo "FAIL: $wl: only $n records"; exit 1; }
   echo "ok: $wl: $n records, identical"
 done

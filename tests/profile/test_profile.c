@@ -165,6 +165,31 @@ static void test_count_sampling(void **state) {
   }
 }
 
+/* A class filter counts the gaps over its classes only: 1/5 of the
+ * filtered class's allocations, none of the others (gc mode walks eden
+ * then, at any rate, and samples as it goes). */
+static void test_class_filter_sampling(void **state) {
+  (void)state;
+  const char *specs[] = {"mode=gc,sample=1/5,classes=A", "mode=gc,sample=1/50,classes=A"};
+  const double every[] = {5, 50};
+  for (int k = 0; k < 2; k++) {
+    eph_heap *h = heap_with("eden=256K");
+    eph_class_id A = eph_class_register(h, "A", EPH_FORMAT_POINTERS);
+    eph_class_id B = eph_class_register(h, "B", EPH_FORMAT_POINTERS);
+    start(h, specs[k]);
+    for (int i = 0; i < 100000; i++) eph_alloc(h, i % 2 ? A : B, (size_t)(i % 3));
+    eph_profile *p = stop_and_load(h);
+    double n = 50000 / every[k], sd = sqrt(50000 * (1 / every[k]) * (1 - 1 / every[k]));
+    assert_true(fabs((double)p->nrecords - n) < 5 * sd);
+    for (size_t i = 0; i < p->nrecords; i++) {
+      assert_string_equal(p->class_names[p->records[i].class_id], "A");
+      assert_true(p->records[i].weight == every[k]);
+    }
+    eph_profile_free(p);
+    eph_heap_free(h);
+  }
+}
+
 /* bytes:B: weighted sums estimate objects and bytes without bias.  Over 20
  * seeds each estimate must be within 10 % and their mean within 2 %. */
 static void test_byte_sampler_unbiased(void **state) {
@@ -460,7 +485,7 @@ static void test_oracle(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gc_mode_known_death),   cmocka_unit_test(test_gc_mode_full_gc_death),
-      cmocka_unit_test(test_finalization_known_death), cmocka_unit_test(test_count_sampling),
+      cmocka_unit_test(test_finalization_known_death), cmocka_unit_test(test_count_sampling), cmocka_unit_test(test_class_filter_sampling),
       cmocka_unit_test(test_byte_sampler_unbiased), cmocka_unit_test(test_censored),
       cmocka_unit_test(test_no_aliasing),           cmocka_unit_test(test_sites_in_file),         cmocka_unit_test(test_environment),
       cmocka_unit_test(test_spec_parsing),          cmocka_unit_test(test_oracle),
