@@ -189,7 +189,7 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
   open_span(p, now);
 }
 
-/* --- sampling everything: the eden walk ----------------------------------------- */
+/* --- the eden walk (sampler_walks) ------------------------------------------------ */
 
 /* The next sample point for a clock point (a wall-clock sample) only. */
 static void arm_clock_point(eph_profiler *p, uint64_t now) {
@@ -197,9 +197,9 @@ static void arm_clock_point(eph_profiler *p, uint64_t now) {
 }
 
 /* Young objects are no sample points: each collection walks what eden
- * held (settle_young), and their births follow from the order.  Here come
- * old-space allocations, tracked as usual, and the byte trigger's wall-clock
- * points. */
+ * held (settle_eden), and their births follow from the order.  Here come
+ * old-space allocations, sampled and tracked as usual, and the byte
+ * trigger's wall-clock points. */
 void gc_walk_start(eph_profiler *p) {
   p->eden_walk = true;
   p->eden_clock = prof_clock(p);
