@@ -18,7 +18,11 @@
  *   gc            the collector reports a sampled object's death when a
  *                 scavenge or full GC finds it unreachable; the record
  *                 holds the interval (last collection survived, the one
- *                 that found it dead].  No heap objects are added.
+ *                 that found it dead].  No heap objects are added.  At
+ *                 1/N with N <= 8 or with a class filter it walks eden
+ *                 after each collection instead of hooking allocations
+ *                 (observer.h's eden-walk mode): much cheaper when most
+ *                 allocations are samples.
  *   finalization  FiLiP (ISMM'24): one ephemeron per sampled object, whose
  *                 key is the object and which is its own finaliser (one
  *                 heap object per sample); pretenured unless pretenure=off.
