@@ -170,11 +170,14 @@ void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w);
  * dead, *site its EPH_AT (or NULL).  Inline: it runs once per object.
  */
 static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_value *now, bool *dead, eph_site **site) {
-  if (w->next >= w->top) return false;
   uintptr_t p = w->next;
-  *site = NULL;
-  while (w->mark < w->marks_end && w->mark->at < p) w->mark++;
-  while (w->mark < w->marks_end && w->mark->at == p) *site = (w->mark++)->site; /* the last EPH_AT before it */
+  if (p >= w->top) return false;
+  eph_site *s = NULL;
+  const eph_site_mark *m = w->mark;
+  for (; m < w->marks_end && m->at <= p; m++) /* the last EPH_AT made for it */
+    if (m->at == p) s = m->site;
+  w->mark = m;
+  *site = s;
   eph_header hdr = *eph_header_of((eph_value)p);
   *was = (eph_value)p;
   *dead = !(hdr & EPH_HDR_FORWARDED);

@@ -236,7 +236,7 @@ static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size
     while (next_old < p->nold_allocs && p->old_allocs[next_old].at <= (uintptr_t)was)
       clock = p->eden_clock + p->old_allocs[next_old++].bytes;
     clock += eph_object_bytes(at);
-    if (!sampler_take_walked(p, eph_class_of(at))) continue;
+    if (!p->take_all && !sampler_take_walked(p, eph_class_of(at))) continue;
     uint32_t site_id = prof_site_id(p, site);
     uint64_t birth = (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
     p->stats.samples++;
