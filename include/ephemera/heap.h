@@ -198,7 +198,8 @@ static inline struct eph_heap_fast *eph__fast(eph_heap *h) { return (struct eph_
 /*
  * An allocation site: where in the embedder's source an object was made.
  * EPH_AT(h) records the site of the next allocation on h.  The descriptor
- * is a static built by the compiler, so the run-time cost is one store.
+ * is a static built by the compiler, so the run-time cost is one store and
+ * one compare (a profile that walks eden also logs the site: observer.h).
  * Tools (the profiler) read it with eph_heap_site from an on_alloc hook.
  *
  *   EPH_AT(h); obj = eph_alloc(h, Point, 2);
