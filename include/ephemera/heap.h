@@ -246,7 +246,7 @@ typedef struct eph_site_mark {
   uintptr_t at;
   eph_site *site;
 } eph_site_mark;
-void eph_site_log_grow(eph_heap *h);
+void eph_site_log_grow(eph_heap *h); /* eph__at's slow path: a bigger log */
 
 /* EPH_AT's body: one store, and in eden-walk mode an entry in the site log. */
 static inline void eph__at(struct eph_heap_fast *f, eph_site *site) {
