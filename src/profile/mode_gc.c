@@ -201,7 +201,6 @@ static void arm_clock_point(eph_profiler *p, uint64_t now) {
  * old-space allocations, sampled and tracked as usual, and the byte
  * trigger's wall-clock points. */
 void gc_walk_start(eph_profiler *p) {
-  p->eden_walk = true;
   p->eden_clock = prof_clock(p);
   eph_heap_set_eden_walk(p->h, true);
   sampler_walk_arm(p);
@@ -290,7 +289,7 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
     if (!span_open) open_span(p, now), span_open = true;
     push_old(p, to, t.birth);
   }
-  if (p->eden_walk) keep = settle_eden(p, full, now, keep, span_open);
+  if (eph_heap_eden_walk(p->h)) keep = settle_eden(p, full, now, keep, span_open);
   p->young.len = keep;
   p->young_settled = keep;
   p->young_until = *now;

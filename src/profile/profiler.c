@@ -33,7 +33,7 @@ void prof_note_memory(eph_profiler *p) {
                (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
-               p->old_allocs_cap * sizeof *p->old_allocs + (p->eden_walk ? eph_heap_site_log_bytes(p->h) : 0);
+               p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0);
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
 }
@@ -297,9 +297,12 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
       return st;
     }
   }
+  p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
+  bool walk = sampler_walks(p); /* gc mode, most allocations sampled: the eden walk */
   eph_observer obs = {
       .data = p,
-      .on_alloc = spec->mode == EPH_MODE_GC       ? on_alloc_gc
+      .on_alloc = walk                            ? gc_walk_on_alloc
+                  : spec->mode == EPH_MODE_GC     ? on_alloc_gc
                   : spec->mode == EPH_MODE_MERLIN ? merlin_on_alloc
                                                   : on_alloc,
       .on_gc_start = on_gc_start,
@@ -312,13 +315,8 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   eph_heap_set_observer(h, &obs);
   /* Exact modes see every object; the others sample. */
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
+  else if (walk) gc_walk_start(p);
   else sampler_arm(p);
-  p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
-  if (sampler_walks(p)) {
-    obs.on_alloc = gc_walk_on_alloc;
-    eph_heap_set_observer(h, &obs);
-    gc_walk_start(p);
-  }
   prof_note_memory(p);
   return EPH_OK;
 }

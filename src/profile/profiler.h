@@ -117,9 +117,8 @@ typedef struct eph_profiler {
   eph_stamp young_until;
   span *spans;
   size_t nspans, spans_cap;
-  /* gc mode sampling everything: the heap's eden walk finds young objects
-   * (mode_gc.c); old-space allocations, at eden top `at`, move the clock */
-  bool eden_walk;
+  /* gc mode walking eden (the heap's eden-walk mode, mode_gc.c):
+   * old-space allocations, at eden top `at`, move the clock */
   uint64_t eden_clock;        /* the clock when eden was last empty */
   struct old_alloc { uintptr_t at; uint64_t bytes; } *old_allocs;
   size_t nold_allocs, old_allocs_cap;
