@@ -189,6 +189,22 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
   open_span(p, now);
 }
 
+/* A tracked object that survived this collection, now at `to`: young
+ * entry `keep` (the young list is rebuilt in place) or, promoted, appended
+ * to the old list in this collection's span.  Returns the young entries
+ * kept so far. */
+static size_t keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
+                            const eph_stamp *now) {
+  if (eph_is_young(p->h, to)) {
+    p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + 1, sizeof *p->young.items);
+    p->young.items[keep] = (tracked){to, birth};
+    return keep + 1;
+  }
+  if (!*span_open) open_span(p, now), *span_open = true;
+  push_old(p, to, birth);
+  return keep;
+}
+
 /* --- the eden walk (sampler_walks) ------------------------------------------------ */
 
 /* The next sample point for a clock point (a wall-clock sample) only. */
@@ -243,14 +259,7 @@ static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size
       prof_batch_record(p, at, birth, true); /* born since the last collection */
       continue;
     }
-    eph_value to = full ? eph_gc_fate(p->h, was) : at;
-    if (eph_is_young(p->h, to)) {
-      p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + 1, sizeof *p->young.items);
-      p->young.items[keep++] = (tracked){to, birth};
-      continue;
-    }
-    if (!span_open) open_span(p, now), span_open = true;
-    push_old(p, to, birth);
+    keep = keep_survivor(p, full ? eph_gc_fate(p->h, was) : at, birth, keep, &span_open, now);
   }
   if (next_old < p->nold_allocs) clock = p->eden_clock + p->old_allocs[p->nold_allocs - 1].bytes;
   if (clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
@@ -282,12 +291,7 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
       prof_batch_record(p, at, t.birth, !exact && i >= p->young_settled);
       continue;
     }
-    if (eph_is_young(p->h, to)) {
-      items[keep++] = (tracked){to, t.birth};
-      continue;
-    }
-    if (!span_open) open_span(p, now), span_open = true;
-    push_old(p, to, t.birth);
+    keep = keep_survivor(p, to, t.birth, keep, &span_open, now);
   }
   if (eph_heap_eden_walk(p->h)) keep = settle_eden(p, full, now, keep, span_open);
   p->young.len = keep;

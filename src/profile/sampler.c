@@ -81,17 +81,21 @@ static bool class_selected(eph_profiler *p, eph_class_id cls) {
   return p->class_state[cls] == 1;
 }
 
+/* A count sample among the allocations that count: the selected ones
+ * (with a class filter, the gaps run over the filtered classes only). */
+static bool take_counted(eph_profiler *p, bool selected) {
+  if (!selected || --p->filtered_count != 0) return false;
+  p->filtered_count = count_gap(p);
+  return true;
+}
+
 bool sampler_take(eph_profiler *p, eph_value obj) {
   bool selected = class_selected(p, eph_class_of(obj));
   if (p->spec.sample_bytes) {
     eph_heap_sample_next(p->h, 0, exponential_gap(p));
     return selected;
   }
-  if (p->spec.classes[0]) {
-    if (!selected || --p->filtered_count != 0) return false; /* counts filtered classes only */
-    p->filtered_count = count_gap(p);
-    return true;
-  }
+  if (p->spec.classes[0]) return take_counted(p, selected);
   /* 1/1 keeps the heap's countdown at 1: nothing to re-arm */
   if (p->spec.sample_every > 1) eph_heap_sample_next(p->h, count_gap(p), 0);
   return selected;
@@ -115,11 +119,7 @@ bool sampler_walks(const eph_profiler *p) {
 void sampler_walk_arm(eph_profiler *p) { p->filtered_count = count_gap(p); }
 
 bool sampler_take_walked(eph_profiler *p, eph_class_id cls) {
-  if (p->take_all) return true;
-  if (!class_selected(p, cls)) return false;
-  if (--p->filtered_count != 0) return false;
-  p->filtered_count = count_gap(p);
-  return true;
+  return p->take_all || take_counted(p, class_selected(p, cls));
 }
 
 double sampler_weight_bytes(const eph_profiler *p, uint64_t size) {
