@@ -63,18 +63,24 @@ static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   c->walks++;
 }
 
-static walk_check *start(const char *spec) {
+/* Watches h in eden-walk mode, from now on. */
+static walk_check *watch(eph_heap *h) {
   walk_check *c = calloc(1, sizeof *c);
   assert_non_null(c);
-  c->h = heap_with(spec);
-  P = eph_class_register(c->h, "Node", EPH_FORMAT_POINTERS);
-  B = eph_class_register(c->h, "Bytes", EPH_FORMAT_BYTES);
+  c->h = h;
   eph_observer obs = {.data = c, .on_alloc = on_alloc, .on_collect = on_collect, .on_alloc_is_leaf = true};
-  eph_heap_set_observer(c->h, &obs);
-  eph_heap_sample_next(c->h, 0, 0);
-  eph_heap_set_eden_walk(c->h, true);
-  assert_true(eph_heap_eden_walk(c->h));
+  eph_heap_set_observer(h, &obs);
+  eph_heap_sample_next(h, 0, 0);
+  eph_heap_set_eden_walk(h, true);
+  assert_true(eph_heap_eden_walk(h));
   return c;
+}
+
+static walk_check *start(const char *spec) {
+  eph_heap *h = heap_with(spec);
+  P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
+  B = eph_class_register(h, "Bytes", EPH_FORMAT_BYTES);
+  return watch(h);
 }
 
 static void finish(walk_check *c) {
@@ -194,13 +200,7 @@ static void test_starts_at_mode(void **state) {
   eph_heap *h = heap_with(NULL);
   P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
   for (int i = 0; i < 100; i++) eph_alloc(h, P, 2);
-  walk_check *c = calloc(1, sizeof *c);
-  assert_non_null(c);
-  c->h = h;
-  eph_observer obs = {.data = c, .on_alloc = on_alloc, .on_collect = on_collect, .on_alloc_is_leaf = true};
-  eph_heap_set_observer(h, &obs);
-  eph_heap_sample_next(h, 0, 0);
-  eph_heap_set_eden_walk(h, true);
+  walk_check *c = watch(h);
   EPH_AT(h);
   eph_site *s = eph__fast(h)->site;
   note(c, eph_alloc(h, P, 1), s);
