@@ -110,6 +110,10 @@ struct eph_heap {
 
   /* collector state */
   bool in_gc;
+  /* Not next to in_observer: GCC would test both with one wide load, which
+   * right after in_observer's store (each sample point) stalls on store
+   * forwarding. */
+  int requested_gc;        /* 1 + eph_gc_kind to run at the next allocation, or 0 */
   eph_gc_phase phase;
   eph_space evacuated[2];  /* the last evacuation's from-spaces: eden and past */
   uint64_t alloc_count;    /* slow-path allocations, for stress_full */
@@ -125,7 +129,6 @@ struct eph_heap {
   eph_observer observer;
   bool has_observer;
   bool in_observer;
-  int requested_gc;        /* 1 + eph_gc_kind to run at the next allocation, or 0 */
   /* eden-walk mode (edenwalk.c): the site log's storage, and where in eden
    * the walk starts (above objects made before the mode was set) */
   bool eden_walk;
