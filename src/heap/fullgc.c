@@ -11,8 +11,9 @@
  * 3. Prefix-sum the live words per 64-word chunk; an object's new address
  *    is then old_base + 8 * (live words before it): O(1), no header space.
  * 4. Update every pointer (roots, live objects) to the new addresses.
- * 5. Slide live objects down in address order (memmove; an object never
- *    overwrites one not yet moved).
+ * 5. Slide live objects down in address order from the end of the dense
+ *    prefix on, a run of adjacent live objects at a time (memmove; nothing
+ *    overwrites what has not moved yet).
  * 6. Give free memory above the shrink threshold back to the OS.
  */
 #include <stdlib.h>
@@ -73,6 +74,20 @@ static size_t next_set_bit(const uint64_t *bits, size_t w, size_t limit) {
   while (!word) {
     if (++i >= nwords) return limit;
     word = bits[i];
+  }
+  size_t r = (i << 6) + (size_t)__builtin_ctzll(word);
+  return r < limit ? r : limit;
+}
+
+/* Index of the first clear bit at or after w, or `limit`. */
+static size_t next_clear_bit(const uint64_t *bits, size_t w, size_t limit) {
+  if (w >= limit) return limit;
+  size_t i = w >> 6;
+  uint64_t word = ~bits[i] & (~UINT64_C(0) << (w & 63));
+  size_t nwords = (limit + 63) >> 6;
+  while (!word) {
+    if (++i >= nwords) return limit;
+    word = ~bits[i];
   }
   size_t r = (i << 6) + (size_t)__builtin_ctzll(word);
   return r < limit ? r : limit;
@@ -234,19 +249,23 @@ static void update_pointers(eph_heap *h, size_t nwords) {
   }
 }
 
+/* Slides each run of live words (marked words are whole live objects, so a
+ * run is a sequence of adjacent live objects) down in one memmove: no
+ * header is read.  The dense prefix stays where it is. */
 static uint64_t slide(eph_heap *h, size_t nwords) {
   char *old_top = h->old_top;
   uint64_t moved = 0;
-  char *dest = h->old_base;
-  for (size_t w = next_set_bit(h->mark_bits, 0, nwords); w < nwords;) {
+  char *dest = h->dense_end;
+  for (size_t w = next_set_bit(h->mark_bits, word_index(h, (eph_value)dest), nwords); w < nwords;) {
+    size_t end = next_clear_bit(h->mark_bits, w, nwords);
+    size_t bytes = (end - w) * EPH_WORD;
     char *src = h->old_base + w * EPH_WORD;
-    size_t bytes = eph_span(h, (eph_value)src);
     if (src != dest) {
       memmove(dest, src, bytes);
       moved += bytes;
     }
     dest += bytes;
-    w = next_set_bit(h->mark_bits, w + bytes / EPH_WORD, nwords);
+    w = next_set_bit(h->mark_bits, end, nwords);
   }
   h->old_top = dest;
   if (eph_checking(h)) eph_poison(dest, old_top);
