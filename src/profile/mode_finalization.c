@@ -9,7 +9,7 @@
  * dead, which is FiLiP's *delayed observation*.
  *
  * Two deviations from FiLiP, both to keep the ephemerons from filling old
- * space (docs/profiler.md has the measurements):
+ * space (docs/finalization.md has the measurements):
  *  - The ephemerons are *phantom* (ephemeron.h): a mourned one keeps a
  *    tombstone (the dead object's class and size) instead of its key, so
  *    the collection that finds a sampled object dead reclaims it.  Pharo
