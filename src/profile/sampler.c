@@ -21,13 +21,17 @@
 
 #include "profiler.h"
 
-static double next_unit(eph_profiler *p) {
+static inline uint64_t next_u64(eph_profiler *p) {
   uint64_t x = p->rng;
   x ^= x << 13;
   x ^= x >> 7;
   x ^= x << 17;
   p->rng = x;
-  return ((double)(x >> 11) + 0.5) * 0x1.0p-53; /* (0, 1) */
+  return x;
+}
+
+static double next_unit(eph_profiler *p) {
+  return ((double)(next_u64(p) >> 11) + 0.5) * 0x1.0p-53; /* (0, 1) */
 }
 
 static uint64_t exponential_gap(eph_profiler *p) {
@@ -112,14 +116,26 @@ bool sampler_walks(const eph_profiler *p) {
   return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed && (s->sample_every <= 8 || s->classes[0]);
 }
 
+#define WALK_DRAW_MAX 8 /* the walk draws per allocation for N up to this */
+
 /* The walk's sampler: the same choice as the sample points', each
  * allocation of a selected class kept with probability 1/N (the gaps run
  * over the walked objects and the old-space allocations, two sequences
  * in different orders: the gaps are memoryless, so nothing changes). */
-void sampler_walk_arm(eph_profiler *p) { p->filtered_count = count_gap(p); }
+void sampler_walk_arm(eph_profiler *p) {
+  uint64_t n = p->spec.sample_every;
+  p->walk_threshold = n > 1 && n <= WALK_DRAW_MAX ? UINT64_MAX / n : 0;
+  p->filtered_count = count_gap(p);
+}
 
+/* For small N the walk draws for each allocation (a xorshift step and a
+ * compare: kept with probability 1/N to within 2^-64) rather than draw a
+ * geometric gap for each sample: the same process, but a gap costs a log(),
+ * and at 1/2 that made the walk dearer than at 1/1. */
 bool sampler_take_walked(eph_profiler *p, eph_class_id cls) {
-  return p->take_all || take_counted(p, class_selected(p, cls));
+  if (p->take_all) return true;
+  if (p->walk_threshold) return class_selected(p, cls) && next_u64(p) < p->walk_threshold;
+  return take_counted(p, class_selected(p, cls));
 }
 
 double sampler_weight_bytes(const eph_profiler *p, uint64_t size) {
