@@ -240,8 +240,9 @@ void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
  * empty, plus each object's bytes in turn, and the old-space allocations
  * made when eden's top was at or below the object (they came before it). */
 static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
-  eph_eden_walk w;
-  eph_gc_eden_walk_begin(p->h, &w);
+  eph_eden_walk begun;
+  eph_gc_eden_walk_begin(p->h, &begun);
+  eph_eden_walk w = begun; /* a copy no call sees: its fields can live in registers */
   uint64_t clock = p->eden_clock;
   size_t next_old = 0;
   eph_value was, at;
