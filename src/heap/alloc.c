@@ -183,7 +183,7 @@ __attribute__((noinline)) static eph_value alloc_slow(eph_heap *h, eph_class_id 
   if (old) h->stats.bytes_allocated_old += total;
 
   bool sample_point = count_point || (!h->in_observer && eph_heap_allocated(h) > h->sample_at_bytes);
-  if (old && h->eden_walk && !h->in_observer) {
+  if (old && eph_eden_walk_on(h) && !h->in_observer) {
     sample_point = true; /* eden walks see young objects only */
     eph_eden_walk_note_old(h);
   }

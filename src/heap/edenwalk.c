@@ -26,7 +26,6 @@ void eph_site_log_grow(eph_heap *h) {
 }
 
 void eph_heap_set_eden_walk(eph_heap *h, bool on) {
-  h->eden_walk = on;
   h->eden_walk_from = on ? h->fast.alloc_top : NULL;
   if (on) {
     if (!h->site_log_base) eph_site_log_grow(h);
@@ -37,7 +36,7 @@ void eph_heap_set_eden_walk(eph_heap *h, bool on) {
   }
 }
 
-bool eph_heap_eden_walk(const eph_heap *h) { return h->eden_walk; }
+bool eph_heap_eden_walk(const eph_heap *h) { return eph_eden_walk_on(h); }
 
 size_t eph_heap_site_log_bytes(const eph_heap *h) { return h->site_log_cap * sizeof *h->site_log_base; }
 
@@ -50,7 +49,7 @@ void eph_eden_walk_note_old(eph_heap *h) {
 
 void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
   *w = (eph_eden_walk){.h = h, .trailer_bytes = h->fast.trailer_bytes, .full = h->phase == PHASE_MARKED};
-  if (!h->eden_walk || h->phase == PHASE_NONE) return;
+  if (!eph_eden_walk_on(h) || h->phase == PHASE_NONE) return;
   const eph_space *eden = &h->evacuated[0];
   char *from = h->eden_walk_from && h->eden_walk_from > eden->start ? h->eden_walk_from : eden->start;
   w->next = (uintptr_t)from;
@@ -63,7 +62,7 @@ void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
  * for the allocation that triggered the collection (its top was eden's
  * top before it; the object goes where eden starts now). */
 void eph_eden_walk_after_gc(eph_heap *h) {
-  if (!h->eden_walk) return;
+  if (!eph_eden_walk_on(h)) return;
   eph_site *pending = NULL;
   if (h->fast.site_log > h->site_log_base && h->fast.site_log[-1].at == (uintptr_t)h->evacuated[0].top)
     pending = h->fast.site_log[-1].site;

@@ -129,9 +129,9 @@ struct eph_heap {
   eph_observer observer;
   bool has_observer;
   bool in_observer;
-  /* eden-walk mode (edenwalk.c): the site log's storage, and where in eden
-   * the walk starts (above objects made before the mode was set) */
-  bool eden_walk;
+  /* eden-walk mode (edenwalk.c; on while fast.site_log is set): the site
+   * log's storage, and where in eden the walk starts (above objects made
+   * before the mode was set) */
   eph_site_mark *site_log_base;
   size_t site_log_cap;
   char *eden_walk_from;
@@ -195,6 +195,7 @@ static inline bool eph_in_old(const eph_heap *h, eph_value v) {
 }
 
 /* edenwalk.c */
+static inline bool eph_eden_walk_on(const eph_heap *h) { return h->fast.site_log != NULL; }
 void eph_eden_walk_after_gc(eph_heap *h);
 void eph_eden_walk_free(eph_heap *h);
 void eph_eden_walk_note_old(eph_heap *h);
