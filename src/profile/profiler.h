@@ -82,7 +82,7 @@ typedef struct eph_profiler {
   uint8_t *class_written;     /* class entry already in the file */
   size_t class_written_len;
   uint64_t filtered_count;    /* allocations of filtered classes seen (count sampling with a filter) */
-  uint64_t walk_threshold;    /* the walk at 1/N, N <= 8: keep when a draw is below it (0: gaps) */
+  uint64_t walk_threshold;    /* the walk at 1/N, N <= WALK_MAX_N: keep when a draw is below it (0: gaps) */
   eph_death_kind batch_kind;  /* of the current prof_batch */
   bool take_all;              /* 1/1 or every:1 without a class filter: every sample point is a sample */
 

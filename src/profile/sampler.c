@@ -105,18 +105,19 @@ bool sampler_take(eph_profiler *p, eph_value obj) {
   return selected;
 }
 
+#define WALK_MAX_N 8 /* 1/N with N up to this: most allocations are samples */
+
 /* Should gc mode walk eden (mode_gc.c) instead of taking sample points?
  * When every allocation would be one anyway (1/1, or a class filter,
- * which sees every allocation), or most would: random gaps of 8 or less.
+ * which sees every allocation), or most would: gaps of WALK_MAX_N or less.
  * Not for fixed gaps (every:N keeps exactly every N-th allocation, and
  * the walk meets old-space allocations out of order; every:1 is how to
  * ask for sample points at 100 %) nor byte sampling. */
 bool sampler_walks(const eph_profiler *p) {
   const eph_profile_spec *s = &p->spec;
-  return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed && (s->sample_every <= 8 || s->classes[0]);
+  return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed &&
+         (s->sample_every <= WALK_MAX_N || s->classes[0]);
 }
-
-#define WALK_DRAW_MAX 8 /* the walk draws per allocation for N up to this */
 
 /* The walk's sampler: the same choice as the sample points', each
  * allocation of a selected class kept with probability 1/N (the gaps run
@@ -124,14 +125,15 @@ bool sampler_walks(const eph_profiler *p) {
  * in different orders: the gaps are memoryless, so nothing changes). */
 void sampler_walk_arm(eph_profiler *p) {
   uint64_t n = p->spec.sample_every;
-  p->walk_threshold = n > 1 && n <= WALK_DRAW_MAX ? UINT64_MAX / n : 0;
+  p->walk_threshold = n > 1 && n <= WALK_MAX_N ? UINT64_MAX / n : 0;
   p->filtered_count = count_gap(p);
 }
 
-/* For small N the walk draws for each allocation (a xorshift step and a
- * compare: kept with probability 1/N to within 2^-64) rather than draw a
- * geometric gap for each sample: the same process, but a gap costs a log(),
- * and at 1/2 that made the walk dearer than at 1/1. */
+/* Up to WALK_MAX_N (a class filter walks at any N, with gaps above it)
+ * the walk draws for each allocation (a xorshift step and a compare: kept
+ * with probability 1/N to within 2^-64) rather than draw a geometric gap
+ * for each sample: the same process, but a gap costs a log(), and at 1/2
+ * that made the walk dearer than at 1/1. */
 bool sampler_take_walked(eph_profiler *p, eph_class_id cls) {
   if (p->take_all) return true;
   if (p->walk_threshold) return class_selected(p, cls) && next_u64(p) < p->walk_threshold;
