@@ -604,7 +604,7 @@ static bool xinuse(uint64_t *bits) {
 static void test_writer_leaves_vector_state_clean(void **state) {
   (void)state;
 #if defined(__x86_64__) && defined(__GNUC__)
-  uint64_t in_use;
+  uint64_t in_use = 0;
   if (!xinuse(&in_use)) skip();
   eph_error err;
   eph_writer *w = eph_writer_open(tmp_path("vector-state.eph"), NULL, 0, false, &err);
