@@ -145,12 +145,32 @@ void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *al
 eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
                                    const eph_stamp *birth, bool until_birth);
 
+/*
+ * Forks: a second record stream, for a thread of the tool's own (gc mode
+ * walks eden in two halves at once).  Records written to a fork, with
+ * eph_writer_batch_record in the parent's current batch or with
+ * eph_writer_record, are encoded in memory by the thread that writes them,
+ * against the classes and sites the parent had declared at the last
+ * eph_writer_fork_sync.  Until eph_writer_join, the parent may take
+ * records (from one other thread) but must not declare classes or sites,
+ * start a batch or be closed.  eph_writer_join appends the fork's records
+ * to the file after the parent's so far; the fork stays, empty, for the
+ * next round (sync it first).  Free a fork with eph_writer_close.
+ */
+eph_writer *eph_writer_fork(eph_writer *parent); /* NULL: out of memory, or parent is a fork */
+void eph_writer_fork_sync(eph_writer *fork);
+/* An error the fork met (out of memory) fails the parent for good. */
+eph_status eph_writer_join(eph_writer *fork);
+
 /* Writes the buffered chunk now (the writer also does when a chunk fills). */
 eph_status eph_writer_flush(eph_writer *w);
 
 /* Writes the closing chunk and closes the file; frees w.  NULL allowed.
  * totals NULL: zero totals.  On a failed write the file stays incomplete. */
 eph_status eph_writer_close(eph_writer *w, const eph_totals *totals);
+
+/* Bytes the writer holds in its buffers (not its tables' strings). */
+size_t eph_writer_memory(const eph_writer *w);
 
 /* Message of the writer's last error.  eph_writer_error(NULL): the message
  * of this thread's last eph_writer_close that failed (w is gone by then). */

@@ -45,6 +45,7 @@
  * The SPEC string: comma-separated key=value pairs
  *   mode=gc|finalization|merlin|brute   sample=1/N | N | every:N | all | bytes:B (B with K/M/G)
  *   out=FILE   pretenure=on|off   compress=on|off   seed=N   classes=A,B,...
+ *   granule=K (brute)   trace=on (merlin)   threads=1|2|auto (gc)
  * (a token without '=' after classes= continues the class list).
  */
 #ifndef EPHEMERA_PROFILE_H
@@ -76,6 +77,8 @@ typedef struct eph_profile_spec {
   char classes[1024];    /* comma-separated class filter; "" = all classes */
   uint64_t granule;      /* brute: bytes between full GCs; 0 = every allocation */
   bool trace;            /* merlin: write the full event trace */
+  unsigned threads;      /* gc mode sampling every object: threads that walk eden after a
+                            scavenge, 1 or 2; 0 (auto) = 2 where two CPUs are online */
 } eph_profile_spec;
 
 /* Defaults: mode=gc, sample=1/1, pretenure=on, compress=off, out=ephemera.eph. */

@@ -65,6 +65,11 @@ struct eph_writer {
   /* Declared ids as bitmaps (bit 0, "unknown", always set): the per-record check. */
   uint64_t *class_bits, *site_bits;
   size_t class_words, site_words;
+  /* A fork (eph_writer_fork): no file; its chunks go to `spool` until
+   * eph_writer_join appends them to the parent's.  The bitmaps above are
+   * the parent's, borrowed. */
+  eph_writer *parent;
+  ephf_buf spool;
   /* Declared tables, indexed by id. */
   char **classes;
   size_t classes_cap;
@@ -90,6 +95,15 @@ static eph_status io_fail(eph_writer *w, const char *what, int errnum) {
 }
 
 static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
+  if (w->parent) {
+    if (!ephf_buf_reserve(&w->spool, n)) {
+      w->failed = EPH_ERR_NOMEM;
+      return fail(w, w->failed, "out of memory holding a forked record stream of %s", w->parent->path);
+    }
+    memcpy(w->spool.p + w->spool.len, p, n);
+    w->spool.len += n;
+    return EPH_OK;
+  }
   while (n) {
     ssize_t k = write(w->fd, p, n);
     if (k < 0) {
@@ -204,8 +218,11 @@ static void free_writer(eph_writer *w) {
     free(w->sites[i].function);
   }
   free(w->sites);
-  free(w->class_bits);
-  free(w->site_bits);
+  if (!w->parent) {
+    free(w->class_bits);
+    free(w->site_bits);
+  }
+  ephf_buf_free(&w->spool);
   free(w->path);
   free(w);
 }
@@ -214,6 +231,24 @@ static void set_err(eph_error *err, eph_status st, const char *msg) {
   if (!err) return;
   err->status = st;
   snprintf(err->message, sizeof err->message, "%s", msg);
+}
+
+/* The chunk buffers, each with room for its header, and zlib's stream if
+ * compressing; NULL, or what ran out. */
+static const char *init_buffers(eph_writer *w) {
+  for (int i = 0; i < NBUF; i++) {
+    /* Records: a whole chunk and one more record, so that the record path never grows it. */
+    size_t cap = i == B_CLOSE     ? 128
+                 : i == B_RECORDS ? EPHF_CHUNK_HEADER_LEN + EPHF_CHUNK_TARGET + EPHF_RECORD_MAX
+                                  : 4096;
+    if (!ephf_buf_reserve(&w->buf[i], cap)) return "out of memory opening an .eph writer";
+    w->buf[i].len = EPHF_CHUNK_HEADER_LEN;
+  }
+  if (w->compress) {
+    if (deflateInit(&w->z, Z_BEST_SPEED) != Z_OK) return "cannot initialise zlib";
+    w->z_ready = true;
+  }
+  return NULL;
 }
 
 eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t nmeta, bool compress, eph_error *err) {
@@ -244,25 +279,11 @@ eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t 
   }
   w->class_bits[0] = w->site_bits[0] = 1; /* id 0: unknown, always allowed */
   w->class_words = w->site_words = 1;
-  for (int i = 0; i < NBUF; i++) {
-    /* Records: a whole chunk and one more record, so that the record path never grows it. */
-    size_t cap = i == B_CLOSE     ? 128
-                 : i == B_RECORDS ? EPHF_CHUNK_HEADER_LEN + EPHF_CHUNK_TARGET + EPHF_RECORD_MAX
-                                  : 4096;
-    if (!ephf_buf_reserve(&w->buf[i], cap)) {
-      free_writer(w);
-      set_err(err, EPH_ERR_NOMEM, "out of memory opening an .eph writer");
-      return NULL;
-    }
-    w->buf[i].len = EPHF_CHUNK_HEADER_LEN;
-  }
-  if (compress) {
-    if (deflateInit(&w->z, Z_BEST_SPEED) != Z_OK) {
-      free_writer(w);
-      set_err(err, EPH_ERR_NOMEM, "cannot initialise zlib");
-      return NULL;
-    }
-    w->z_ready = true;
+  const char *why = init_buffers(w);
+  if (why) {
+    free_writer(w);
+    set_err(err, EPH_ERR_NOMEM, why);
+    return NULL;
   }
   w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (w->fd < 0) {
@@ -314,6 +335,7 @@ static void clear_bit(uint64_t *bits, uint32_t id) { bits[id >> 6] &= ~((uint64_
 eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
+  if (w->parent) return fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "classes");
   if (id == 0 || id > EPH_FORMAT_MAX_ID)
     return fail(w, EPH_ERR_INVALID, "class id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
   if (!name) return fail(w, EPH_ERR_INVALID, "class %u has no name", (unsigned)id);
@@ -341,6 +363,7 @@ eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
 eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int line, const char *function) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
+  if (w->parent) return fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "sites");
   if (id == 0 || id > EPH_FORMAT_MAX_ID)
     return fail(w, EPH_ERR_INVALID, "site id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
   if (!file) file = "";
@@ -735,6 +758,10 @@ eph_status eph_writer_flush(eph_writer *w) {
 
 eph_status eph_writer_close(eph_writer *w, const eph_totals *totals) {
   if (!w) return EPH_OK;
+  if (w->parent) { /* a fork: what was not joined is dropped */
+    free_writer(w);
+    return EPH_OK;
+  }
   eph_totals zero;
   if (!totals) {
     memset(&zero, 0, sizeof zero);
@@ -757,3 +784,58 @@ eph_status eph_writer_close(eph_writer *w, const eph_totals *totals) {
 }
 
 const char *eph_writer_error(const eph_writer *w) { return w ? w->error : close_error; }
+
+size_t eph_writer_memory(const eph_writer *w) {
+  if (!w) return 0;
+  size_t n = sizeof *w + w->zout.cap + w->spool.cap;
+  for (int i = 0; i < NBUF; i++) n += w->buf[i].cap;
+  return n;
+}
+
+/* --- forks: a second record stream for another thread --------------------------- */
+
+eph_writer *eph_writer_fork(eph_writer *parent) {
+  if (!parent || parent->parent) return NULL;
+  eph_writer *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->fd = -1;
+  f->parent = parent;
+  f->compress = parent->compress;
+  ephf_rec_ctx_reset(&f->rec);
+  if (!(f->path = strdup(parent->path)) || init_buffers(f)) {
+    free_writer(f);
+    return NULL;
+  }
+  eph_writer_fork_sync(f);
+  return f;
+}
+
+void eph_writer_fork_sync(eph_writer *f) {
+  if (!f || !f->parent) return;
+  const eph_writer *w = f->parent;
+  f->class_bits = w->class_bits;
+  f->class_words = w->class_words;
+  f->site_bits = w->site_bits;
+  f->site_words = w->site_words;
+  f->batch = w->batch;
+  f->batch.synced = f->batch.au_synced = false; /* f's record context is its own */
+}
+
+eph_status eph_writer_join(eph_writer *f) {
+  if (!f || !f->parent) return EPH_ERR_INVALID;
+  eph_writer *w = f->parent;
+  eph_status st = f->failed ? f->failed : write_buf(f, B_RECORDS); /* the last chunk, into the spool */
+  if (st != EPH_OK) {
+    /* the fork's records are lost: the file would lack them */
+    if (!w->failed) {
+      w->failed = st;
+      snprintf(w->error, sizeof w->error, "%s", f->error);
+    }
+    f->spool.len = 0;
+    return st;
+  }
+  st = write_data(w, B_RECORDS); /* the parent's records so far, and the tables the fork's records name */
+  if (st == EPH_OK && f->spool.len) st = write_all(w, f->spool.p, f->spool.len);
+  f->spool.len = 0;
+  return st;
+}

@@ -124,10 +124,9 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cac
     size_t k = (size_t)((y - p->clock_points[0].bytes) >> p->clock_shift);
     size_t j = k < p->clock_index_len ? p->clock_index[k] : p->nclock_points - 1;
     while (j + 1 < p->nclock_points && p->clock_points[j + 1].bytes <= y) j++;
-    p->clock_hint = j;
     const struct clock_point *a = &p->clock_points[j];
     s.wall_ns = a->wall_ns;
-    if (p->clock_hint + 1 < p->nclock_points) { /* a->bytes < bytes <= next's */
+    if (j + 1 < p->nclock_points) { /* a->bytes < bytes <= next's */
       const struct clock_point *b = a + 1;
       c->wall_lo = a->bytes;
       c->wall_span = b->bytes - a->bytes;
@@ -142,13 +141,13 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cac
     s.full_gcs = c->gc_full_gcs;
   } else if (p->ngc_clocks && p->gc_clocks[0].bytes < bytes) {
     /* the last collection strictly before `bytes` holds the counts */
-    LOOKUP(p->gc_clocks, p->ngc_clocks, bytes, bytes - 1, p->gc_hint);
-    const struct gc_clock *g = &p->gc_clocks[p->gc_hint];
+    LOOKUP(p->gc_clocks, p->ngc_clocks, bytes, bytes - 1, c->gc_hint);
+    const struct gc_clock *g = &p->gc_clocks[c->gc_hint];
     s.scavenges = g->scavenges;
     s.full_gcs = g->full_gcs;
     /* valid for (g, next g], or after g until the next collection */
     c->gc_lo = g->bytes + 1;
-    c->gc_span = p->gc_hint + 1 < p->ngc_clocks ? g[1].bytes - g->bytes : UINT64_MAX - g->bytes;
+    c->gc_span = c->gc_hint + 1 < p->ngc_clocks ? g[1].bytes - g->bytes : UINT64_MAX - g->bytes;
     c->gc_scavenges = g->scavenges;
     c->gc_full_gcs = g->full_gcs;
   } else { /* before the first collection */

@@ -15,15 +15,8 @@
  *
  * Sampling every object (take_all), most objects (random gaps of 8 or
  * less) or through a class filter (sampler_walks), young objects are not
- * tracked as they are allocated: that cost a call through the allocation
- * slow path for each.  The heap's eden-walk mode keeps the inline fast
- * path; after each collection settle_eden walks what eden held, in
- * allocation order, the sampler choosing as it goes (sampler_take_walked),
- * and each object's birth is the clock when eden was last empty plus the
- * bytes before it (old-space allocations in between, which still reach
- * on_alloc, are noted with eden's top at the time).  Sites come from
- * EPH_AT's log.  Survivors join the young or old list like any tracked
- * object.
+ * tracked as they are allocated: after each collection gc_eden.c walks
+ * what eden held.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +90,7 @@ eph_status gc_mode_start(eph_profiler *p, eph_error *err) {
 }
 
 void gc_mode_free(eph_profiler *p) {
+  gc_eden_free(p);
   free(p->young.items);
   free(p->old_allocs);
   p->old.len = 0;
@@ -193,8 +187,8 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
  * entry `keep` (the young list is rebuilt in place) or, promoted, appended
  * to the old list in this collection's span.  Returns the young entries
  * kept so far. */
-static size_t keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
-                            const eph_stamp *now) {
+size_t gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
+                        const eph_stamp *now) {
   if (eph_is_young(p->h, to)) {
     p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + 1, sizeof *p->young.items);
     p->young.items[keep] = (tracked){to, birth};
@@ -202,75 +196,6 @@ static size_t keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_
   }
   if (!*span_open) open_span(p, now), *span_open = true;
   push_old(p, to, birth);
-  return keep;
-}
-
-/* --- the eden walk (sampler_walks) ------------------------------------------------ */
-
-/* The next sample point for a clock point (a wall-clock sample) only. */
-static void arm_clock_point(eph_profiler *p, uint64_t now) {
-  eph_heap_sample_next(p->h, 0, p->next_clock_point > now ? p->next_clock_point - now : 1);
-}
-
-/* Young objects are no sample points: each collection walks what eden
- * held (settle_eden), and their births follow from the order.  Here come
- * old-space allocations, sampled and tracked as usual, and the byte
- * trigger's wall-clock points. */
-void gc_walk_start(eph_profiler *p) {
-  p->eden_clock = prof_clock(p);
-  eph_heap_set_eden_walk(p->h, true);
-  sampler_walk_arm(p);
-  arm_clock_point(p, p->eden_clock);
-}
-
-void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
-  eph_profiler *p = data;
-  uint64_t t = prof_clock(p);
-  if (!eph_is_young(h, obj)) {
-    p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
-    p->old_allocs[p->nold_allocs++] = (struct old_alloc){(uintptr_t)eph__fast(h)->alloc_top, t - p->eden_clock};
-    if (sampler_take_walked(p, eph_class_of(obj))) gc_mode_track(p, obj, prof_birth_at(p, t));
-  }
-  clocks_tick(p, t);
-  arm_clock_point(p, t);
-}
-
-/* Walks eden after a collection, as settle_young does the young list;
- * returns the young entries kept.  Births: the clock when eden was last
- * empty, plus each object's bytes in turn, and the old-space allocations
- * made when eden's top was at or below the object (they came before it). */
-static size_t settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
-  eph_eden_walk begun;
-  eph_gc_eden_walk_begin(p->h, &begun);
-  eph_eden_walk w = begun; /* a copy no call sees: its fields can live in registers */
-  uint64_t clock = p->eden_clock;
-  size_t next_old = 0;
-  eph_value was, at;
-  bool dead;
-  eph_site *site;
-  while (eph_gc_eden_walk_next(&w, &was, &at, &dead, &site)) {
-    while (next_old < p->nold_allocs && p->old_allocs[next_old].at <= (uintptr_t)was)
-      clock = p->eden_clock + p->old_allocs[next_old++].bytes;
-    clock += eph_object_bytes(at);
-    if (!p->take_all && !sampler_take_walked(p, eph_class_of(at))) continue;
-    uint32_t site_id = prof_site_id(p, site);
-    uint64_t birth = (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
-    p->stats.samples++;
-    if (dead) {
-      prof_batch_record(p, at, birth, true); /* born since the last collection */
-      continue;
-    }
-    keep = keep_survivor(p, full ? eph_gc_fate(p->h, was) : at, birth, keep, &span_open, now);
-  }
-  if (next_old < p->nold_allocs) clock = p->eden_clock + p->old_allocs[p->nold_allocs - 1].bytes;
-  if (clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
-    fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
-            (unsigned long long)clock, (unsigned long long)now->bytes);
-    abort();
-  }
-  p->nold_allocs = 0;
-  p->eden_clock = now->bytes;
-  prof_note_memory(p); /* the heap's site log grows without telling */
   return keep;
 }
 
@@ -292,9 +217,9 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
       prof_batch_record(p, at, t.birth, !exact && i >= p->young_settled);
       continue;
     }
-    keep = keep_survivor(p, to, t.birth, keep, &span_open, now);
+    keep = gc_keep_survivor(p, to, t.birth, keep, &span_open, now);
   }
-  if (eph_heap_eden_walk(p->h)) keep = settle_eden(p, full, now, keep, span_open);
+  if (eph_heap_eden_walk(p->h)) keep = gc_settle_eden(p, full, now, keep, span_open);
   p->young.len = keep;
   p->young_settled = keep;
   p->young_until = *now;

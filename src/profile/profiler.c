@@ -33,7 +33,8 @@ void prof_note_memory(eph_profiler *p) {
                (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
-               p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0);
+               p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0) +
+               eph_writer_memory(p->out) + gc_eden_memory(p);
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
 }
@@ -74,6 +75,12 @@ static size_t site_slot(const site_map *m, const eph_site *s) {
   size_t i = ((uintptr_t)s >> 3) * 0x9E3779B97F4A7C15u & (m->cap - 1);
   while (m->keys[i] && m->keys[i] != s) i = (i + 1) & (m->cap - 1);
   return i;
+}
+
+uint32_t prof_site_find(const eph_profiler *p, const eph_site *s) {
+  if (!p->sites.cap) return 0;
+  size_t i = site_slot(&p->sites, s);
+  return p->sites.keys[i] ? p->sites.ids[i] : 0;
 }
 
 /* Sites are numbered per profile (not in eph_site.id: two heaps in one
@@ -348,6 +355,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
       .peak_heap = s.peak_committed,
   };
   eph_status st = eph_writer_close(p->out, &totals);
+  p->out = NULL; /* gone: prof_note_memory counts no writer now */
   if (st != EPH_OK && p->error == EPH_OK) {
     p->error = st;
     snprintf(p->error_message, sizeof p->error_message, "could not finish writing the file (%s)", eph_status_name(st));

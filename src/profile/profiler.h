@@ -95,7 +95,6 @@ typedef struct eph_profiler {
   uint32_t *clock_index;        /* bucket -> point (clocks.c) */
   size_t clock_index_len, clock_index_cap;
   unsigned clock_shift;         /* log2 of the bucket width */
-  size_t clock_hint, gc_hint;   /* last lookups: stamps are asked for in time order, mostly */
   /* Intervals last looked up, one per kind of caller (clocks.c): entry 0
    * for births and most stamps, entry 1 for Merlin's deaths, which lie
    * anywhere after the births they are written with. */
@@ -104,6 +103,7 @@ typedef struct eph_profiler {
     uint64_t wall_slope;        /* its ns per byte, fixed point with 32 fraction bits */
     uint64_t gc_lo, gc_span;    /* an interval between collections, and its counts */
     uint32_t gc_scavenges, gc_full_gcs;
+    size_t gc_hint;             /* the last collection looked up: stamps come in time order, mostly */
   } clock_cache[2];
   /* each collection, in order, with the counts of collections up to it */
   struct gc_clock { uint64_t bytes; uint32_t scavenges, full_gcs; } *gc_clocks;
@@ -123,6 +123,9 @@ typedef struct eph_profiler {
   uint64_t eden_clock;        /* the clock when eden was last empty */
   struct old_alloc { uintptr_t at; uint64_t bytes; } *old_allocs;
   size_t nold_allocs, old_allocs_cap;
+  unsigned walk_threads;      /* 2: a scavenge's walk is shared with a second thread */
+  uintptr_t walk_piece_min;   /* ... in pieces of at least this many bytes */
+  struct walk_split *split;   /* the second thread's state (gc_eden.c), once used */
 
   /* finalization mode */
   eph_class_id eph_class;
@@ -210,6 +213,8 @@ static inline void clocks_tick(eph_profiler *p, uint64_t bytes) {
   if (bytes >= p->next_clock_point) clocks_point(p, bytes);
 }
 void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
+/* Reads p's clock tables and writes only c: a thread with a cache entry of
+ * its own may take stamps while the tables stand still (in on_collect). */
 eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c);
 /* The wall time at `bytes` in the interval of cache entry c: integer
  * arithmetic, since a double's conversions sat on the path of every record. */
@@ -220,14 +225,16 @@ static inline uint64_t clocks_wall_in(const struct clock_cache *c, uint64_t byte
 /* The stamp of a past point of the allocation clock (see clocks.c), with
  * cache entry k; the common case, a point in the intervals last looked up
  * with it, inline. */
-static inline eph_stamp clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
-  const struct clock_cache *c = &p->clock_cache[k];
+static inline eph_stamp clocks_stamp_in(eph_profiler *p, uint64_t bytes, struct clock_cache *c) {
   if (bytes - c->wall_lo - 1 < c->wall_span && bytes - c->gc_lo < c->gc_span)
     return (eph_stamp){.bytes = bytes,
                        .wall_ns = clocks_wall_in(c, bytes),
                        .scavenges = c->gc_scavenges,
                        .full_gcs = c->gc_full_gcs};
-  return clocks_stamp_at_slow(p, bytes, &p->clock_cache[k]);
+  return clocks_stamp_at_slow(p, bytes, c);
+}
+static inline eph_stamp clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
+  return clocks_stamp_in(p, bytes, &p->clock_cache[k]);
 }
 static inline eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) { return clocks_stamp_with(p, bytes, 0); }
 
@@ -249,8 +256,18 @@ void gc_mode_free(eph_profiler *p);
 void gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
 void gc_mode_stop(eph_profiler *p);
+/* A tracked object that survived this collection, now at `to`: young
+ * entry `keep` or, promoted, appended to the old list in this
+ * collection's span.  Returns the young entries kept so far. */
+size_t gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
+                        const eph_stamp *now);
+
+/* gc_eden.c */
 void gc_walk_start(eph_profiler *p);
 void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
+size_t gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open);
+void gc_eden_free(eph_profiler *p);
+size_t gc_eden_memory(const eph_profiler *p); /* bytes the split walk holds */
 
 /* mode_merlin.c */
 eph_status merlin_mode_start(eph_profiler *p, eph_error *err);
@@ -263,6 +280,8 @@ void merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
 void merlin_mode_stop(eph_profiler *p);
 uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s);
 uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls);
+/* The profile's id of site s, or 0 if it has none yet (changes nothing). */
+uint32_t prof_site_find(const eph_profiler *p, const eph_site *s);
 
 /* The file's id of a class, declaring it in the file on first use. */
 static inline uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {

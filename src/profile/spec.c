@@ -115,12 +115,16 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
       if (!parse_u64(v, &t.granule)) return bad(err, key, v, "a positive number of bytes (K/M/G)");
     } else if (!strcmp(key, "trace")) {
       if (!parse_bool(v, &t.trace)) return bad(err, key, v, "on or off");
+    } else if (!strcmp(key, "threads")) {
+      if (!strcmp(v, "auto")) t.threads = 0;
+      else if (!strcmp(v, "1") || !strcmp(v, "2")) t.threads = (unsigned)(*v - '0');
+      else return bad(err, key, v, "1, 2 or auto");
     } else if (!strcmp(key, "classes")) {
       snprintf(t.classes, sizeof t.classes, "%s", v);
       in_classes = true;
     } else {
       eph_error_fill(err, EPH_ERR_INVALID,
-                     "profile spec: unknown key '%s' (known: mode, sample, out, pretenure, compress, seed, classes, granule, trace)",
+                     "profile spec: unknown key '%s' (known: mode, sample, out, pretenure, compress, seed, classes, granule, trace, threads)",
                      key);
       return EPH_ERR_INVALID;
     }
@@ -145,6 +149,7 @@ void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len) {
   char extra[64] = "";
   if (s->mode == EPH_MODE_BRUTE) snprintf(extra, sizeof extra, ",granule=%llu", (unsigned long long)s->granule);
   if (s->mode == EPH_MODE_MERLIN && s->trace) snprintf(extra, sizeof extra, ",trace=on");
+  if (s->threads) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",threads=%u", s->threads);
   snprintf(buf, len, "mode=%s,sample=%s,pretenure=%s,compress=%s,seed=%llu%s%s%s", mode_name(s->mode), sample,
            s->pretenure ? "on" : "off", s->compress ? "on" : "off", (unsigned long long)s->seed, extra,
            s->classes[0] ? ",classes=" : "", s->classes);

@@ -4,16 +4,20 @@
 # does with a class filter; sample=every:1 (fixed gaps) takes the
 # per-allocation path instead.  All three must give the same records —
 # class, site, size, births, deaths, how — all but the wall times, which
-# differ from run to run.
+# differ from run to run.  With two threads sharing each scavenge's walk
+# (threads=2, eden cut into pieces of 16 KiB here), the records must
+# also come in the same order as with one.
 set -euo pipefail
 bin=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # columns: id class site size weight birth_bytes birth_wall ... (ephemera dump --csv)
-fields() { "$bin" dump "$1" --csv | cut -d, -f1-6,8-10,12-14,16-20 | sort; }
+in_order() { "$bin" dump "$1" --csv | cut -d, -f1-6,8-10,12-14,16-20; }
+fields() { in_order "$1" | sort; }
 for wl in dataframe agents gcbench modelload kvstore boids; do
   run=(run "$wl" --size small --gc eden=256K)
-  "$bin" "${run[@]}" --profile mode=gc,sample=1/1 -o "$dir/walk.eph" >/dev/null
+  "$bin" "${run[@]}" --profile mode=gc,sample=1/1,threads=1 -o "$dir/walk.eph" >/dev/null
+  EPHEMERA_WALK_PIECE_MIN=16384 "$bin" "${run[@]}" --profile mode=gc,sample=1/1,threads=2 -o "$dir/shared.eph" >/dev/null
   classes=$("$bin" dump "$dir/walk.eph" --csv | awk -F, 'NR > 1 {print $2}' | sort -u | paste -sd, -)
   "$bin" "${run[@]}" --profile "mode=gc,sample=1/1,classes=$classes" -o "$dir/filter.eph" >/dev/null
   "$bin" "${run[@]}" --profile "mode=gc,sample=every:1" -o "$dir/hook.eph" >/dev/null
@@ -21,6 +25,11 @@ for wl in dataframe agents gcbench modelload kvstore boids; do
   fields "$dir/filter.eph" >"$dir/filter.txt"
   fields "$dir/hook.eph" >"$dir/hook.txt"
   n=$(wc -l <"$dir/walk.txt")
+  if ! cmp -s <(in_order "$dir/walk.eph") <(in_order "$dir/shared.eph"); then
+    echo "FAIL: $wl: one thread and two threads walking eden give other records or another order:"
+    diff <(in_order "$dir/walk.eph") <(in_order "$dir/shared.eph") | head -n 6
+    exit 1
+  fi
   for other in filter hook; do
     if ! cmp -s "$dir/walk.txt" "$dir/$other.txt"; then
       echo "FAIL: $wl: the eden walk and the $other run differ:"
@@ -29,5 +38,5 @@ for wl in dataframe agents gcbench modelload kvstore boids; do
     fi
   done
   ((n > 100)) || { echo "FAIL: $wl: only $n records"; exit 1; }
-  echo "ok: $wl: $n records, identical"
+  echo "ok: $wl: $n records, identical (two threads: in the same order)"
 done

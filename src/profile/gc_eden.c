@@ -1,0 +1,389 @@
+/*
+ * gc_eden.c — gc mode's eden walk: how sampling every object (or most of
+ * them) costs no call per allocation.  The heap's eden-walk mode keeps the
+ * inline allocation path; after each collection gc_settle_eden walks what
+ * eden held, in allocation order, the sampler choosing as it goes, and
+ * each object's birth is the clock when eden was last empty plus the
+ * bytes before it (old-space allocations in between, which still reach
+ * on_alloc, are noted with eden's top at the time).  Sites come from
+ * EPH_AT's log.  Dead objects become records; survivors join the young or
+ * old list like any tracked object.
+ *
+ * Sampling every object, a scavenge's walk is shared with a second
+ * thread: eden is cut into pieces at EPH_AT marks (marks are object
+ * starts, and a mark's clock follows from the old-space allocations
+ * before it), and both threads take pieces in turn until none is left.
+ * Each piece's records go to a fork of the writer, appended to the file
+ * in eden's order, and its survivors are kept in that order, so the
+ * profile holds the same records in the same order as a walk on one
+ * thread (docs/gc-mode.md has the measurements).  While both threads
+ * run, neither may declare a class or site in the file: a piece stops at
+ * the first object that needs one, and this thread, alone again,
+ * finishes it.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "profiler.h"
+
+/* Where a walk over eden stands: the heap's iterator, the clock before the
+ * next object, and the old-space allocations counted into it so far. */
+typedef struct walk_pos {
+  eph_eden_walk w;
+  uint64_t clock;
+  size_t next_old;
+} walk_pos;
+
+/* A piece of a shared walk.  Stopped: at pos lies an object the piece
+ * may not write (its class or site is new to the file, or the writer
+ * failed). */
+typedef struct walk_piece {
+  walk_pos pos;
+  eph_writer *out;    /* a fork */
+  tracked *survivors; /* address now, birth: kept, in order, after the walk */
+  size_t nsurvivors, survivors_cap;
+  uint64_t samples, deaths;
+  bool stopped;
+} walk_piece;
+
+/* What a thread of a shared walk looks things up with. */
+typedef struct walk_thread {
+  eph_profiler *p;
+  struct walk_split *split;
+  struct clock_cache *clock;
+  struct site_cache_entry *site_cache; /* SITE_CACHE entries */
+} walk_thread;
+
+#define PIECES_MAX 8
+
+/* What the shared walk keeps between collections. */
+struct walk_split {
+  walk_piece piece[PIECES_MAX];
+  unsigned npieces;
+  atomic_uint next_piece;
+  struct clock_cache clock; /* the second thread's */
+  struct site_cache_entry site_cache[SITE_CACHE];
+  bool busy;     /* the second thread runs: the pieces' memory is in use */
+  size_t memory; /* gc_eden_memory before it started */
+};
+
+/* Sharing costs a thread start (tens of microseconds): only for an eden
+ * that takes longer than that to walk; pieces of at least this size
+ * (EPHEMERA_WALK_PIECE_MIN=BYTES overrides it: tests share small edens). */
+#define PIECE_MIN_BYTES ((uintptr_t)1 << 20)
+
+/* The next sample point for a clock point (a wall-clock sample) only. */
+static void arm_clock_point(eph_profiler *p, uint64_t now) {
+  eph_heap_sample_next(p->h, 0, p->next_clock_point > now ? p->next_clock_point - now : 1);
+}
+
+/* Young objects are no sample points: each collection walks what eden
+ * held, and their births follow from the order.  Here come old-space
+ * allocations, sampled and tracked as usual, and the byte trigger's
+ * wall-clock points. */
+void gc_walk_start(eph_profiler *p) {
+  p->eden_clock = prof_clock(p);
+  eph_heap_set_eden_walk(p->h, true);
+  sampler_walk_arm(p);
+  arm_clock_point(p, p->eden_clock);
+  unsigned threads = p->spec.threads;
+  if (!threads) threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+  p->walk_threads = threads;
+  const char *min = getenv("EPHEMERA_WALK_PIECE_MIN");
+  p->walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
+}
+
+void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
+  eph_profiler *p = data;
+  uint64_t t = prof_clock(p);
+  if (!eph_is_young(h, obj)) {
+    p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
+    p->old_allocs[p->nold_allocs++] = (struct old_alloc){(uintptr_t)eph__fast(h)->alloc_top, t - p->eden_clock};
+    if (sampler_take_walked(p, eph_class_of(obj))) gc_mode_track(p, obj, prof_birth_at(p, t));
+  }
+  clocks_tick(p, t);
+  arm_clock_point(p, t);
+}
+
+/* The birth word of an object whose allocation ended at `clock`. */
+static inline uint64_t birth_word(uint64_t clock, uint32_t site_id) {
+  return (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
+}
+
+/* Moves the walk to the next object; false at the end of its range.  The
+ * clock takes the old-space allocations made when eden's top was at or
+ * below the object (they came before it), then the object's bytes. */
+static inline bool next_object(eph_profiler *p, walk_pos *pos, eph_value *was, eph_value *at, bool *dead,
+                               eph_site **site) {
+  if (!eph_gc_eden_walk_next(&pos->w, was, at, dead, site)) return false;
+  while (pos->next_old < p->nold_allocs && p->old_allocs[pos->next_old].at <= (uintptr_t)*was)
+    pos->clock = p->eden_clock + p->old_allocs[pos->next_old++].bytes;
+  pos->clock += eph_object_bytes(*at);
+  return true;
+}
+
+/* Walks the rest of pos's range on this thread alone, the sampler
+ * choosing, tables declared as met.  Returns the young entries kept. */
+static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_stamp *now, size_t keep,
+                         bool *span_open) {
+  walk_pos q = *pos; /* a copy no call sees: its fields can live in registers */
+  eph_value was, at;
+  bool dead;
+  eph_site *site;
+  while (next_object(p, &q, &was, &at, &dead, &site)) {
+    if (!p->take_all && !sampler_take_walked(p, eph_class_of(at))) continue;
+    uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
+    p->stats.samples++;
+    if (dead) {
+      prof_batch_record(p, at, birth, true); /* born since the last collection */
+      continue;
+    }
+    keep = gc_keep_survivor(p, full ? eph_gc_fate(p->h, was) : at, birth, keep, span_open, now);
+  }
+  *pos = q;
+  return keep;
+}
+
+/* --- the split walk ------------------------------------------------------------ */
+
+/* The profile's id of site s if the file has it (0 for none), through
+ * cache c; false if s is new. */
+static inline bool known_site(const eph_profiler *p, struct site_cache_entry *cache, const eph_site *s, uint32_t *id) {
+  if (!s) return *id = 0, true;
+  struct site_cache_entry *c = &cache[((uintptr_t)s >> 4) & (SITE_CACHE - 1)];
+  if (c->site != s) {
+    uint32_t found = prof_site_find(p, s);
+    if (!found) return false;
+    c->site = s;
+    c->id = found;
+  }
+  *id = c->id;
+  return true;
+}
+
+static inline bool known_class(const eph_profiler *p, eph_class_id cls) {
+  return cls < p->class_written_len && p->class_written[cls];
+}
+
+static void keep_for_later(walk_piece *piece, eph_value to, uint64_t birth) {
+  if (piece->nsurvivors == piece->survivors_cap) {
+    size_t cap = piece->survivors_cap ? piece->survivors_cap * 2 : 1024;
+    tracked *t = realloc(piece->survivors, cap * sizeof *t);
+    if (!t) {
+      fprintf(stderr, "ephemera: profiler: out of memory (%zu bytes for eden's survivors)\n", cap * sizeof *t);
+      abort();
+    }
+    piece->survivors = t;
+    piece->survivors_cap = cap;
+  }
+  piece->survivors[piece->nsurvivors++] = (tracked){to, birth};
+}
+
+/* Walks a piece as one of two threads: every object sampled (take_all), a
+ * scavenge's fates; stops before an object that would declare a table
+ * entry. */
+static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
+  eph_profiler *p = t->p;
+  walk_pos q = piece->pos;
+  uint64_t samples = 0, deaths = 0;
+  for (;;) {
+    walk_pos before = q;
+    eph_value was, at;
+    bool dead;
+    eph_site *site;
+    if (!next_object(p, &q, &was, &at, &dead, &site)) break;
+    eph_class_id cls = eph_class_of(at);
+    uint32_t site_id; /* a survivor's class is written with its record, later */
+    if (EPH_UNLIKELY((dead && !known_class(p, cls)) || !known_site(p, t->site_cache, site, &site_id))) {
+      q = before;
+      piece->stopped = true;
+      break;
+    }
+    uint64_t birth = birth_word(q.clock, site_id);
+    if (dead) {
+      size_t size = eph_object_bytes(at);
+      eph_stamp b = clocks_stamp_in(p, birth & BIRTH_MASK, t->clock);
+      eph_status st = eph_writer_batch_record(piece->out, cls, (uint32_t)(birth >> BIRTH_BITS), size,
+                                              sampler_weight(p, size), &b, true);
+      if (EPH_UNLIKELY(st != EPH_OK)) { /* the thread alone writes it again, and reports */
+        q = before;
+        piece->stopped = true;
+        break;
+      }
+      deaths++;
+    } else {
+      keep_for_later(piece, at, birth);
+    }
+    samples++;
+  }
+  piece->pos = q;
+  piece->samples = samples;
+  piece->deaths = deaths;
+}
+
+/* Takes pieces until none is left. */
+static void walk_pieces(const walk_thread *t) {
+  struct walk_split *s = t->split;
+  for (unsigned i; (i = atomic_fetch_add_explicit(&s->next_piece, 1, memory_order_relaxed)) < s->npieces;)
+    walk_piece_run(t, &s->piece[i]);
+}
+
+static void *second_thread_main(void *arg) {
+  walk_pieces(arg);
+  return NULL;
+}
+
+/* The first EPH_AT mark in [lo, hi) at or past address `at`, or hi. */
+static const eph_site_mark *mark_at_or_past(const eph_site_mark *lo, const eph_site_mark *hi, uintptr_t at) {
+  while (lo < hi) {
+    const eph_site_mark *m = lo + (hi - lo) / 2;
+    if (m->at < at) lo = m + 1;
+    else hi = m;
+  }
+  return lo;
+}
+
+/*
+ * Cuts whole's range into pieces of about equal size at EPH_AT marks;
+ * returns how many (1: too small, or no mark to cut at).  A mark is the
+ * start of its piece's first object, and its clock is the last old-space
+ * allocation's at or below it plus the bytes since (eden's objects lie
+ * end to end: no trailers in this mode).
+ */
+static unsigned cut(const eph_profiler *p, const walk_pos *whole, walk_pos *pieces) {
+  const eph_eden_walk *w = &whole->w;
+  uintptr_t range = w->top - w->next, min = p->walk_piece_min;
+  if (w->trailer_bytes || w->full || range < 2 * min) return 1;
+  unsigned want = range / min < PIECES_MAX ? (unsigned)(range / min) : PIECES_MAX;
+  unsigned n = 1;
+  pieces[0] = *whole;
+  for (unsigned k = 1; k < want; k++) {
+    walk_pos *prev = &pieces[n - 1];
+    const eph_site_mark *m = mark_at_or_past(prev->w.mark, w->marks_end, w->next + range / want * k);
+    if (m == w->marks_end || m->at >= w->top) break;
+    if (m->at == prev->w.next) continue;
+    uintptr_t at = m->at;
+    walk_pos *cur = &pieces[n++];
+    *cur = *prev;
+    prev->w.top = at;
+    prev->w.marks_end = m;
+    cur->w.next = at;
+    cur->w.mark = m;
+    size_t j = prev->next_old;
+    while (j < p->nold_allocs && p->old_allocs[j].at <= at) j++;
+    cur->next_old = j;
+    cur->clock = j > prev->next_old ? p->eden_clock + p->old_allocs[j - 1].bytes + (at - p->old_allocs[j - 1].at)
+                                    : prev->clock + (at - prev->w.next);
+  }
+  return n;
+}
+
+static struct walk_split *split_state(eph_profiler *p) {
+  if (p->split) return p->split;
+  struct walk_split *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  for (unsigned i = 0; i < PIECES_MAX; i++)
+    if (!(s->piece[i].out = eph_writer_fork(p->out))) {
+      while (i--) eph_writer_close(s->piece[i].out, NULL);
+      free(s);
+      return NULL;
+    }
+  return p->split = s;
+}
+
+static void walk_broken(const char *what, uint64_t got, uint64_t want) {
+  fprintf(stderr, "ephemera: profiler: shared eden walk: a piece ends at %s %#llx, the next began at %#llx\n", what,
+          (unsigned long long)got, (unsigned long long)want);
+  abort();
+}
+
+/* The walk shared with a second thread, if eden is worth cutting and the
+ * thread starts; false (nothing done) otherwise. */
+static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, size_t *keep, bool *span_open) {
+  walk_pos start[PIECES_MAX];
+  unsigned n = cut(p, pos, start);
+  struct walk_split *s;
+  if (n < 2 || !(s = split_state(p))) return false;
+  for (unsigned i = 0; i < n; i++) {
+    walk_piece *piece = &s->piece[i];
+    eph_writer_fork_sync(piece->out);
+    piece->pos = start[i];
+    piece->nsurvivors = 0;
+    piece->stopped = false;
+  }
+  s->npieces = n;
+  atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
+  s->memory = gc_eden_memory(p);
+  s->busy = true;
+  s->clock = p->clock_cache[0];
+  walk_thread second = {p, s, &s->clock, s->site_cache}, self = {p, s, &p->clock_cache[0], p->site_cache};
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, second_thread_main, &second) != 0) {
+    s->busy = false;
+    return false;
+  }
+  walk_pieces(&self);
+  pthread_join(thread, NULL);
+  s->busy = false;
+  /* Alone again: the pieces in eden's order, each finished here if it stopped. */
+  for (unsigned i = 0; i < n; i++) {
+    walk_piece *piece = &s->piece[i];
+    prof_write_error(p, eph_writer_join(piece->out));
+    for (size_t k = 0; k < piece->nsurvivors; k++)
+      *keep = gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *keep, span_open, now);
+    p->stats.samples += piece->samples;
+    p->stats.deaths += piece->deaths;
+    if (piece->stopped) *keep = walk_alone(p, &piece->pos, false, now, *keep, span_open);
+    if (i + 1 < n) {
+      if (piece->pos.w.next != start[i + 1].w.next) walk_broken("address", piece->pos.w.next, start[i + 1].w.next);
+      if (piece->pos.clock != start[i + 1].clock) walk_broken("clock", piece->pos.clock, start[i + 1].clock);
+    }
+  }
+  *pos = s->piece[n - 1].pos;
+  return true;
+}
+
+/* After a collection: walks what eden held (see the top); returns the
+ * young entries kept. */
+size_t gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
+  walk_pos pos = {.clock = p->eden_clock};
+  eph_gc_eden_walk_begin(p->h, &pos.w);
+  bool split = p->walk_threads > 1 && p->take_all && !full && p->batch_kind != EPH_DEATH_CENSORED &&
+               walk_shared(p, &pos, now, &keep, &span_open);
+  if (!split) keep = walk_alone(p, &pos, full, now, keep, &span_open);
+  uint64_t clock = pos.clock;
+  if (pos.next_old < p->nold_allocs) clock = p->eden_clock + p->old_allocs[p->nold_allocs - 1].bytes;
+  if (clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
+    fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
+            (unsigned long long)clock, (unsigned long long)now->bytes);
+    abort();
+  }
+  p->nold_allocs = 0;
+  p->eden_clock = now->bytes;
+  prof_note_memory(p); /* the heap's site log grows without telling */
+  return keep;
+}
+
+void gc_eden_free(eph_profiler *p) {
+  struct walk_split *s = p->split;
+  if (!s) return;
+  for (unsigned i = 0; i < PIECES_MAX; i++) {
+    eph_writer_close(s->piece[i].out, NULL);
+    free(s->piece[i].survivors);
+  }
+  free(s);
+  p->split = NULL;
+}
+
+size_t gc_eden_memory(const eph_profiler *p) {
+  const struct walk_split *s = p->split;
+  if (!s) return 0;
+  if (s->busy) return s->memory;
+  size_t n = sizeof *s;
+  for (unsigned i = 0; i < PIECES_MAX; i++)
+    n += s->piece[i].survivors_cap * sizeof(tracked) + eph_writer_memory(s->piece[i].out);
+  return n;
+}
