@@ -377,7 +377,9 @@ static uint64_t app_clock(eph_heap *h) {
 
 #define ORACLE_SLOTS 512
 #define ORACLE_OBJECTS 60000
-static void check_oracle(const char *spec, uint64_t seed) {
+/* mixed: a site (EPH_AT) for most allocations and some objects allocated
+ * in old space between young ones, as the eden walk must count them. */
+static void check_oracle_with(const char *spec, uint64_t seed, bool mixed) {
   eph_heap *h = heap_with("eden=32K,headroom=64K,ratio=0.5");
   eph_class_id Holder = eph_class_register(h, "Holder", EPH_FORMAT_POINTERS);
   eph_class_id C[3] = {eph_class_register(h, "A", EPH_FORMAT_POINTERS), eph_class_register(h, "B", EPH_FORMAT_POINTERS),
@@ -386,7 +388,7 @@ static void check_oracle(const char *spec, uint64_t seed) {
   EPH_LOCAL(h, holder);
   holder = eph_alloc(h, Holder, ORACLE_SLOTS);
   start(h, spec);
-  struct obj { uint64_t birth, dropped, size; eph_class_id cls; int slot; } *objs = calloc(ORACLE_OBJECTS, sizeof *objs);
+  struct obj { uint64_t birth, dropped, size; eph_class_id cls; int slot; bool old; } *objs = calloc(ORACLE_OBJECTS, sizeof *objs);
   int in_slot[ORACLE_SLOTS];
   for (int i = 0; i < ORACLE_SLOTS; i++) in_slot[i] = -1;
   uint64_t x = seed;
@@ -402,7 +404,14 @@ static void check_oracle(const char *spec, uint64_t seed) {
     if (slot < 64 && (x >> 20) % 16 != 0) slot += 64;
     eph_class_id cls = C[(x >> 40) % 3];
     uint64_t before = app_clock(h);
-    eph_value v = cls == C[2] ? eph_alloc_bytes(h, cls, (size_t)((x >> 45) % 300)) : eph_alloc(h, cls, (size_t)((x >> 45) % 6));
+    bool old = mixed && (x >> 50) % 23 == 0;
+    size_t n = cls == C[2] ? (size_t)((x >> 45) % 300) : (size_t)((x >> 45) % 6);
+    if (mixed && (x >> 55) % 4 != 0) {
+      if ((x >> 57) % 2) EPH_AT(h);
+      else EPH_AT(h);
+    }
+    eph_value v = cls == C[2] ? (old ? eph_alloc_bytes_old(h, cls, n) : eph_alloc_bytes(h, cls, n))
+                              : (old ? eph_alloc_old(h, cls, n) : eph_alloc(h, cls, n));
     eph_heap_stats_get(h, &s);
     if (s.full_gcs != fulls_seen) { /* the allocation ran one (or more, counted once) */
       full_at = realloc(full_at, (nfull + 1) * sizeof *full_at);
@@ -414,7 +423,7 @@ static void check_oracle(const char *spec, uint64_t seed) {
       any_at[nany++] = before;
       any_seen = s.scavenges + s.full_gcs;
     }
-    objs[i] = (struct obj){app_clock(h), 0, eph_object_bytes(v), cls, slot};
+    objs[i] = (struct obj){app_clock(h), 0, eph_object_bytes(v), cls, slot, old};
     if (in_slot[slot] >= 0) objs[in_slot[slot]].dropped = objs[i].birth;
     eph_store(h, holder, (size_t)slot, v);
     in_slot[slot] = i;
@@ -456,8 +465,9 @@ static void check_oracle(const char *spec, uint64_t seed) {
     assert_true(r->alive_until.bytes <= o->dropped);
     for (size_t f = 0; f < nfull; f++) assert_false(full_at[f] > o->dropped && full_at[f] < r->death.bytes);
     /* and the interval is tight: the first collection after its birth saw
-     * it alive (it was young), and so did every full GC before the drop */
-    for (size_t f = 0; f < nany; f++)
+     * it alive (if it was young: a scavenge does not look at old objects),
+     * and so did every full GC before the drop */
+    for (size_t f = 0; f < nany && !o->old; f++)
       if (any_at[f] >= o->birth) {
         if (any_at[f] < o->dropped) assert_true(r->alive_until.bytes >= any_at[f]);
         break;
@@ -473,6 +483,8 @@ static void check_oracle(const char *spec, uint64_t seed) {
   eph_heap_free(h);
 }
 
+static void check_oracle(const char *spec, uint64_t seed) { check_oracle_with(spec, seed, false); }
+
 static void test_oracle(void **state) {
   (void)state;
   for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -482,6 +494,20 @@ static void test_oracle(void **state) {
   }
 }
 
+/* The same with sites and old-space allocations, walked by one thread and
+ * by two sharing each scavenge's walk in pieces of 1 KiB: the pieces'
+ * clocks must account for the old allocations between them. */
+static void test_oracle_shared_walk(void **state) {
+  (void)state;
+  setenv("EPHEMERA_WALK_PIECE_MIN", "1024", 1);
+  for (uint64_t seed = 1; seed <= 3; seed++) {
+    check_oracle_with("mode=gc,threads=1", seed, true);
+    check_oracle_with("mode=gc,threads=2", seed, true);
+    check_oracle_with("mode=finalization,pretenure=on", seed, true);
+  }
+  unsetenv("EPHEMERA_WALK_PIECE_MIN");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gc_mode_known_death),   cmocka_unit_test(test_gc_mode_full_gc_death),
@@ -489,6 +515,7 @@ int main(void) {
       cmocka_unit_test(test_byte_sampler_unbiased), cmocka_unit_test(test_censored),
       cmocka_unit_test(test_no_aliasing),           cmocka_unit_test(test_sites_in_file),         cmocka_unit_test(test_environment),
       cmocka_unit_test(test_spec_parsing),          cmocka_unit_test(test_oracle),
+      cmocka_unit_test(test_oracle_shared_walk),
   };
   return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }
