@@ -96,9 +96,19 @@ static eph_status io_fail(eph_writer *w, const char *what, int errnum) {
 
 static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
   if (w->parent) {
-    if (!ephf_buf_reserve(&w->spool, n)) {
-      w->failed = EPH_ERR_NOMEM;
-      return fail(w, w->failed, "out of memory holding a forked record stream of %s", w->parent->path);
+    /* Grown by what a chunk needs, not doubled: the spool holds a piece of
+     * a collection's records until the join, and its size is the memory
+     * it costs (realloc of a block this large remaps, it does not copy). */
+    ephf_buf *b = &w->spool;
+    if (b->cap - b->len < n) {
+      size_t cap = b->len + ((n + 0xFFFF) & ~(size_t)0xFFFF);
+      uint8_t *np = cap > b->len ? realloc(b->p, cap) : NULL;
+      if (!np) {
+        w->failed = EPH_ERR_NOMEM;
+        return fail(w, w->failed, "out of memory holding a forked record stream of %s", w->parent->path);
+      }
+      b->p = np;
+      b->cap = cap;
     }
     memcpy(w->spool.p + w->spool.len, p, n);
     w->spool.len += n;
@@ -234,13 +244,15 @@ static void set_err(eph_error *err, eph_status st, const char *msg) {
 }
 
 /* The chunk buffers, each with room for its header, and zlib's stream if
- * compressing; NULL, or what ran out. */
+ * compressing; NULL, or what ran out.  A fork writes records only: its
+ * other buffers get no more than their headers until something is put. */
 static const char *init_buffers(eph_writer *w) {
   for (int i = 0; i < NBUF; i++) {
     /* Records: a whole chunk and one more record, so that the record path never grows it. */
-    size_t cap = i == B_CLOSE     ? 128
-                 : i == B_RECORDS ? EPHF_CHUNK_HEADER_LEN + EPHF_CHUNK_TARGET + EPHF_RECORD_MAX
-                                  : 4096;
+    size_t cap = i == B_RECORDS ? EPHF_CHUNK_HEADER_LEN + EPHF_CHUNK_TARGET + EPHF_RECORD_MAX
+                 : w->parent    ? EPHF_CHUNK_HEADER_LEN
+                 : i == B_CLOSE ? 128
+                                : 4096;
     if (!ephf_buf_reserve(&w->buf[i], cap)) return "out of memory opening an .eph writer";
     w->buf[i].len = EPHF_CHUNK_HEADER_LEN;
   }

@@ -275,6 +275,65 @@ static void test_batches_decode_as_records(void **state) {
   free(v);
 }
 
+/* A fork's records land after the parent's so far, in order, whichever
+ * thread wrote them; a fork declares nothing; it is reusable after a join
+ * (sync first), and one never joined leaves nothing in the file. */
+static void test_fork_join_order(void **state) {
+  (void)state;
+  size_t n = 30000, made = 0, done = 0, nf = 0;
+  eph_record *v = calloc(n, sizeof *v), *fork_recs = calloc(n, sizeof *fork_recs);
+  assert_non_null(v);
+  assert_non_null(fork_recs);
+  const char *path = tmp_path("fork.eph");
+  eph_writer *w = open_declared(path);
+  eph_writer *f = eph_writer_fork(w), *unused = eph_writer_fork(w);
+  assert_non_null(f);
+  assert_non_null(unused);
+  assert_null(eph_writer_fork(f)); /* no fork of a fork */
+  assert_int_equal(eph_writer_class(f, 9, "Nine"), EPH_ERR_INVALID);
+  eph_stamp birth = {4096, 1000, 0, 0}, death = {900000000, 5000000, 3, 1};
+  /* {parent, fork} records, {0, 0}: join; the parent's records written
+   * while the fork is open come before the fork's */
+  size_t plan[][2] = {{700, 0}, {0, 9000}, {300, 0}, {0, 0}, {50, 0}, {0, 12000}, {0, 0}, {7950, 0}};
+  eph_writer_batch(w, &death, &death, EPH_DEATH_SCAVENGE);
+  eph_writer_fork_sync(f);
+  eph_writer_fork_sync(unused);
+  for (size_t step = 0; step < sizeof plan / sizeof plan[0]; step++) {
+    if (!plan[step][0] && !plan[step][1]) {
+      assert_int_equal(eph_writer_join(f), EPH_OK);
+      eph_writer_fork_sync(f);
+      done = made; /* the parent's so far are in order in v; the fork's follow */
+      memcpy(v + done, fork_recs, nf * sizeof *v);
+      done += nf;
+      made = done;
+      nf = 0;
+      continue;
+    }
+    bool to_fork = plan[step][1] != 0;
+    size_t len = plan[step][0] + plan[step][1];
+    for (size_t j = 0; j < len; j++) {
+      assert_true(made + nf < n);
+      eph_record *r = to_fork ? &fork_recs[nf++] : &v[made++];
+      birth.bytes += 16 + (j % 7) * 8;
+      birth.wall_ns += j % 13;
+      *r = (eph_record){.id = birth.bytes, .class_id = (uint32_t)(1 + j % 3), .site_id = (uint32_t)(j % 4),
+                        .size = 16 + (j % 7) * 8, .weight = 1.0, .birth = birth, .death = death,
+                        .alive_until = death, .death_kind = EPH_DEATH_SCAVENGE};
+      eph_writer *to = to_fork ? f : w;
+      if (eph_writer_batch_record(to, r->class_id, r->site_id, r->size, 1.0, &r->birth, false) != EPH_OK)
+        fail_msg("record %zu: %s", made + nf, eph_writer_error(to));
+    }
+  }
+  assert_int_equal(made, n);
+  eph_stamp early = {1, 1, 0, 0};
+  assert_int_equal(eph_writer_batch_record(unused, 1, 0, 16, 1.0, &early, false), EPH_OK);
+  assert_int_equal(eph_writer_close(unused, NULL), EPH_OK); /* dropped: never joined */
+  assert_int_equal(eph_writer_close(f, NULL), EPH_OK);
+  close_and_compare(w, path, v, n);
+  free(v);
+  free(fork_recs);
+}
+
 /* eph_writer_record_to_death writes what eph_writer_record would, for
  * records alive until their death with id = birth.bytes: kinds and weights
  * that change now and then, deaths equal to the previous one, differing in
@@ -629,6 +688,7 @@ int main(void) {
       cmocka_unit_test(test_writer_leaves_vector_state_clean),
       cmocka_unit_test(test_batches_decode_as_records),
       cmocka_unit_test(test_records_to_death),
+      cmocka_unit_test(test_fork_join_order),
       cmocka_unit_test(test_roundtrip_compressed),
       cmocka_unit_test(test_roundtrip_extreme),
       cmocka_unit_test(test_profiler_streams_are_small),
