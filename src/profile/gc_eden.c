@@ -47,14 +47,22 @@ typedef struct walk_piece {
   size_t nsurvivors, survivors_cap;
   uint64_t samples, deaths;
   bool stopped;
+  atomic_bool done; /* walked: the fields above are the main thread's to read */
 } walk_piece;
 
-/* What a thread of a shared walk looks things up with. */
+/* What a thread of a shared walk looks things up with; for the main
+ * thread also where it stands in keeping the pieces (join_done). */
 typedef struct walk_thread {
   eph_profiler *p;
   struct walk_split *split;
   struct clock_cache *clock;
   struct site_cache_entry *site_cache; /* SITE_CACHE entries */
+  bool main;
+  unsigned joined;    /* pieces [0, joined) are in the file and the lists */
+  const walk_pos *start; /* each piece's start */
+  const eph_stamp *now;
+  size_t *keep;
+  bool *span_open;
 } walk_thread;
 
 #define PIECES_MAX 8
@@ -222,13 +230,55 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
   piece->pos = q;
   piece->samples = samples;
   piece->deaths = deaths;
+  atomic_store_explicit(&piece->done, true, memory_order_release);
 }
 
-/* Takes pieces until none is left. */
-static void walk_pieces(const walk_thread *t) {
+static void walk_broken(const char *what, uint64_t got, uint64_t want) {
+  fprintf(stderr, "ephemera: profiler: shared eden walk: a piece ends at %s %#llx, the next began at %#llx\n", what,
+          (unsigned long long)got, (unsigned long long)want);
+  abort();
+}
+
+/*
+ * The main thread keeps the walked pieces in eden's order: their records
+ * into the file, their survivors into the lists, their counts.  While the
+ * second thread runs (alone false) it stops at a piece not walked yet or
+ * one that stopped (finishing it may declare); alone, it finishes those.
+ */
+static void join_done(walk_thread *t, bool alone) {
+  eph_profiler *p = t->p;
   struct walk_split *s = t->split;
-  for (unsigned i; (i = atomic_fetch_add_explicit(&s->next_piece, 1, memory_order_relaxed)) < s->npieces;)
+  for (; t->joined < s->npieces; t->joined++) {
+    unsigned i = t->joined;
+    walk_piece *piece = &s->piece[i];
+    if (!atomic_load_explicit(&piece->done, memory_order_acquire) || (piece->stopped && !alone)) return;
+    prof_write_error(p, eph_writer_join(piece->out));
+    for (size_t k = 0; k < piece->nsurvivors; k++)
+      *t->keep = gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *t->keep, t->span_open, t->now);
+    p->stats.samples += piece->samples;
+    p->stats.deaths += piece->deaths;
+    if (piece->stopped) *t->keep = walk_alone(p, &piece->pos, false, t->now, *t->keep, t->span_open);
+    if (i + 1 < s->npieces) {
+      walk_pos end = piece->pos;
+      const walk_pos *next = &t->start[i + 1];
+      /* old-space allocations made with eden's top at the cut belong to both
+       * (the next piece starts after them; this one did not get to them) */
+      while (end.next_old < p->nold_allocs && p->old_allocs[end.next_old].at <= next->w.next)
+        end.clock = p->eden_clock + p->old_allocs[end.next_old++].bytes;
+      if (end.w.next != next->w.next) walk_broken("address", end.w.next, next->w.next);
+      if (end.clock != next->clock) walk_broken("clock", end.clock, next->clock);
+    }
+  }
+}
+
+/* Takes pieces until none is left; the main thread keeps the walked ones
+ * between its own, so that writing the file overlaps the other's walk. */
+static void walk_pieces(walk_thread *t) {
+  struct walk_split *s = t->split;
+  for (unsigned i; (i = atomic_fetch_add_explicit(&s->next_piece, 1, memory_order_relaxed)) < s->npieces;) {
     walk_piece_run(t, &s->piece[i]);
+    if (t->main) join_done(t, false);
+  }
 }
 
 static void *second_thread_main(void *arg) {
@@ -294,12 +344,6 @@ static struct walk_split *split_state(eph_profiler *p) {
   return p->split = s;
 }
 
-static void walk_broken(const char *what, uint64_t got, uint64_t want) {
-  fprintf(stderr, "ephemera: profiler: shared eden walk: a piece ends at %s %#llx, the next began at %#llx\n", what,
-          (unsigned long long)got, (unsigned long long)want);
-  abort();
-}
-
 /* The walk shared with a second thread, if eden is worth cutting and the
  * thread starts; false (nothing done) otherwise. */
 static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, size_t *keep, bool *span_open) {
@@ -313,13 +357,16 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
     piece->pos = start[i];
     piece->nsurvivors = 0;
     piece->stopped = false;
+    atomic_store_explicit(&piece->done, false, memory_order_relaxed);
   }
   s->npieces = n;
   atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
   s->memory = gc_eden_memory(p);
   s->busy = true;
   s->clock = p->clock_cache[0];
-  walk_thread second = {p, s, &s->clock, s->site_cache}, self = {p, s, &p->clock_cache[0], p->site_cache};
+  walk_thread second = {.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
+  walk_thread self = {.p = p, .split = s, .clock = &p->clock_cache[0], .site_cache = p->site_cache, .main = true,
+                      .start = start, .now = now, .keep = keep, .span_open = span_open};
   pthread_t thread;
   if (pthread_create(&thread, NULL, second_thread_main, &second) != 0) {
     s->busy = false;
@@ -328,25 +375,7 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
   walk_pieces(&self);
   pthread_join(thread, NULL);
   s->busy = false;
-  /* Alone again: the pieces in eden's order, each finished here if it stopped. */
-  for (unsigned i = 0; i < n; i++) {
-    walk_piece *piece = &s->piece[i];
-    prof_write_error(p, eph_writer_join(piece->out));
-    for (size_t k = 0; k < piece->nsurvivors; k++)
-      *keep = gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *keep, span_open, now);
-    p->stats.samples += piece->samples;
-    p->stats.deaths += piece->deaths;
-    if (piece->stopped) *keep = walk_alone(p, &piece->pos, false, now, *keep, span_open);
-    if (i + 1 < n) {
-      walk_pos end = piece->pos, *next = &start[i + 1];
-      /* old-space allocations made with eden's top at the cut belong to both
-       * (the next piece starts after them; this one did not get to them) */
-      while (end.next_old < p->nold_allocs && p->old_allocs[end.next_old].at <= next->w.next)
-        end.clock = p->eden_clock + p->old_allocs[end.next_old++].bytes;
-      if (end.w.next != next->w.next) walk_broken("address", end.w.next, next->w.next);
-      if (end.clock != next->clock) walk_broken("clock", end.clock, next->clock);
-    }
-  }
+  join_done(&self, true); /* alone again: the rest, stopped pieces finished here */
   *pos = s->piece[n - 1].pos;
   return true;
 }
