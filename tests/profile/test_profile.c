@@ -348,9 +348,19 @@ static void test_spec_parsing(void **state) {
   assert_false(s.pretenure);
   assert_int_equal(eph_profile_spec_parse(&s, "sample=bytes:64K", &err), EPH_OK);
   assert_int_equal(s.sample_bytes, 65536);
-  const char *bad[] = {"mode=fast", "sample=1/0", "sample=bytes:", "pretenure=maybe", "colour=red", "out="};
+  assert_int_equal(s.threads, 0); /* auto */
+  assert_int_equal(eph_profile_spec_parse(&s, "threads=1", &err), EPH_OK);
+  assert_int_equal(s.threads, 1);
+  char text[256];
+  eph_profile_spec_format(&s, text, sizeof text);
+  assert_non_null(strstr(text, ",threads=1"));
+  assert_int_equal(eph_profile_spec_parse(&s, "threads=auto", &err), EPH_OK);
+  assert_int_equal(s.threads, 0);
+  eph_profile_spec_format(&s, text, sizeof text);
+  assert_null(strstr(text, "threads"));
+  const char *bad[] = {"mode=fast", "sample=1/0", "sample=bytes:", "pretenure=maybe", "colour=red", "out=", "threads=3"};
   /* merlin and brute are modes now */
-  const char *key[] = {"mode", "sample", "sample", "pretenure", "colour", "out"};
+  const char *key[] = {"mode", "sample", "sample", "pretenure", "colour", "out", "threads"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     eph_profile_spec before = s;
     assert_int_equal(eph_profile_spec_parse(&s, bad[i], &err), EPH_ERR_INVALID);
