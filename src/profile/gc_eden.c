@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "profiler.h"
@@ -39,8 +40,9 @@ typedef struct walk_pos {
 
 /* A piece of a shared walk.  Stopped: at pos lies an object the piece
  * may not write (its class or site is new to the file, or the writer
- * failed). */
+ * failed).  Each on cache lines of its own: two threads write neighbours. */
 typedef struct walk_piece {
+  _Alignas(64)
   walk_pos pos;
   eph_writer *out;    /* a fork */
   tracked *survivors; /* address now, birth: kept, in order, after the walk */
@@ -121,14 +123,27 @@ static inline uint64_t birth_word(uint64_t clock, uint32_t site_id) {
   return (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
 }
 
+/* The old-space allocations since eden was last empty, as a walk reads
+ * them: a copy, since the profiler's fields beside them change while the
+ * other thread walks (the young list grows as pieces are kept). */
+typedef struct eden_olds {
+  const struct old_alloc *at;
+  size_t n;
+  uint64_t eden_clock;
+} eden_olds;
+
+static inline eden_olds eden_olds_of(const eph_profiler *p) {
+  return (eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock};
+}
+
 /* Moves the walk to the next object; false at the end of its range.  The
  * clock takes the old-space allocations made when eden's top was at or
  * below the object (they came before it), then the object's bytes. */
-static inline bool next_object(eph_profiler *p, walk_pos *pos, eph_value *was, eph_value *at, bool *dead,
+static inline bool next_object(const eden_olds *olds, walk_pos *pos, eph_value *was, eph_value *at, bool *dead,
                                eph_site **site) {
   if (!eph_gc_eden_walk_next(&pos->w, was, at, dead, site)) return false;
-  while (pos->next_old < p->nold_allocs && p->old_allocs[pos->next_old].at <= (uintptr_t)*was)
-    pos->clock = p->eden_clock + p->old_allocs[pos->next_old++].bytes;
+  while (pos->next_old < olds->n && olds->at[pos->next_old].at <= (uintptr_t)*was)
+    pos->clock = olds->eden_clock + olds->at[pos->next_old++].bytes;
   pos->clock += eph_object_bytes(*at);
   return true;
 }
@@ -138,10 +153,11 @@ static inline bool next_object(eph_profiler *p, walk_pos *pos, eph_value *was, e
 static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_stamp *now, size_t keep,
                          bool *span_open) {
   walk_pos q = *pos; /* a copy no call sees: its fields can live in registers */
+  eden_olds olds = eden_olds_of(p);
   eph_value was, at;
   bool dead;
   eph_site *site;
-  while (next_object(p, &q, &was, &at, &dead, &site)) {
+  while (next_object(&olds, &q, &was, &at, &dead, &site)) {
     if (!p->take_all && !sampler_take_walked(p, eph_class_of(at))) continue;
     uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
     p->stats.samples++;
@@ -196,16 +212,20 @@ static void keep_for_later(walk_piece *piece, eph_value to, uint64_t birth) {
 static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
   eph_profiler *p = t->p;
   walk_pos q = piece->pos;
+  eden_olds olds = eden_olds_of(p);
+  eph_writer *out = piece->out;
+  struct clock_cache *clock = t->clock;
+  struct site_cache_entry *site_cache = t->site_cache;
   uint64_t samples = 0, deaths = 0;
   for (;;) {
     walk_pos before = q;
     eph_value was, at;
     bool dead;
     eph_site *site;
-    if (!next_object(p, &q, &was, &at, &dead, &site)) break;
+    if (!next_object(&olds, &q, &was, &at, &dead, &site)) break;
     eph_class_id cls = eph_class_of(at);
     uint32_t site_id; /* a survivor's class is written with its record, later */
-    if (EPH_UNLIKELY((dead && !known_class(p, cls)) || !known_site(p, t->site_cache, site, &site_id))) {
+    if (EPH_UNLIKELY((dead && !known_class(p, cls)) || !known_site(p, site_cache, site, &site_id))) {
       q = before;
       piece->stopped = true;
       break;
@@ -213,8 +233,8 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
     uint64_t birth = birth_word(q.clock, site_id);
     if (dead) {
       size_t size = eph_object_bytes(at);
-      eph_stamp b = clocks_stamp_in(p, birth & BIRTH_MASK, t->clock);
-      eph_status st = eph_writer_batch_record(piece->out, cls, (uint32_t)(birth >> BIRTH_BITS), size,
+      eph_stamp b = clocks_stamp_in(p, birth & BIRTH_MASK, clock);
+      eph_status st = eph_writer_batch_record(out, cls, (uint32_t)(birth >> BIRTH_BITS), size,
                                               sampler_weight(p, size), &b, true);
       if (EPH_UNLIKELY(st != EPH_OK)) { /* the thread alone writes it again, and reports */
         q = before;
@@ -282,7 +302,8 @@ static void walk_pieces(walk_thread *t) {
 }
 
 static void *second_thread_main(void *arg) {
-  walk_pieces(arg);
+  walk_thread self = *(walk_thread *)arg; /* on its own stack: the main thread's is busy */
+  walk_pieces(&self);
   return NULL;
 }
 
@@ -333,8 +354,9 @@ static unsigned cut(const eph_profiler *p, const walk_pos *whole, walk_pos *piec
 
 static struct walk_split *split_state(eph_profiler *p) {
   if (p->split) return p->split;
-  struct walk_split *s = calloc(1, sizeof *s);
-  if (!s) return NULL;
+  struct walk_split *s;
+  if (posix_memalign((void **)&s, _Alignof(struct walk_split), sizeof *s) != 0) return NULL;
+  memset(s, 0, sizeof *s);
   for (unsigned i = 0; i < PIECES_MAX; i++)
     if (!(s->piece[i].out = eph_writer_fork(p->out))) {
       while (i--) eph_writer_close(s->piece[i].out, NULL);
