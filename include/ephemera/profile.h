@@ -78,7 +78,7 @@ typedef struct eph_profile_spec {
   uint64_t granule;      /* brute: bytes between full GCs; 0 = every allocation */
   bool trace;            /* merlin: write the full event trace */
   unsigned threads;      /* gc mode sampling every object: threads that walk eden after a
-                            scavenge, 1 or 2; 0 (auto) = 2 where two CPUs are online */
+                            scavenge, 1 or 2; 0 (auto) = 2 if the process may run on two CPUs or more */
 } eph_profile_spec;
 
 /* Defaults: mode=gc, sample=1/1, pretenure=on, compress=off, out=ephemera.eph. */

@@ -21,7 +21,11 @@
  * the first object that needs one, and this thread, alone again,
  * finishes it.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +94,14 @@ static void arm_clock_point(eph_profiler *p, uint64_t now) {
   eph_heap_sample_next(p->h, 0, p->next_clock_point > now ? p->next_clock_point - now : 1);
 }
 
+/* CPUs this process may run on (its affinity mask, which taskset and
+ * container cpusets narrow), or those online if that is unknown. */
+static long usable_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 /* Young objects are no sample points: each collection walks what eden
  * held, and their births follow from the order.  Here come old-space
  * allocations, sampled and tracked as usual, and the byte trigger's
@@ -100,7 +112,7 @@ void gc_walk_start(eph_profiler *p) {
   sampler_walk_arm(p);
   arm_clock_point(p, p->eden_clock);
   unsigned threads = p->spec.threads;
-  if (!threads) threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+  if (!threads) threads = usable_cpus() > 1 ? 2 : 1;
   p->walk_threads = threads;
   const char *min = getenv("EPHEMERA_WALK_PIECE_MIN");
   p->walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
