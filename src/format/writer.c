@@ -105,7 +105,7 @@ static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
       uint8_t *np = cap > b->len ? realloc(b->p, cap) : NULL;
       if (!np) {
         w->failed = EPH_ERR_NOMEM;
-        return fail(w, w->failed, "out of memory holding a forked record stream of %s", w->parent->path);
+        return fail(w, w->failed, "out of memory holding a forked record stream of %s", w->path);
       }
       b->p = np;
       b->cap = cap;
