@@ -148,14 +148,19 @@ static inline eden_olds eden_olds_of(const eph_profiler *p) {
   return (eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock};
 }
 
+/* Counts into pos's clock the old-space allocations made when eden's top
+ * was at or below `top`: they came before the young object there. */
+static inline void count_olds(const eden_olds *olds, walk_pos *pos, uintptr_t top) {
+  while (pos->next_old < olds->n && olds->at[pos->next_old].at <= top)
+    pos->clock = olds->eden_clock + olds->at[pos->next_old++].bytes;
+}
+
 /* Moves the walk to the next object; false at the end of its range.  The
- * clock takes the old-space allocations made when eden's top was at or
- * below the object (they came before it), then the object's bytes. */
+ * clock takes the old-space allocations before the object, then its bytes. */
 static inline bool next_object(const eden_olds *olds, walk_pos *pos, eph_value *was, eph_value *at, bool *dead,
                                eph_site **site) {
   if (!eph_gc_eden_walk_next(&pos->w, was, at, dead, site)) return false;
-  while (pos->next_old < olds->n && olds->at[pos->next_old].at <= (uintptr_t)*was)
-    pos->clock = olds->eden_clock + olds->at[pos->next_old++].bytes;
+  count_olds(olds, pos, (uintptr_t)*was);
   pos->clock += eph_object_bytes(*at);
   return true;
 }
@@ -189,7 +194,7 @@ static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_st
  * cache c; false if s is new. */
 static inline bool known_site(const eph_profiler *p, struct site_cache_entry *cache, const eph_site *s, uint32_t *id) {
   if (!s) return *id = 0, true;
-  struct site_cache_entry *c = &cache[((uintptr_t)s >> 4) & (SITE_CACHE - 1)];
+  struct site_cache_entry *c = site_cache_entry(cache, s);
   if (c->site != s) {
     uint32_t found = prof_site_find(p, s);
     if (!found) return false;
@@ -204,6 +209,8 @@ static inline bool known_class(const eph_profiler *p, eph_class_id cls) {
   return cls < p->class_written_len && p->class_written[cls];
 }
 
+/* Not prof_grow: it notes the profiler's memory, which only the main
+ * thread may. */
 static void keep_for_later(walk_piece *piece, eph_value to, uint64_t birth) {
   if (piece->nsurvivors == piece->survivors_cap) {
     size_t cap = piece->survivors_cap ? piece->survivors_cap * 2 : 1024;
@@ -295,8 +302,8 @@ static void join_done(walk_thread *t, bool alone) {
       const walk_pos *next = &t->start[i + 1];
       /* old-space allocations made with eden's top at the cut belong to both
        * (the next piece starts after them; this one did not get to them) */
-      while (end.next_old < p->nold_allocs && p->old_allocs[end.next_old].at <= next->w.next)
-        end.clock = p->eden_clock + p->old_allocs[end.next_old++].bytes;
+      eden_olds olds = eden_olds_of(p);
+      count_olds(&olds, &end, next->w.next);
       if (end.w.next != next->w.next) walk_broken("address", end.w.next, next->w.next);
       if (end.clock != next->clock) walk_broken("clock", end.clock, next->clock);
     }
@@ -341,6 +348,7 @@ static unsigned cut(const eph_profiler *p, const walk_pos *whole, walk_pos *piec
   uintptr_t range = w->top - w->next, min = p->walk_piece_min;
   if (w->trailer_bytes || w->full || range < 2 * min) return 1;
   unsigned want = range / min < PIECES_MAX ? (unsigned)(range / min) : PIECES_MAX;
+  eden_olds olds = eden_olds_of(p);
   unsigned n = 1;
   pieces[0] = *whole;
   for (unsigned k = 1; k < want; k++) {
@@ -355,11 +363,9 @@ static unsigned cut(const eph_profiler *p, const walk_pos *whole, walk_pos *piec
     prev->w.marks_end = m;
     cur->w.next = at;
     cur->w.mark = m;
-    size_t j = prev->next_old;
-    while (j < p->nold_allocs && p->old_allocs[j].at <= at) j++;
-    cur->next_old = j;
-    cur->clock = j > prev->next_old ? p->eden_clock + p->old_allocs[j - 1].bytes + (at - p->old_allocs[j - 1].at)
-                                    : prev->clock + (at - prev->w.next);
+    count_olds(&olds, cur, at); /* the clock after the last of them, or prev's start */
+    uintptr_t since = cur->next_old > prev->next_old ? olds.at[cur->next_old - 1].at : prev->w.next;
+    cur->clock += at - since; /* the young bytes between */
   }
   return n;
 }
@@ -422,11 +428,11 @@ size_t gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t k
   bool split = p->walk_threads > 1 && p->take_all && !full && p->batch_kind != EPH_DEATH_CENSORED &&
                walk_shared(p, &pos, now, &keep, &span_open);
   if (!split) keep = walk_alone(p, &pos, full, now, keep, &span_open);
-  uint64_t clock = pos.clock;
-  if (pos.next_old < p->nold_allocs) clock = p->eden_clock + p->old_allocs[p->nold_allocs - 1].bytes;
-  if (clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
+  eden_olds olds = eden_olds_of(p);
+  count_olds(&olds, &pos, UINTPTR_MAX); /* those after the last young object */
+  if (pos.clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
     fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
-            (unsigned long long)clock, (unsigned long long)now->bytes);
+            (unsigned long long)pos.clock, (unsigned long long)now->bytes);
     abort();
   }
   p->nold_allocs = 0;

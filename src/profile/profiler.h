@@ -291,9 +291,12 @@ static inline uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {
 
 /* The profile's id of a site (0: none); a direct-mapped cache in front of
  * the site map, since every sample asks. */
+static inline struct site_cache_entry *site_cache_entry(struct site_cache_entry *cache, const eph_site *s) {
+  return &cache[((uintptr_t)s >> 4) & (SITE_CACHE - 1)];
+}
 static inline uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
   if (!s) return 0;
-  struct site_cache_entry *c = &p->site_cache[((uintptr_t)s >> 4) & (SITE_CACHE - 1)];
+  struct site_cache_entry *c = site_cache_entry(p->site_cache, s);
   if (c->site == s) return c->id;
   uint32_t id = prof_site_id_slow(p, s);
   c->site = s;
