@@ -846,8 +846,9 @@ eph_status eph_writer_join(eph_writer *f) {
     f->spool.len = 0;
     return st;
   }
+  if (!f->spool.len) return EPH_OK; /* nothing to put after the parent's: its chunk may go on */
   st = write_data(w, B_RECORDS); /* the parent's records so far, and the tables the fork's records name */
-  if (st == EPH_OK && f->spool.len) st = write_all(w, f->spool.p, f->spool.len);
+  if (st == EPH_OK) st = write_all(w, f->spool.p, f->spool.len);
   f->spool.len = 0;
   return st;
 }
