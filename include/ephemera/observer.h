@@ -198,6 +198,14 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);
  */
 eph_value eph_gc_fate(eph_heap *h, eph_value obj);
 
+/*
+ * Only inside on_collect of a full GC: to[i] = eph_gc_fate(h, objs[i]) for
+ * n old-space objects (allocated before this collection), in one call: for
+ * tools that ask about millions of them at every full GC (gc mode's list of
+ * old samples).  objs and to may be the same array.
+ */
+void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,6 +51,24 @@ eph_value eph_full_forward(const eph_heap *h, eph_value obj) {
   return (eph_value)(h->old_base + live * EPH_WORD);
 }
 
+void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n) {
+  if (h->phase != PHASE_MARKED) eph_fatal(h, "eph_gc_old_fates outside a full GC's on_collect");
+  eph_value dense = (eph_value)h->dense_end;
+  for (size_t i = 0; i < n; i++) {
+    eph_value obj = objs[i];
+    if (eph_checking(h) && !eph_in_old(h, obj)) eph_fatal(h, "eph_gc_old_fates: an object outside old space");
+    if (obj < dense) {
+      to[i] = obj;
+      continue;
+    }
+    size_t w = word_index(h, obj);
+    uint64_t bits = h->mark_bits[w >> 6];
+    uint64_t below = bits & ((UINT64_C(1) << (w & 63)) - 1);
+    to[i] = (bits >> (w & 63)) & 1u ? (eph_value)(h->old_base + (h->chunk_live_before[w >> 6] + popcount64(below)) * EPH_WORD)
+                                    : EPH_NIL;
+  }
+}
+
 static void set_bit_range(uint64_t *bits, size_t from, size_t count) {
   size_t to = from + count; /* exclusive */
   size_t fw = from >> 6, tw = (to - 1) >> 6;

@@ -37,7 +37,7 @@ static inline void push_young(eph_profiler *p, eph_value addr, uint64_t birth) {
 #define OFFSET_MASK ((UINT64_C(1) << OFFSET_BITS) - 1)
 
 static inline old_entry *old_at(const old_list *l, size_t i) {
-  return &l->blocks[i >> OLD_BLOCK_BITS][i & (OLD_BLOCK - 1)];
+  return &l->blocks[i >> OLD_BLOCK_BITS].entries[i & (OLD_BLOCK - 1)];
 }
 
 static inline void pack(const eph_profiler *p, old_entry *e, eph_value addr, uint64_t birth) {
@@ -46,6 +46,15 @@ static inline void pack(const eph_profiler *p, old_entry *e, eph_value addr, uin
   e->w[0] = (uint32_t)lo;
   e->w[1] = (uint32_t)(lo >> 32);
   e->w[2] = (uint32_t)(words >> (64 - OFFSET_BITS) | site << 16);
+}
+
+/* Entry i of the list: packed, and its block's highest offset raised.
+ * Entries are written in index order, so the first of a block resets it. */
+static inline void put(eph_profiler *p, size_t i, eph_value addr, uint64_t birth) {
+  old_block *b = &p->old.blocks[i >> OLD_BLOCK_BITS];
+  uint64_t off = (addr - p->old_base) >> 3;
+  if (!(i & (OLD_BLOCK - 1)) || off > b->max_offset) b->max_offset = off;
+  pack(p, &b->entries[i & (OLD_BLOCK - 1)], addr, birth);
 }
 
 static inline eph_value unpack(const eph_profiler *p, const old_entry *e, uint64_t *birth) {
@@ -64,17 +73,17 @@ static void push_old(eph_profiler *p, eph_value addr, uint64_t birth) {
       fprintf(stderr, "ephemera: profiler: out of memory for tracked objects\n");
       abort();
     }
-    l->blocks[l->nblocks++] = b;
+    l->blocks[l->nblocks++] = (old_block){b, 0};
     prof_note_memory(p);
   }
-  pack(p, old_at(l, l->len++), addr, birth);
+  put(p, l->len++, addr, birth);
 }
 
 /* Frees the blocks past the list's end. */
 static void trim_old(eph_profiler *p) {
   old_list *l = &p->old;
   size_t need = (l->len + OLD_BLOCK - 1) >> OLD_BLOCK_BITS;
-  while (l->nblocks > need) free(l->blocks[--l->nblocks]);
+  while (l->nblocks > need) free(l->blocks[--l->nblocks].entries);
 }
 
 eph_status gc_mode_start(eph_profiler *p, eph_error *err) {
@@ -144,38 +153,41 @@ static bool begin_batch(eph_profiler *p, const eph_stamp *now, eph_death_kind ho
   return at_birth;
 }
 
-/* The entry's word offset in old space. */
-static inline uint64_t offset_of(const old_entry *e) { return (e->w[0] | (uint64_t)e->w[1] << 32) & OFFSET_MASK; }
-
 /* A full GC: every old entry is dead or moves; the survivors form one span.
- * Entries below the dense prefix's end are alive and stay: only a compare
- * (old objects seldom die, so that is most of them). */
+ * A block whose entries all lie below the dense prefix's end, met while
+ * nothing has died yet, stays as it is (old objects seldom die, and the
+ * list is nearly in address order: each scavenge's promotions lie above
+ * the last's); the rest go to the heap FATE_BATCH at a time.  The entries
+ * of a batch are read before any is written back, so the list compacts in
+ * place. */
+#define FATE_BATCH 256 /* divides OLD_BLOCK: a batch lies in one block */
 static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now) {
   old_list *l = &p->old;
   size_t keep = 0, s = 0, batch_span = SIZE_MAX;
   bool at_birth = false;
   uint64_t dense = (eph_gc_dense_end(p->h) - p->old_base) >> 3;
-  for (size_t i = 0; i < l->len; i++) {
-    old_entry *e = old_at(l, i);
-    if (offset_of(e) < dense) {
-      if (keep != i) *old_at(l, keep) = *e;
-      keep++;
+  eph_value addr[FATE_BATCH], to[FATE_BATCH];
+  uint64_t birth[FATE_BATCH];
+  for (size_t i = 0; i < l->len;) {
+    size_t left = l->len - i;
+    if (keep == i && !(i & (OLD_BLOCK - 1)) && l->blocks[i >> OLD_BLOCK_BITS].max_offset < dense) {
+      size_t n = left < OLD_BLOCK ? left : OLD_BLOCK;
+      i += n, keep += n;
       continue;
     }
-    while (s + 1 < p->nspans && p->spans[s + 1].start <= i) s++;
-    uint64_t birth;
-    if (i + 8 < l->len) {
-      eph_value ahead = unpack(p, old_at(l, i + 8), &birth);
-      if (ahead >= p->old_base + (dense << 3)) __builtin_prefetch((const void *)ahead);
-    }
-    eph_value addr = unpack(p, e, &birth);
-    eph_value to = eph_gc_fate(p->h, addr);
-    if (to == EPH_NIL) {
+    size_t n = left < FATE_BATCH ? left : FATE_BATCH;
+    const old_entry *e = old_at(l, i);
+    for (size_t k = 0; k < n; k++) addr[k] = unpack(p, &e[k], &birth[k]);
+    eph_gc_old_fates(p->h, addr, to, n);
+    for (size_t k = 0; k < n; k++, i++) {
+      if (to[k] != EPH_NIL) {
+        put(p, keep++, to[k], birth[k]);
+        continue;
+      }
+      while (s + 1 < p->nspans && p->spans[s + 1].start <= i) s++;
       if (s != batch_span) at_birth = begin_batch(p, now, how, &p->spans[s].until), batch_span = s;
-      prof_batch_record(p, addr, birth, at_birth);
-      continue;
+      prof_batch_record(p, addr[k], birth[k], at_birth);
     }
-    pack(p, old_at(l, keep++), to, birth);
   }
   l->len = keep;
   trim_old(p);

@@ -56,8 +56,13 @@ typedef struct old_entry {
 #define OLD_BLOCK_BITS 16
 #define OLD_BLOCK ((size_t)1 << OLD_BLOCK_BITS)
 
+typedef struct old_block {
+  old_entry *entries;
+  uint64_t max_offset; /* the highest word offset of its entries: a full GC skips a block below its dense prefix */
+} old_block;
+
 typedef struct old_list {
-  old_entry **blocks;
+  old_block *blocks;
   size_t nblocks, blocks_cap, len;
 } old_list;
 

@@ -443,6 +443,13 @@ void fz_fate_on_collect(fuzz *fz, eph_gc_kind kind) {
     if (at != loc || dead != (f == EPH_NIL))
       fz_fail(fz, "on_collect: eph_gc_where(%s at %#" PRIxPTR ") = %#" PRIxPTR " dead %d; locate %#" PRIxPTR ", fate %#" PRIxPTR,
               describe_obj(fz, mid, d, sizeof d), o->addr, at, (int)dead, loc, f);
+    if (kind == EPH_GC_FULL && !young) { /* and eph_gc_old_fates, the batched answer for old objects */
+      eph_value batched;
+      eph_gc_old_fates(fz->h, &o->addr, &batched, 1);
+      if (batched != f)
+        fz_fail(fz, "on_collect: eph_gc_old_fates(%s at %#" PRIxPTR ") = %#" PRIxPTR ", eph_gc_fate %#" PRIxPTR,
+                describe_obj(fz, mid, d, sizeof d), o->addr, batched, f);
+    }
     if (reachable) {
       if (f == EPH_NIL)
         fz_fail(fz, "on_collect (%s): eph_gc_fate says reachable %s (was at %#" PRIxPTR ") is dead",
