@@ -9,8 +9,7 @@
  * EPH_AT's log.  Dead objects become records; survivors join the young or
  * old list like any tracked object.
  *
- * Sampling every object, a scavenge's walk is shared with a second
- * thread: eden is cut into pieces at EPH_AT marks (marks are object
+ * A scavenge's walk is shared with a second thread: eden is cut into pieces at EPH_AT marks (marks are object
  * starts, and a mark's clock follows from the old-space allocations
  * before it), and both threads take pieces in turn until none is left.
  * Each piece's records go to a fork of the writer, appended to the file
@@ -124,7 +123,7 @@ void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   if (!eph_is_young(h, obj)) {
     p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
     p->old_allocs[p->nold_allocs++] = (struct old_alloc){(uintptr_t)eph__fast(h)->alloc_top, t - p->eden_clock};
-    if (sampler_take_walked(p, eph_class_of(obj))) gc_mode_track(p, obj, prof_birth_at(p, t));
+    if (sampler_take_walked(p, eph_class_of(obj), t)) gc_mode_track(p, obj, prof_birth_at(p, t));
   }
   clocks_tick(p, t);
   arm_clock_point(p, t);
@@ -175,7 +174,7 @@ static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_st
   bool dead;
   eph_site *site;
   while (next_object(&olds, &q, &was, &at, &dead, &site)) {
-    if (!p->take_all && !sampler_take_walked(p, eph_class_of(at))) continue;
+    if (!p->take_all && !sampler_take_walked(p, eph_class_of(at), q.clock)) continue;
     uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
     p->stats.samples++;
     if (dead) {
@@ -225,9 +224,9 @@ static void keep_for_later(walk_piece *piece, eph_value to, uint64_t birth) {
   piece->survivors[piece->nsurvivors++] = (tracked){to, birth};
 }
 
-/* Walks a piece as one of two threads: every object sampled (take_all), a
- * scavenge's fates; stops before an object that would declare a table
- * entry. */
+/* Walks a piece as one of two threads, a scavenge's fates, the sampler
+ * drawing by clock; stops before an object that would declare a table
+ * entry or whose class the filter has not looked up. */
 static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
   eph_profiler *p = t->p;
   walk_pos q = piece->pos;
@@ -243,6 +242,15 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
     eph_site *site;
     if (!next_object(&olds, &q, &was, &at, &dead, &site)) break;
     eph_class_id cls = eph_class_of(at);
+    if (!p->take_all) {
+      int selected = sampler_class_state(p, cls);
+      if (EPH_UNLIKELY(!selected)) { /* a class the filter has not looked up yet */
+        q = before;
+        piece->stopped = true;
+        break;
+      }
+      if (selected != 1 || !sampler_walk_draw(p, q.clock)) continue;
+    }
     uint32_t site_id; /* a survivor's class is written with its record, later */
     if (EPH_UNLIKELY((dead && !known_class(p, cls)) || !known_site(p, site_cache, site, &site_id))) {
       q = before;
@@ -425,7 +433,7 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
 size_t gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
   walk_pos pos = {.clock = p->eden_clock};
   eph_gc_eden_walk_begin(p->h, &pos.w);
-  bool split = p->walk_threads > 1 && p->take_all && !full && p->batch_kind != EPH_DEATH_CENSORED &&
+  bool split = p->walk_threads > 1 && !full && p->batch_kind != EPH_DEATH_CENSORED &&
                walk_shared(p, &pos, now, &keep, &span_open);
   if (!split) keep = walk_alone(p, &pos, full, now, keep, &span_open);
   eden_olds olds = eden_olds_of(p);

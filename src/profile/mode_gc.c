@@ -13,8 +13,8 @@
  * entries come in spans that share it (promoted by the same scavenge,
  * allocated old since, or survivors of the last full GC).
  *
- * Sampling every object (take_all), most objects (random gaps of 8 or
- * less) or through a class filter (sampler_walks), young objects are not
+ * Sampling every object (take_all), most objects (1/N with N up to 8) or
+ * through a class filter (sampler_walks), young objects are not
  * tracked as they are allocated: after each collection gc_eden.c walks
  * what eden held.
  */

@@ -87,7 +87,8 @@ typedef struct eph_profiler {
   uint8_t *class_written;     /* class entry already in the file */
   size_t class_written_len;
   uint64_t filtered_count;    /* allocations of filtered classes seen (count sampling with a filter) */
-  uint64_t walk_threshold;    /* the walk at 1/N, N <= WALK_MAX_N: keep when a draw is below it (0: gaps) */
+  uint64_t walk_threshold;    /* the eden walk at 1/N: keep when the draw is below it (UINT64_MAX: every object) */
+  uint64_t walk_salt;         /* the walk's draws differ with the profile's seed */
   eph_death_kind batch_kind;  /* of the current prof_batch */
   bool take_all;              /* 1/1 or every:1 without a class filter: every sample point is a sample */
 
@@ -248,7 +249,29 @@ void sampler_arm(eph_profiler *p);
 bool sampler_take(eph_profiler *p, eph_value obj);
 bool sampler_walks(const eph_profiler *p);
 void sampler_walk_arm(eph_profiler *p);
-bool sampler_take_walked(eph_profiler *p, eph_class_id cls);
+bool sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock);
+
+/* The eden walk's draw for the object whose allocation ended at `clock`:
+ * kept with probability 1/N.  A hash of the clock, not a random stream,
+ * so that any thread can draw for any object: no two objects share a
+ * clock, and splitmix64's finaliser spreads clocks that differ in a few
+ * low bits over all 64, so the draws are independent Bernoulli trials
+ * as the sample points' geometric gaps are. */
+static inline bool sampler_walk_draw(const eph_profiler *p, uint64_t clock) {
+  if (p->walk_threshold == UINT64_MAX) return true;
+  uint64_t x = clock ^ p->walk_salt;
+  x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return (x ^ (x >> 31)) < p->walk_threshold;
+}
+
+/* With a class filter, whether cls is in it, as far as known: 1 yes, 2
+ * no, 0 not looked up yet (a class registered since; class_selected in
+ * sampler.c resolves it, on the main thread). */
+static inline int sampler_class_state(const eph_profiler *p, eph_class_id cls) {
+  if (!p->spec.classes[0]) return 1;
+  return cls < p->class_state_len ? p->class_state[cls] : 0;
+}
 double sampler_weight_bytes(const eph_profiler *p, uint64_t size);
 /* How many allocated objects a sample of this size stands for. */
 static inline double sampler_weight(const eph_profiler *p, uint64_t size) {

@@ -119,25 +119,20 @@ bool sampler_walks(const eph_profiler *p) {
          (s->sample_every <= WALK_MAX_N || s->classes[0]);
 }
 
-/* The walk's sampler: the same choice as the sample points', each
- * allocation of a selected class kept with probability 1/N (the gaps run
- * over the walked objects and the old-space allocations, two sequences
- * in different orders: the gaps are memoryless, so nothing changes). */
+/* The walk's sampler: the same process as the sample points' (each
+ * allocation of a selected class kept with probability 1/N), drawn per
+ * object by sampler_walk_draw.  A draw per object, not a geometric gap
+ * per sample: a gap costs a log(), which at 1/2 made the walk dearer than
+ * at 1/1; and a hash, not a stream, so that two threads can share the
+ * walk (gc_eden.c). */
 void sampler_walk_arm(eph_profiler *p) {
   uint64_t n = p->spec.sample_every;
-  p->walk_threshold = n > 1 && n <= WALK_MAX_N ? UINT64_MAX / n : 0;
-  p->filtered_count = count_gap(p);
+  p->walk_threshold = n > 1 ? UINT64_MAX / n : UINT64_MAX;
+  p->walk_salt = next_u64(p);
 }
 
-/* Up to WALK_MAX_N (a class filter walks at any N, with gaps above it)
- * the walk draws for each allocation (a xorshift step and a compare: kept
- * with probability 1/N to within 2^-64) rather than draw a geometric gap
- * for each sample: the same process, but a gap costs a log(), and at 1/2
- * that made the walk dearer than at 1/1. */
-bool sampler_take_walked(eph_profiler *p, eph_class_id cls) {
-  if (p->take_all) return true;
-  if (p->walk_threshold) return class_selected(p, cls) && next_u64(p) < p->walk_threshold;
-  return take_counted(p, class_selected(p, cls));
+bool sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock) {
+  return p->take_all || (class_selected(p, cls) && sampler_walk_draw(p, clock));
 }
 
 double sampler_weight_bytes(const eph_profiler *p, uint64_t size) {

@@ -6,7 +6,9 @@
 # class, site, size, births, deaths, how — all but the wall times, which
 # differ from run to run.  With two threads sharing each scavenge's walk
 # (threads=2, eden cut into pieces of 16 KiB here), the records must
-# also come in the same order as with one.
+# also come in the same order as with one; and so at 1/3 with a class
+# filter, where the sampler draws by each object's clock (any thread can
+# draw for any object), keeping about a third of the filter's objects.
 set -euo pipefail
 bin=$1
 dir=$(mktemp -d)
@@ -38,5 +40,21 @@ for wl in dataframe agents gcbench modelload kvstore boids; do
     fi
   done
   ((n > 100)) || { echo "FAIL: $wl: only $n records"; exit 1; }
-  echo "ok: $wl: $n records, identical (two threads: in the same order)"
+  # every other class by number of objects (the commonest first), a third
+  # of their objects, on one thread and on two
+  half=$(awk -F, '$1 != "id" {print $2}' "$dir/walk.txt" | sort | uniq -c | sort -rn | awk 'NR % 2 {print $2}' | paste -sd, -)
+  "$bin" "${run[@]}" --profile "mode=gc,sample=1/3,classes=$half,threads=1" -o "$dir/third1.eph" >/dev/null
+  EPHEMERA_WALK_PIECE_MIN=16384 "$bin" "${run[@]}" --profile "mode=gc,sample=1/3,classes=$half,threads=2" \
+    -o "$dir/third2.eph" >/dev/null
+  if ! cmp -s <(in_order "$dir/third1.eph") <(in_order "$dir/third2.eph"); then
+    echo "FAIL: $wl: at 1/3 with a filter, one thread and two give other records or another order:"
+    diff <(in_order "$dir/third1.eph") <(in_order "$dir/third2.eph") | head -n 6
+    exit 1
+  fi
+  in_half=$(awk -F, -v c=",$half," '$1 != "id" && index(c, "," $2 ",") {k++} END {print k + 0}' "$dir/walk.txt")
+  kept=$(($(in_order "$dir/third1.eph" | wc -l) - 1))
+  # binomial(in_half, 1/3): within five standard deviations
+  awk -v n="$in_half" -v k="$kept" 'BEGIN {m = n / 3; sd = sqrt(n * 2 / 9); exit !(n > 30 && k > m - 5 * sd && k < m + 5 * sd)}' ||
+    { echo "FAIL: $wl: 1/3 of $in_half objects of the filtered classes kept $kept"; exit 1; }
+  echo "ok: $wl: $n records, identical (two threads: in the same order); 1/3 of $in_half filtered: $kept, same on two threads"
 done
