@@ -450,7 +450,8 @@ static inline eph_status reserve_record(eph_writer *w) {
  * cached pair was declared when it was cached). */
 static inline ephf_rec_cache *cache_entry(ephf_rec_ctx *c, uint32_t cls, uint32_t site, uint64_t size, bool *cached) {
   ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
-  *cached = e->class_id == cls && e->site_id == site && e->size == size;
+  /* one test, no branch between the three compares */
+  *cached = ((e->class_id ^ cls) | (e->site_id ^ site) | (e->size ^ size)) == 0;
   return e;
 }
 
@@ -648,6 +649,9 @@ void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *al
   w->batch.synced = w->batch.au_synced = false;
 }
 
+/* The records' chunk, out of line: a tail call. */
+__attribute__((noinline)) static eph_status write_records(eph_writer *w) { return write_data(w, B_RECORDS); }
+
 /* The general writer for a batch's record, which leaves the context synced
  * with the batch when it stored (or already had) the batch's alive_until. */
 __attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
@@ -678,12 +682,12 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, u
   memcpy(&wbits, &weight, sizeof wbits);
   bool cached;
   ephf_rec_cache *e = cache_entry(c, cls, site, size, &cached);
-  if (!w->batch.synced || (!until_birth && !w->batch.au_synced) || wbits != c->weight_bits ||
-      (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
-    return batch_record_slow(w, cls, site, size, weight, birth, until_birth);
-  eph_status st = reserve_record(w);
-  if (st != EPH_OK) return st;
   ephf_buf *b = &w->buf[B_RECORDS];
+  /* Calls only in tail position (a full buffer, never met in practice,
+   * goes the general way too): the common path saves no registers. */
+  if (!w->batch.synced || (!until_birth && !w->batch.au_synced) || wbits != c->weight_bits ||
+      (!cached && (!class_declared(w, cls) || !site_declared(w, site))) || b->cap - b->len < EPHF_RECORD_MAX)
+    return batch_record_slow(w, cls, site, size, weight, birth, until_birth);
   unsigned head = EPHF_REC_ID_BIRTH;
   if (until_birth) head |= EPHF_REC_AU_BIRTH;
   else if (!w->batch.au_is_death) head |= EPHF_REC_AU_BASE;
@@ -692,7 +696,10 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, u
   p = w_birth(p, &head, birth, &c->birth);
   c->id = birth->bytes;
   c->birth = *birth;
-  return end_record(w, p0, p, head);
+  *p0 = (uint8_t)head;
+  b->len = (size_t)(p - b->p);
+  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
+  return write_records(w);
 }
 
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
