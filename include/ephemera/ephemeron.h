@@ -10,6 +10,11 @@
  *   3… user slots, ordinary strong slots (FiLiP keeps its record here, so
  *                 the ephemeron is its own finaliser: one object per sample)
  *
+ * Ephemerons of a compact class (eph_class_set_compact) have no finaliser
+ * slot: their user slots start at 2, and the class's finaliser runs for
+ * each of them, as in Pharo, where an ephemeron's class says what
+ * mourning it does.
+ *
  * The rules, in every collection (scavenge and full GC alike):
  *
  *  1. Reachability.  The collector first traces everything reachable from
@@ -77,6 +82,7 @@ extern "C" {
 #define EPH_EPHEMERON_VALUE 1
 #define EPH_EPHEMERON_FINALIZER 2
 #define EPH_EPHEMERON_FIXED_SLOTS 3
+#define EPH_EPHEMERON_COMPACT_FIXED_SLOTS 2 /* key and value: a compact class's */
 
 typedef uint32_t eph_finalizer_id;
 
@@ -93,8 +99,18 @@ eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_
 eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom);
 
 /*
+ * Makes ephemerons of class cls compact (see above): a word smaller, and
+ * finalised by the class's finaliser, which eph_class_set_finalizer may
+ * change at any time (for all of them at once).  Refused once
+ * eph_ephemeron_new has made one of the class, unless it is compact
+ * already (then a no-op).
+ */
+eph_status eph_class_set_compact(eph_heap *h, eph_class_id cls);
+
+/*
  * Allocates an ephemeron of class cls with `user_slots` slots after the
- * fixed three, holding key and value, finalised by fin (0: the class's).
+ * fixed three (two if cls is compact), holding key and value, finalised
+ * by fin (0: the class's; a compact class takes only 0).
  * With pretenure, it is allocated directly in old space (FiLiP's remedy:
  * a pretenured ephemeron costs the scavenger one remembered-set entry
  * instead of a copy per scavenge).  Returns EPH_NIL on failure.

@@ -51,6 +51,21 @@ eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_
   return EPH_OK;
 }
 
+eph_status eph_class_set_compact(eph_heap *h, eph_class_id cls) {
+  if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
+    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    return EPH_ERR_INVALID;
+  }
+  eph_class_entry *c = &h->classes[cls];
+  if (c->compact) return EPH_OK;
+  if (c->has_ephemerons) {
+    eph_set_error(h, EPH_ERR_INVALID, "class '%s' already has ephemerons: too late to make it compact", c->name);
+    return EPH_ERR_INVALID;
+  }
+  c->compact = true;
+  return EPH_OK;
+}
+
 eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
     eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
@@ -62,15 +77,27 @@ eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
 
 eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
                             eph_finalizer_id fin, bool pretenure) {
+  if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
+    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    return EPH_NIL;
+  }
   if (!finalizer_ok(h, fin)) {
     eph_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
     return EPH_NIL;
   }
-  if (user_slots > EPH_MAX_PAYLOAD_BYTES / EPH_WORD - EPH_EPHEMERON_FIXED_SLOTS) {
+  eph_class_entry *c = &h->classes[cls];
+  if (c->compact && fin) {
+    eph_set_error(h, EPH_ERR_INVALID, "class '%s' is compact: its ephemerons take the class's finaliser, not id %u",
+                  c->name, fin);
+    return EPH_NIL;
+  }
+  size_t fixed = eph_ephemeron_fixed_slots(c);
+  if (user_slots > EPH_MAX_PAYLOAD_BYTES / EPH_WORD - fixed) {
     eph_set_error(h, EPH_ERR_TOO_LARGE, "ephemeron with %zu user slots is too large", user_slots);
     return EPH_NIL;
   }
-  size_t payload = (EPH_EPHEMERON_FIXED_SLOTS + user_slots) * EPH_WORD;
+  size_t payload = (fixed + user_slots) * EPH_WORD;
+  c->has_ephemerons = true;
   EPH_FRAME(h);
   EPH_ROOT(h, key);
   EPH_ROOT(h, value);
@@ -80,7 +107,7 @@ eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_va
   if (e != EPH_NIL) {
     eph_store(h, e, EPH_EPHEMERON_KEY, key);
     eph_store(h, e, EPH_EPHEMERON_VALUE, value);
-    eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)fin));
+    if (fixed > EPH_EPHEMERON_FINALIZER) eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)fin));
   }
   EPH_RETURN(h, e);
 }
@@ -137,9 +164,13 @@ void eph_mourn(eph_heap *h, eph_value e) {
 size_t eph_pending_finalizers(const eph_heap *h) { return h->mourn.len - h->mourn_head; }
 
 static const eph_finalizer_entry *finalizer_of(const eph_heap *h, eph_value e) {
-  eph_value id = eph_slot(e, EPH_EPHEMERON_FINALIZER);
-  uint32_t fin = eph_is_int(id) ? (uint32_t)eph_int_value(id) : 0;
-  if (fin == 0) fin = h->classes[eph_class_of(e)].finalizer;
+  const eph_class_entry *c = &h->classes[eph_class_of(e)];
+  uint32_t fin = 0;
+  if (!c->compact) {
+    eph_value id = eph_slot(e, EPH_EPHEMERON_FINALIZER);
+    fin = eph_is_int(id) ? (uint32_t)eph_int_value(id) : 0;
+  }
+  if (fin == 0) fin = c->finalizer;
   return fin && fin < h->finalizers_len ? &h->finalizers[fin] : NULL;
 }
 

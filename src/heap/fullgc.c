@@ -152,7 +152,7 @@ static void mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
     eph_value key = slot[EPH_EPHEMERON_KEY];
     if (h->mourn_all || (eph_in_old(h, key) && !eph_full_is_marked(h, key))) {
       eph_vec_push(h, &h->deferred, obj);
-      i = EPH_EPHEMERON_FIXED_SLOTS - 1; /* skip key and value for now */
+      i = EPH_EPHEMERON_VALUE + 1; /* skip key and value for now */
     }
   }
   for (; i < n; i++) mark_value(h, slot[i]);

@@ -42,7 +42,15 @@ typedef struct eph_class_entry {
   eph_format format;
   uint32_t finalizer; /* eph_finalizer_id for its ephemerons, 0 = none */
   bool phantom;       /* its ephemerons leave a tombstone for their key (ephemeron.h) */
+  bool compact;       /* its ephemerons have no finaliser slot: the class's runs (ephemeron.h) */
+  bool has_ephemerons; /* eph_ephemeron_new made one: too late to make it compact */
 } eph_class_entry;
+
+/* Slots before an ephemeron's user slots: key, value and, unless its class
+ * is compact, its finaliser id. */
+static inline size_t eph_ephemeron_fixed_slots(const eph_class_entry *c) {
+  return c->compact ? EPH_EPHEMERON_COMPACT_FIXED_SLOTS : EPH_EPHEMERON_FIXED_SLOTS;
+}
 
 typedef struct eph_finalizer_entry {
   eph_finalizer_fn fn;

@@ -84,7 +84,7 @@ static bool scan_object(scavenger *s, eph_value obj) {
     if (!key_reached(s, slot[EPH_EPHEMERON_KEY])) {
       eph_vec_push(s->h, &s->h->deferred, obj);
       young = true; /* the key is young whatever becomes of it */
-      slot += EPH_EPHEMERON_FIXED_SLOTS - 1; /* skip key and value */
+      slot += EPH_EPHEMERON_VALUE + 1; /* skip key and value */
     }
   }
   for (; slot < end; slot++) {

@@ -56,10 +56,10 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
       return fail(v, "object %p (%s, %zu bytes) runs past the end of %s", (void *)p, h->classes[cls].name,
                   eph_span(h, obj), space_name(h, obj));
     if (eph_format_of(obj) == EPH_FORMAT_EPHEMERON) {
-      if (eph_size_bytes(obj) < EPH_EPHEMERON_FIXED_SLOTS * EPH_WORD)
-        return fail(v, "ephemeron %p (%s) has fewer than %d slots", (void *)p, h->classes[cls].name,
-                    EPH_EPHEMERON_FIXED_SLOTS);
-      eph_value fin = eph_slot(obj, EPH_EPHEMERON_FINALIZER);
+      size_t fixed = eph_ephemeron_fixed_slots(&h->classes[cls]);
+      if (eph_size_bytes(obj) < fixed * EPH_WORD)
+        return fail(v, "ephemeron %p (%s) has fewer than %zu slots", (void *)p, h->classes[cls].name, fixed);
+      eph_value fin = fixed > EPH_EPHEMERON_FINALIZER ? eph_slot(obj, EPH_EPHEMERON_FINALIZER) : EPH_NIL;
       if (fin != EPH_NIL && (!eph_is_int(fin) || eph_int_value(fin) < 0 ||
           (eph_int_value(fin) > 0 && (size_t)eph_int_value(fin) >= h->finalizers_len)))
         return fail(v, "ephemeron %p (%s) has an invalid finaliser slot 0x%llx", (void *)p, h->classes[cls].name,

@@ -4,7 +4,10 @@
  * heap object per sample, and nothing off the heap: the value slot holds
  * the birth word).  Ephemerons are pretenured unless pretenure=off.  They
  * are kept reachable by a registry of pretenured chunks, each chunk held by
- * a global root.  The finaliser records the death.
+ * a global root.  The finaliser records the death.  Their class is
+ * compact (ephemeron.h): no finaliser slot, the class's finaliser runs, as
+ * in Pharo, where an ephemeron's class defines its mourning; 24 bytes an
+ * ephemeron (key, value, header).
  * Death = when the finaliser runs: after the collection that found the key
  * dead, which is FiLiP's *delayed observation*.
  *
@@ -66,7 +69,10 @@ eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
   p->noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
   size_t reserved;
   eph_heap_old_range(p->h, &p->old_base, &reserved);
-  if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK) {
+  /* Compact: 24 bytes an ephemeron, and the class's finaliser is this
+   * profile's (the class outlives a profile; see fin_mode_stop). */
+  if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK ||
+      eph_class_set_compact(p->h, p->eph_class) != EPH_OK || eph_class_set_finalizer(p->h, p->eph_class, p->fin) != EPH_OK) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
     return EPH_ERR_NOMEM;
   }
@@ -225,7 +231,7 @@ static __attribute__((noinline)) void track_with_new(eph_profiler *p, eph_value 
   EPH_FRAME(h);
   EPH_ROOT(h, obj);
   EPH_LOCAL(h, e);
-  e = eph_ephemeron_new(h, p->eph_class, obj, packed_birth(birth), 0, p->fin, p->spec.pretenure);
+  e = eph_ephemeron_new(h, p->eph_class, obj, packed_birth(birth), 0, 0 /* the class's */, p->spec.pretenure);
   if (e == EPH_NIL) { /* heap exhausted: the object goes unobserved, say so */
     eph_stamp now = prof_now(p);
     prof_write_record(p, obj, birth, &now, NULL, EPH_DEATH_CENSORED);
@@ -288,6 +294,7 @@ static void stamp_death(eph_profiler *p) {
  * mourned e, so the key is a tombstone. */
 static void on_finalize(eph_heap *h, eph_value e, void *data) {
   eph_profiler *p = data;
+  if (EPH_UNLIKELY(!eph_is_int(eph_ephemeron_value(e)))) return; /* an earlier profile's, disarmed by its stop */
   stamp_death(p);
   eph_class_id cls;
   size_t size;
@@ -300,8 +307,12 @@ static void on_finalize(eph_heap *h, eph_value e, void *data) {
 
 /* Objects still registered are censored; ephemerons mourned but not yet
  * finalised died (their finaliser just has not run): record them now.  Then
- * every ephemeron is disarmed (nil key, a no-op finaliser) so that nothing
- * calls into the profiler after it is gone, and the registry is dropped. */
+ * every ephemeron is disarmed (nil key and value) and the class's finaliser
+ * becomes a no-op, so that nothing calls into the profiler after it is
+ * gone, and the registry is dropped.  The class outlives the profile: a
+ * later profile on the heap makes its own finaliser the class's again,
+ * and that finaliser passes over the ephemerons disarmed here that are
+ * still queued (their value is nil, never a birth word). */
 void fin_mode_stop(eph_profiler *p) {
   eph_heap *h = p->h;
   eph_stamp end = prof_now(p);
@@ -314,10 +325,11 @@ void fin_mode_stop(eph_profiler *p) {
         write_record(p, e, &end, eph_ephemeron_is_mourned(e) ? EPH_DEATH_FINALIZED : EPH_DEATH_CENSORED);
         eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
       }
-      eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)p->noop_fin));
+      eph_store(h, e, EPH_EPHEMERON_VALUE, EPH_NIL);
     }
     eph_global_root_remove(h, &p->chunks[c]);
   }
+  eph_class_set_finalizer(h, p->eph_class, p->noop_fin);
   p->spare_cursor = p->spares = 0;
   clear_fresh(p);
   p->nchunks = p->cells_used = p->permanent_bytes = 0;

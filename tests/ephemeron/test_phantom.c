@@ -278,6 +278,7 @@ static void arm(eph_heap *h, churn *c, eph_value key, size_t n, eph_class_id Ph,
   EPH_LOCAL(h, e);
   e = eph_ephemeron_new(h, Ph, key, eph_int((intptr_t)n), 0, fin, old);
   assert_true(e != EPH_NIL);
+  assert_int_equal(eph_size_bytes(e), (fin ? 3 : 2) * sizeof(eph_value));
   eph_value cell = eph_alloc(h, List, 2); /* registry: a list of ephemerons */
   assert_true(cell != EPH_NIL);
   eph_store(h, cell, 0, e);
@@ -287,7 +288,7 @@ static void arm(eph_heap *h, churn *c, eph_value key, size_t n, eph_class_id Ph,
   EPH_UNFRAME(h);
 }
 
-static void run_churn(const char *gc, bool old) {
+static void run_churn(const char *gc, bool old, bool compact) {
   eph_heap *h = heap_with(gc);
   static churn c;
   memset(&c, 0, sizeof c);
@@ -296,6 +297,11 @@ static void run_churn(const char *gc, bool old) {
   eph_class_id List = eph_class_register(h, "List", EPH_FORMAT_POINTERS);
   assert_int_equal(eph_class_set_phantom(h, Ph, true), EPH_OK);
   eph_finalizer_id fin = eph_finalizer_register(h, churn_fin, &c);
+  if (compact) { /* no finaliser slot: the class's finaliser for all */
+    assert_int_equal(eph_class_set_compact(h, Ph), EPH_OK);
+    assert_int_equal(eph_class_set_finalizer(h, Ph, fin), EPH_OK);
+    fin = 0;
+  }
   assert_int_equal(eph_global_root_add(h, &c.spare), EPH_OK);
   assert_int_equal(eph_global_root_add(h, &c.registry), EPH_OK);
   assert_int_equal(eph_global_root_add(h, &c.keys), EPH_OK);
@@ -346,15 +352,79 @@ static void run_churn(const char *gc, bool old) {
 
 static void test_churn_young(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", false);
+  run_churn("eden=64K,headroom=64K,verify=1", false, false);
 }
 static void test_churn_pretenured(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", true);
+  run_churn("eden=64K,headroom=64K,verify=1", true, false);
 }
 static void test_churn_stress(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", true);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", true, false);
+}
+/* The same with compact ephemerons (two slots, the class's finaliser). */
+static void test_churn_compact(void **state) {
+  (void)state;
+  run_churn("eden=64K,headroom=64K,verify=1", false, true);
+  run_churn("eden=64K,headroom=64K,verify=1", true, true);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", true, true);
+}
+
+/* Compact classes: a word smaller, the class's finaliser (changed for all
+ * at once), no finaliser id of their own; too late once one exists. */
+static void test_compact_class(void **state) {
+  fixture *f = *state;
+  eph_heap *h = f->h;
+  eph_class_id C = eph_class_register(h, "Compact", EPH_FORMAT_EPHEMERON);
+  assert_int_equal(eph_class_set_compact(h, f->Box), EPH_ERR_INVALID); /* not an ephemeron class */
+  assert_int_equal(eph_class_set_compact(h, C), EPH_OK);
+  assert_int_equal(eph_class_set_compact(h, C), EPH_OK); /* again: a no-op */
+  assert_int_equal(eph_class_set_finalizer(h, C, f->fin), EPH_OK);
+  EPH_FRAME(h);
+  EPH_LOCAL(h, k1);
+  EPH_LOCAL(h, k2);
+  EPH_LOCAL(h, e1);
+  EPH_LOCAL(h, e2);
+  k1 = box(1);
+  k2 = box(2);
+  assert_int_equal(eph_ephemeron_new(h, C, k1, EPH_NIL, 0, f->fin, false), EPH_NIL); /* an id of its own */
+  e1 = eph_ephemeron_new(h, C, k1, eph_int(11), 1, 0, false);
+  e2 = eph_ephemeron_new(h, C, k2, eph_int(22), 0, 0, true);
+  assert_true(e1 != EPH_NIL && e2 != EPH_NIL);
+  assert_int_equal(eph_size_bytes(e1), 3 * sizeof(eph_value)); /* key, value, one user slot */
+  assert_int_equal(eph_size_bytes(e2), 2 * sizeof(eph_value));
+  eph_store(h, e1, EPH_EPHEMERON_COMPACT_FIXED_SLOTS, k2); /* the user slot holds k2 strongly */
+  /* a user slot where a finaliser id would be: it is not one */
+  static fixture other;
+  memset(&other, 0, sizeof other);
+  eph_finalizer_id wrong = eph_finalizer_register(h, record, &other);
+  EPH_LOCAL(h, e3);
+  e3 = eph_ephemeron_new(h, C, box(3), EPH_NIL, 1, 0, false);
+  eph_store(h, e3, EPH_EPHEMERON_COMPACT_FIXED_SLOTS, eph_int((intptr_t)wrong));
+  assert_int_equal(eph_class_set_compact(h, F.Eph), EPH_OK); /* no ephemeron of Eph yet */
+  EPH_LOCAL(h, plain);
+  plain = eph_ephemeron_new(h, F.Phantom, k1, EPH_NIL, 0, f->fin, false);
+  assert_true(plain != EPH_NIL);
+  assert_int_equal(eph_class_set_compact(h, F.Phantom), EPH_ERR_INVALID); /* too late */
+  k1 = EPH_NIL;
+  collect(EPH_GC_FULL); /* one collection: the addresses the finaliser saw are current */
+  eph_run_finalizers(h);
+  /* k1 died: e1 and the phantom are mourned, and e3 (its box was never
+   * held), by the class's finaliser; e2's key lives through e1's user slot */
+  assert_int_equal(f->nseen, 3);
+  assert_int_equal(other.nseen, 0);
+  assert_true(f->seen[0] == e1 || f->seen[1] == e1 || f->seen[2] == e1);
+  assert_true(f->seen[0] == e3 || f->seen[1] == e3 || f->seen[2] == e3);
+  assert_false(eph_ephemeron_is_mourned(e2));
+  /* the class's finaliser changes for all its ephemerons at once */
+  eph_finalizer_id none = eph_finalizer_register(h, record, &(fixture){0});
+  assert_int_equal(eph_class_set_finalizer(h, C, none), EPH_OK);
+  e1 = EPH_NIL;
+  k2 = EPH_NIL;
+  collect(EPH_GC_FULL);
+  eph_run_finalizers(h);
+  assert_int_equal(f->nseen, 3); /* e2 went to the other finaliser */
+  EPH_UNFRAME(h);
 }
 
 /* Permanent bytes are left out of the GC-ratio trigger: old objects
@@ -396,6 +466,8 @@ int main(void) {
       cmocka_unit_test(test_churn_young),
       cmocka_unit_test(test_churn_pretenured),
       cmocka_unit_test(test_churn_stress),
+      cmocka_unit_test(test_churn_compact),
+      cmocka_unit_test_setup_teardown(test_compact_class, setup, teardown),
       cmocka_unit_test(test_permanent_bytes_not_counted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

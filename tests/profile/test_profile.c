@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "ephemera/ephemeron.h"
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
 #include "ephemera/profile.h"
@@ -142,6 +143,45 @@ static void test_finalization_known_death(void **state) {
     eph_profile_free(p);
     eph_heap_free(h);
   }
+}
+
+/* Two finalization profiles on one heap, one after the other.  The
+ * ephemeron class outlives a profile and its finaliser is the class's, so
+ * the first profile's ephemerons still queued at its stop (mourned, their
+ * finalisers not run: auto-finalising is off) reach the second profile's
+ * finaliser, which must pass over them: the second file holds exactly its
+ * own objects. */
+static void test_finalization_twice(void **state) {
+  (void)state;
+  eph_heap *h = heap_with("eden=64K,headroom=64K");
+  eph_class_id First = eph_class_register(h, "First", EPH_FORMAT_POINTERS);
+  eph_class_id Second = eph_class_register(h, "Second", EPH_FORMAT_POINTERS);
+  eph_class_id Junk = eph_class_register(h, "Junk", EPH_FORMAT_POINTERS);
+  eph_heap_set_auto_finalize(h, false);
+  for (int round = 0; round < 2; round++) {
+    start(h, round ? "mode=finalization,classes=Second" : "mode=finalization,classes=First,pretenure=off");
+    EPH_FRAME(h);
+    EPH_LOCAL(h, holder);
+    holder = eph_alloc(h, Junk, 100);
+    for (size_t i = 0; i < 100; i++) eph_store(h, holder, i, eph_alloc(h, round ? Second : First, 1));
+    holder = EPH_NIL;
+    EPH_UNFRAME(h);
+    churn_until_scavenge(h, Junk);
+    assert_true(eph_pending_finalizers(h) >= 100);
+    if (round) eph_run_finalizers(h); /* the first profile's leftovers, and this one's */
+    eph_profile *p = stop_and_load(h);
+    size_t n[2] = {0, 0};
+    for (size_t i = 0; i < p->nrecords; i++) {
+      const char *name = p->class_names[p->records[i].class_id];
+      assert_int_equal(p->records[i].death_kind, EPH_DEATH_FINALIZED);
+      n[!strcmp(name, "Second")]++;
+    }
+    assert_int_equal(n[round], 100);
+    assert_int_equal(n[!round], 0);
+    eph_profile_free(p);
+  }
+  eph_run_finalizers(h); /* after both stops: into no profiler */
+  eph_heap_free(h);
 }
 
 /* every:N keeps every N-th allocation exactly; 1/N keeps each with
@@ -544,7 +584,7 @@ static void test_oracle_many_old(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gc_mode_known_death),   cmocka_unit_test(test_gc_mode_full_gc_death),
-      cmocka_unit_test(test_finalization_known_death), cmocka_unit_test(test_count_sampling), cmocka_unit_test(test_class_filter_sampling),
+      cmocka_unit_test(test_finalization_known_death), cmocka_unit_test(test_finalization_twice), cmocka_unit_test(test_count_sampling), cmocka_unit_test(test_class_filter_sampling),
       cmocka_unit_test(test_byte_sampler_unbiased), cmocka_unit_test(test_censored),
       cmocka_unit_test(test_no_aliasing),           cmocka_unit_test(test_sites_in_file),         cmocka_unit_test(test_environment),
       cmocka_unit_test(test_spec_parsing),          cmocka_unit_test(test_oracle),
