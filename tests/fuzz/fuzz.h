@@ -54,8 +54,10 @@
  * FZ_EPH: an ephemeron (ephemeron.h).  Slot 0 key, 1 value, 2 finaliser id,
  * 3 its model id (the first user slot), 4.. ordinary strong user slots.  The
  * generic store ops never pick one (only the ephemeron ops store into it).
+ * FZ_CEPH: the same of a compact class (eph_class_set_compact): no
+ * finaliser slot, so the model id is slot 2.
  */
-typedef enum fz_kind { FZ_NODE, FZ_PAIR, FZ_ARRAY, FZ_BYTES, FZ_STRING, FZ_EPH, FZ_NKINDS } fz_kind;
+typedef enum fz_kind { FZ_NODE, FZ_PAIR, FZ_ARRAY, FZ_BYTES, FZ_STRING, FZ_EPH, FZ_CEPH, FZ_NKINDS } fz_kind;
 
 struct fz_kind_info {
   const char *name;
@@ -65,9 +67,12 @@ extern const struct fz_kind_info fz_kinds[FZ_NKINDS];
 
 static inline bool fz_kind_is_bytes(fz_kind k) { return fz_kinds[k].format == EPH_FORMAT_BYTES; }
 
+static inline bool fz_kind_is_eph(fz_kind k) { return k == FZ_EPH || k == FZ_CEPH; }
+
 /* The slot that carries the model id of a pointer object. */
 #define FZ_EPH_ID_SLOT 3
-static inline size_t fz_id_slot(fz_kind k) { return k == FZ_EPH ? FZ_EPH_ID_SLOT : 0; }
+#define FZ_CEPH_ID_SLOT 2
+static inline size_t fz_id_slot(fz_kind k) { return k == FZ_EPH ? FZ_EPH_ID_SLOT : k == FZ_CEPH ? FZ_CEPH_ID_SLOT : 0; }
 
 /* Bytes an object with this payload occupies (eph_object_bytes semantics). */
 static inline size_t fz_obj_bytes(size_t payload) { return sizeof(eph_header) + ((payload + 7u) & ~(size_t)7u); }

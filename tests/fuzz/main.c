@@ -341,7 +341,9 @@ static int run(fuzz *fz, int profile_mode, const char *profile_out) {
   if (fz->ephemerons) {
     fz->fin_explicit = eph_finalizer_register(h, fz_finalizer, fz);
     fz->fin_class = eph_finalizer_register(h, fz_finalizer, fz);
-    if (!fz->fin_explicit || !fz->fin_class || eph_class_set_finalizer(h, fz->cls[FZ_EPH], fz->fin_class) != EPH_OK)
+    if (!fz->fin_explicit || !fz->fin_class || eph_class_set_finalizer(h, fz->cls[FZ_EPH], fz->fin_class) != EPH_OK ||
+        eph_class_set_compact(h, fz->cls[FZ_CEPH]) != EPH_OK ||
+        eph_class_set_finalizer(h, fz->cls[FZ_CEPH], fz->fin_class) != EPH_OK)
       fz_fail(fz, "registering the finaliser: %s", eph_heap_error(h));
   }
 

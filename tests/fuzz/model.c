@@ -20,6 +20,7 @@ const struct fz_kind_info fz_kinds[FZ_NKINDS] = {
     [FZ_NODE] = {"FuzzNode", EPH_FORMAT_POINTERS},  [FZ_PAIR] = {"FuzzPair", EPH_FORMAT_POINTERS},
     [FZ_ARRAY] = {"FuzzArray", EPH_FORMAT_POINTERS}, [FZ_BYTES] = {"FuzzBytes", EPH_FORMAT_BYTES},
     [FZ_STRING] = {"FuzzString", EPH_FORMAT_BYTES},  [FZ_EPH] = {"FuzzEph", EPH_FORMAT_EPHEMERON},
+    [FZ_CEPH] = {"FuzzCompactEph", EPH_FORMAT_EPHEMERON},
 };
 
 /* --- records ----------------------------------------------------------------- */
@@ -87,7 +88,7 @@ uint32_t fz_eph_lookup(const fz_model *m, uint64_t id) { return id < m->eph_cap 
 
 static void model_release(fz_model *m, uint32_t mid) {
   fz_obj *o = &m->objs[mid];
-  if (o->kind == FZ_EPH && o->id < m->eph_cap) m->eph_mid[o->id] = FZ_NONE;
+  if (fz_kind_is_eph(o->kind) && o->id < m->eph_cap) m->eph_mid[o->id] = FZ_NONE;
   free(o->slots);
   memset(o, 0, sizeof *o);
   if (m->nfree == m->free_cap) {
@@ -384,7 +385,7 @@ static void scan(fuzz *fz, bool heap, uint32_t mid) {
     fz->c.objects_checked++;
     if (eph_is_young(fz->h, a)) m->live_young++;
     if (fz_kind_is_bytes(o->kind)) check_bytes(fz, mid, a, "walk");
-    if (o->kind == FZ_EPH && eph_ephemeron_is_mourned(a) != o->mourned) {
+    if (fz_kind_is_eph(o->kind) && eph_ephemeron_is_mourned(a) != o->mourned) {
       char d[96];
       fz_fail(fz, "walk: reachable ephemeron %s at %#" PRIxPTR " is %s in the heap, but its finaliser %s",
               describe_obj(fz, mid, d, sizeof d), a, o->mourned ? "not mourned" : "mourned",
@@ -586,7 +587,7 @@ void fz_eph_trace(fuzz *fz, uint64_t stamp, uint32_t **predicted, size_t *npredi
       uint32_t mid = m->stack[--m->stack_len];
       fz_obj *o = &m->objs[mid];
       size_t k = 0;
-      if (o->kind == FZ_EPH && !o->mourned && !key_marked(fz, o->slots[0])) {
+      if (fz_kind_is_eph(o->kind) && !o->mourned && !key_marked(fz, o->slots[0])) {
         if (nd == dcap) {
           dcap = dcap ? 2 * dcap : 256;
           deferred = fz_xrealloc(deferred, dcap * sizeof *deferred);

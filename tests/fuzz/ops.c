@@ -89,8 +89,8 @@ typedef struct fz_target {
 static bool pick_matches(fuzz *fz, uint32_t mid, eph_value a, unsigned flags) {
   const fz_obj *o = &fz->m.objs[mid];
   /* The generic stores write slots 1..n-1: never an ephemeron's (finaliser id, model id). */
-  if ((flags & (PK_SLOTS2 | PK_SLOTS1)) && o->kind == FZ_EPH) return false;
-  if ((flags & PK_EPH) && o->kind != FZ_EPH) return false;
+  if ((flags & (PK_SLOTS2 | PK_SLOTS1)) && fz_kind_is_eph(o->kind)) return false;
+  if ((flags & PK_EPH) && !fz_kind_is_eph(o->kind)) return false;
   if ((flags & PK_SLOTS2) && o->nslots < 2) return false;
   if ((flags & PK_SLOTS1) && o->nslots < 1) return false;
   if ((flags & PK_BYTES) && !fz_kind_is_bytes(o->kind)) return false;
@@ -182,7 +182,7 @@ static bool store_growing(fuzz *fz, fz_target *t, size_t k, eph_value v, fz_mval
   fz_mval old = fz->m.objs[t->mid].slots[k];
   if (fz->grow && fz_is_ref(old) && fz_is_ref(mv)) {
     uint32_t vmid = fz_ref_mid(mv);
-    if (fz->m.objs[vmid].nslots >= 2 && fz->m.objs[vmid].kind != FZ_EPH) {
+    if (fz->m.objs[vmid].nslots >= 2 && !fz_kind_is_eph(fz->m.objs[vmid].kind)) {
       fz_target nv = {vmid, v};
       store(fz, &nv, 1 + below(fz, fz->m.objs[vmid].nslots - 1), eph_slot(t->addr, k), old);
     } else if (chance(fz, 3, 4)) {
@@ -629,17 +629,19 @@ static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value v
                                uint32_t *mid_out) {
   eph_heap *h = fz->h;
   size_t user = 1 + below(fz, 3);
-  eph_finalizer_id fin = chance(fz, 1, 3) ? 0 : fz->fin_explicit;
-  eph_value e = eph_ephemeron_new(h, fz->cls[FZ_EPH], key, value, user, fin, old);
-  size_t n = EPH_EPHEMERON_FIXED_SLOTS + user, size = n * sizeof(eph_value);
+  fz_kind kind = chance(fz, 1, 3) ? FZ_CEPH : FZ_EPH;
+  size_t fixed = kind == FZ_CEPH ? EPH_EPHEMERON_COMPACT_FIXED_SLOTS : EPH_EPHEMERON_FIXED_SLOTS, id_slot = fz_id_slot(kind);
+  eph_finalizer_id fin = kind == FZ_CEPH || chance(fz, 1, 3) ? 0 : fz->fin_explicit;
+  eph_value e = eph_ephemeron_new(h, fz->cls[kind], key, value, user, fin, old);
+  size_t n = fixed + user, size = n * sizeof(eph_value);
   if (e == EPH_NIL) fz_fail(fz, "eph_ephemeron_new(%zu user slots, %s) returned nil: %s", user, old ? "pretenured" : "young",
                             eph_heap_error(h));
   eph_header hdr = *eph_header_of(e);
   eph_header must_be_clear = EPH_HDR_FORWARDED | EPH_HDR_MOURNED | (fz->mode->observe_alloc ? 0 : EPH_HDR_AGE_MASK);
-  if (!eph_is_ptr(e) || eph_class_of(e) != fz->cls[FZ_EPH] || eph_format_of(e) != EPH_FORMAT_EPHEMERON ||
+  if (!eph_is_ptr(e) || eph_class_of(e) != fz->cls[kind] || eph_format_of(e) != EPH_FORMAT_EPHEMERON ||
       eph_size_bytes(e) != size || (hdr & must_be_clear))
     fz_fail(fz, "eph_ephemeron_new: fresh ephemeron %#" PRIxPTR " has header %#" PRIx64 " (expected class %" PRIu32 ", %zu bytes)", e,
-            (uint64_t)hdr, fz->cls[FZ_EPH], size);
+            (uint64_t)hdr, fz->cls[kind], size);
   if (old && eph_is_young(h, e)) fz_fail(fz, "eph_ephemeron_new(pretenured) returned a young ephemeron");
   fz_mval exp[2] = {kmv, vmv};
   for (size_t k = 0; k < 2; k++) {
@@ -649,17 +651,17 @@ static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value v
     else if ((fz_mval)got != exp[k])
       fz_fail(fz, "eph_ephemeron_new: slot %zu holds %#" PRIxPTR ", expected the immediate %#" PRIx64, k, got, exp[k]);
   }
-  if (eph_slot(e, EPH_EPHEMERON_FINALIZER) != eph_int((intptr_t)fin))
+  if (kind == FZ_EPH && eph_slot(e, EPH_EPHEMERON_FINALIZER) != eph_int((intptr_t)fin))
     fz_fail(fz, "eph_ephemeron_new: finaliser slot holds %#" PRIxPTR ", expected int %u", eph_slot(e, 2), fin);
-  for (size_t k = EPH_EPHEMERON_FIXED_SLOTS; k < n; k++)
+  for (size_t k = fixed; k < n; k++)
     if (eph_slot(e, k) != EPH_NIL) fz_fail(fz, "eph_ephemeron_new: fresh user slot %zu is not nil", k);
 
-  uint32_t mid = fz_model_new(&fz->m, FZ_EPH, size);
+  uint32_t mid = fz_model_new(&fz->m, kind, size);
   fz_obj *rec = &fz->m.objs[mid];
   rec->slots[0] = kmv;
   rec->slots[1] = vmv;
-  rec->slots[2] = (fz_mval)eph_int((intptr_t)fin);
-  eph_store(h, e, FZ_EPH_ID_SLOT, eph_int((intptr_t)rec->id));
+  if (kind == FZ_EPH) rec->slots[2] = (fz_mval)eph_int((intptr_t)fin);
+  eph_store(h, e, id_slot, eph_int((intptr_t)rec->id));
   fz_eph_note(&fz->m, rec->id, mid);
   rec->addr = e;
   rec->addr_gc = fz->gcs_seen;
@@ -673,7 +675,7 @@ static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value v
   fz->c.eph_created++;
   fz->c.bytes_allocated += fz_obj_bytes(size) + fz->trailer_bytes;
   fz_target t = {mid, e};
-  for (size_t k = FZ_EPH_ID_SLOT + 1; k < n; k++) {
+  for (size_t k = id_slot + 1; k < n; k++) {
     fz_mval mv;
     eph_value v = rand_value(fz, &mv);
     store(fz, &t, k, v, mv);
@@ -770,9 +772,10 @@ static void op_eph_store(fuzz *fz) {
     store(fz, &t, EPH_EPHEMERON_KEY, v, mv);
     break;
   case 1: /* a user slot */
-    if (o->nslots > FZ_EPH_ID_SLOT + 1) {
+    if (o->nslots > fz_id_slot(o->kind) + 1) {
+      size_t first = fz_id_slot(o->kind) + 1;
       v = rand_value(fz, &mv);
-      store(fz, &t, FZ_EPH_ID_SLOT + 1 + below(fz, o->nslots - FZ_EPH_ID_SLOT - 1), v, mv);
+      store(fz, &t, first + below(fz, o->nslots - first), v, mv);
     }
     break;
   case 2: /* value = key */
@@ -803,7 +806,7 @@ static void op_eph_drop_key(fuzz *fz) {
     fz_obj *o = &m->objs[mid];
     if (!o->id || o->epoch != m->epoch || fz_kind_is_bytes(o->kind)) continue;
     for (size_t j = o->kind == FZ_EPH ? 1 : 1; j < o->nslots; j++) {
-      if (o->kind == FZ_EPH && (j == EPH_EPHEMERON_FINALIZER || j == FZ_EPH_ID_SLOT)) continue;
+      if (fz_kind_is_eph(o->kind) && (j == EPH_EPHEMERON_FINALIZER || j == fz_id_slot(o->kind))) continue;
       if (o->slots[j] != k) continue;
       fz_target s = {mid, o->addr};
       store(fz, &s, j, EPH_NIL, (fz_mval)EPH_NIL);
@@ -866,11 +869,12 @@ void fz_finalizer(eph_heap *h, eph_value e, void *data) {
   fz->in_finalizer = true;
   fz->fin_in_op = true;
   const char *gck = tag.kind == EPH_GC_FULL ? "full GC" : "scavenge";
-  if (!eph_is_ptr(e) || eph_format_of(e) != EPH_FORMAT_EPHEMERON || eph_class_of(e) != fz->cls[FZ_EPH] ||
-      eph_size_bytes(e) < (FZ_EPH_ID_SLOT + 1) * sizeof(eph_value))
+  fz_kind ekind = eph_is_ptr(e) && eph_class_of(e) == fz->cls[FZ_CEPH] ? FZ_CEPH : FZ_EPH;
+  if (!eph_is_ptr(e) || eph_format_of(e) != EPH_FORMAT_EPHEMERON || eph_class_of(e) != fz->cls[ekind] ||
+      eph_size_bytes(e) < (fz_id_slot(ekind) + 1) * sizeof(eph_value))
     fz_fail(fz, "finaliser got %#" PRIxPTR ", not a fuzzer ephemeron", e);
   if (!eph_ephemeron_is_mourned(e)) fz_fail(fz, "finaliser got ephemeron %#" PRIxPTR " without the MOURNED flag", e);
-  eph_value idv = eph_slot(e, FZ_EPH_ID_SLOT);
+  eph_value idv = eph_slot(e, fz_id_slot(ekind));
   uint64_t id = eph_is_int(idv) ? (uint64_t)eph_int_value(idv) : 0;
   fz_model *m = &fz->m;
   if (!id || id >= m->eph_cap || !m->eph_state[id])
