@@ -9,9 +9,11 @@
  * EPH_AT's log.  Dead objects become records; survivors join the young or
  * old list like any tracked object.
  *
- * A scavenge's walk is shared with a second thread: eden is cut into pieces at EPH_AT marks (marks are object
- * starts, and a mark's clock follows from the old-space allocations
- * before it), and both threads take pieces in turn until none is left.
+ * A scavenge's walk is shared with a second thread: eden is cut into
+ * pieces at EPH_AT marks (marks are object starts, and a mark's clock
+ * follows from the old-space allocations before it), and both threads
+ * take pieces in turn until none is left.  Below 100 % the sampler draws
+ * by each object's clock (sampler_walk_draw), the same on either thread.
  * Each piece's records go to a fork of the writer, appended to the file
  * in eden's order, and its survivors are kept in that order, so the
  * profile holds the same records in the same order as a walk on one
