@@ -193,6 +193,7 @@ void eph_heap_free(eph_heap *h) {
   free(h->finalizers);
   free(h->mourn.items);
   free(h->deferred.items);
+  free(h->deferred_inert.items);
   free(h);
 }
 

@@ -111,6 +111,10 @@ struct eph_heap {
   eph_value_vec mourn;
   size_t mourn_head;
   eph_value_vec deferred;
+  /* A scavenge's deferred phantoms whose value needs no copying: settling
+   * them never copies anything, so they wait for the fixpoint and are
+   * settled in one pass (scavenge.c) */
+  eph_value_vec deferred_inert;
   bool running_finalizers;
   bool auto_finalize;
   bool mourn_all;            /* the final full GC of EPH_EXIT_RUN_ALL */

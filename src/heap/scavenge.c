@@ -82,7 +82,11 @@ static bool scan_object(scavenger *s, eph_value obj) {
   if (EPH_UNLIKELY(eph_is_live_ephemeron(obj))) {
     s->ephemerons++;
     if (!key_reached(s, slot[EPH_EPHEMERON_KEY])) {
-      eph_vec_push(s->h, &s->h->deferred, obj);
+      /* A phantom's key is not traced when it is mourned: with a value
+       * that needs no copy either, settling it can reach nothing. */
+      bool inert = !s->full_gc_step && s->h->classes[eph_class_of(obj)].phantom &&
+                   !in_from_space(s, slot[EPH_EPHEMERON_VALUE]);
+      eph_vec_push(s->h, inert ? &s->h->deferred_inert : &s->h->deferred, obj);
       young = true; /* the key is young whatever becomes of it */
       slot += EPH_EPHEMERON_VALUE + 1; /* skip key and value */
     }
@@ -167,16 +171,36 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
  * Settles the deferred ephemerons: values of those whose keys were reached
  * are scavenged (to a fixpoint); then all the others are mourned at once.
  * Both steps can reach new objects and defer new ephemerons, so loop.
+ * Inert ones (phantoms whose value needs no copy: finalization mode's)
+ * wait for the fixpoint and are settled in one pass, not two.
  *
  * When this scavenge is the first step of a full GC (tenure everything),
  * nothing is mourned here: the scavenge takes all old objects for live, so
  * it would mourn on behalf of dead old ephemerons.  Their keys and values
  * are promoted instead and the full GC's exact mark decides.
  */
+/* The inert deferred ephemerons at the fixpoint, in one pass: a key
+ * reached by now gets its new address, the others are mourned (their key
+ * slots become tombstones).  Nothing is copied: the others' mourning,
+ * which traces keys and values, comes after, as in rule 2. */
+static void settle_inert(scavenger *s) {
+  eph_value_vec *v = &s->h->deferred_inert;
+  for (size_t i = 0; i < v->len; i++) {
+    PREFETCH_AHEAD(v->items, i, v->len);
+    eph_value e = v->items[i];
+    eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
+    if (key_reached(s, *key))
+      scavenge_slot(s, key);
+    else
+      eph_mourn(s->h, e);
+  }
+  v->len = 0;
+}
+
 static void settle_ephemerons(scavenger *s, char **old_scan) {
   eph_heap *h = s->h;
   eph_value_vec *d = &h->deferred;
-  while (d->len) {
+  while (d->len || h->deferred_inert.len) {
     bool progress = false;
     size_t keep = 0;
     char *young_top = h->future.top, *old_top = h->old_top; /* the queues are empty here */
@@ -198,6 +222,7 @@ static void settle_ephemerons(scavenger *s, char **old_scan) {
      * rather than after one more pass over them all. */
     bool copied = h->future.top != young_top || h->old_top != old_top;
     if (!progress || !copied) {
+      settle_inert(s);
       size_t n = d->len;
       for (size_t i = 0; i < n; i++) {
         PREFETCH_AHEAD(d->items, i, n);
@@ -208,7 +233,7 @@ static void settle_ephemerons(scavenger *s, char **old_scan) {
         scavenge_slot(s, &slot[EPH_EPHEMERON_VALUE]);
       }
       /* Anything deferred while copying those keys and values was appended. */
-      memmove(d->items, d->items + n, (d->len - n) * sizeof *d->items);
+      if (d->len > n) memmove(d->items, d->items + n, (d->len - n) * sizeof *d->items);
       d->len -= n;
     }
     *old_scan = scan_to_completion(s, *old_scan);
