@@ -475,12 +475,16 @@ static inline __attribute__((always_inline)) uint8_t *w_class(uint8_t *p, unsign
 /* Ends the record begun at p0 (its head byte) and written up to p; the
  * chunk goes out once it reaches its target (which resets the context:
  * update it first). */
+/* The records' chunk, out of line, so that end_record's call to it is a
+ * tail call and a record path saves no registers for it. */
+__attribute__((noinline)) static eph_status write_records(eph_writer *w) { return write_data(w, B_RECORDS); }
+
 static inline eph_status end_record(eph_writer *w, uint8_t *p0, uint8_t *p, unsigned head) {
   ephf_buf *b = &w->buf[B_RECORDS];
   *p0 = (uint8_t)head;
   b->len = (size_t)(p - b->p);
   if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return write_data(w, B_RECORDS);
+  return write_records(w);
 }
 
 /* Codes birth against the previous record's: bytes and wall deltas, the
@@ -649,9 +653,6 @@ void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *al
   w->batch.synced = w->batch.au_synced = false;
 }
 
-/* The records' chunk, out of line: a tail call. */
-__attribute__((noinline)) static eph_status write_records(eph_writer *w) { return write_data(w, B_RECORDS); }
-
 /* The general writer for a batch's record, which leaves the context synced
  * with the batch when it stored (or already had) the batch's alive_until. */
 __attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
@@ -696,10 +697,7 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, u
   p = w_birth(p, &head, birth, &c->birth);
   c->id = birth->bytes;
   c->birth = *birth;
-  *p0 = (uint8_t)head;
-  b->len = (size_t)(p - b->p);
-  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return write_records(w);
+  return end_record(w, p0, p, head);
 }
 
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {

@@ -42,30 +42,27 @@ static inline bool bit_is_set(const uint64_t *bits, size_t w) { return (bits[w >
 
 bool eph_full_is_marked(const eph_heap *h, eph_value obj) { return bit_is_set(h->mark_bits, word_index(h, obj)); }
 
-eph_value eph_full_forward(const eph_heap *h, eph_value obj) {
-  if (obj < (eph_value)h->dense_end) return obj; /* nothing below moves */
-  size_t w = word_index(h, obj);
+/* Where the live object at old-space word w goes: after the live words below it. */
+static inline eph_value forward_word(const eph_heap *h, size_t w) {
   size_t chunk = w >> 6;
   uint64_t below = h->mark_bits[chunk] & ((UINT64_C(1) << (w & 63)) - 1);
   size_t live = h->chunk_live_before[chunk] + popcount64(below);
   return (eph_value)(h->old_base + live * EPH_WORD);
 }
 
+eph_value eph_full_forward(const eph_heap *h, eph_value obj) {
+  if (obj < (eph_value)h->dense_end) return obj; /* nothing below moves */
+  return forward_word(h, word_index(h, obj));
+}
+
 void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n) {
   if (h->phase != PHASE_MARKED) eph_fatal(h, "eph_gc_old_fates outside a full GC's on_collect");
-  eph_value dense = (eph_value)h->dense_end;
   for (size_t i = 0; i < n; i++) {
     eph_value obj = objs[i];
     if (eph_checking(h) && !eph_in_old(h, obj)) eph_fatal(h, "eph_gc_old_fates: an object outside old space");
-    if (obj < dense) {
-      to[i] = obj;
-      continue;
-    }
     size_t w = word_index(h, obj);
-    uint64_t bits = h->mark_bits[w >> 6];
-    uint64_t below = bits & ((UINT64_C(1) << (w & 63)) - 1);
-    to[i] = (bits >> (w & 63)) & 1u ? (eph_value)(h->old_base + (h->chunk_live_before[w >> 6] + popcount64(below)) * EPH_WORD)
-                                    : EPH_NIL;
+    /* below the dense prefix: alive and unmoved */
+    to[i] = obj < (eph_value)h->dense_end ? obj : bit_is_set(h->mark_bits, w) ? forward_word(h, w) : EPH_NIL;
   }
 }
 

@@ -167,18 +167,6 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
   return old_scan;
 }
 
-/*
- * Settles the deferred ephemerons: values of those whose keys were reached
- * are scavenged (to a fixpoint); then all the others are mourned at once.
- * Both steps can reach new objects and defer new ephemerons, so loop.
- * Inert ones (phantoms whose value needs no copy: finalization mode's)
- * wait for the fixpoint and are settled in one pass, not two.
- *
- * When this scavenge is the first step of a full GC (tenure everything),
- * nothing is mourned here: the scavenge takes all old objects for live, so
- * it would mourn on behalf of dead old ephemerons.  Their keys and values
- * are promoted instead and the full GC's exact mark decides.
- */
 /* The inert deferred ephemerons at the fixpoint, in one pass: a key
  * reached by now gets its new address, the others are mourned (their key
  * slots become tombstones).  Nothing is copied: the others' mourning,
@@ -197,6 +185,18 @@ static void settle_inert(scavenger *s) {
   v->len = 0;
 }
 
+/*
+ * Settles the deferred ephemerons: values of those whose keys were reached
+ * are scavenged (to a fixpoint); then all the others are mourned at once.
+ * Both steps can reach new objects and defer new ephemerons, so loop.
+ * Inert ones (phantoms whose value needs no copy: finalization mode's)
+ * wait for the fixpoint and are settled in one pass, not two.
+ *
+ * When this scavenge is the first step of a full GC (tenure everything),
+ * nothing is mourned here: the scavenge takes all old objects for live, so
+ * it would mourn on behalf of dead old ephemerons.  Their keys and values
+ * are promoted instead and the full GC's exact mark decides.
+ */
 static void settle_ephemerons(scavenger *s, char **old_scan) {
   eph_heap *h = s->h;
   eph_value_vec *d = &h->deferred;

@@ -61,7 +61,8 @@ void sampler_arm(eph_profiler *p) {
 /* Is class cls in the filter?  Resolved by name on first sight and cached:
  * classes may be registered after the profiler starts. */
 static bool class_selected(eph_profiler *p, eph_class_id cls) {
-  if (!p->spec.classes[0]) return true;
+  int known = sampler_class_state(p, cls);
+  if (known) return known == 1;
   if (cls >= p->class_state_len) {
     size_t len = (size_t)cls * 2 + 16;
     uint8_t *st = realloc(p->class_state, len);
@@ -70,19 +71,17 @@ static bool class_selected(eph_profiler *p, eph_class_id cls) {
     p->class_state = st;
     p->class_state_len = len;
   }
-  if (!p->class_state[cls]) {
-    const char *name = eph_class_name(p->h, cls);
-    size_t n = name ? strlen(name) : 0;
-    bool found = false;
-    for (const char *c = p->spec.classes; name && *c && !found;) {
-      const char *end = strchr(c, ',');
-      size_t len = end ? (size_t)(end - c) : strlen(c);
-      found = len == n && !strncmp(c, name, n);
-      c += len + (end ? 1 : 0);
-    }
-    p->class_state[cls] = found ? 1 : 2;
+  const char *name = eph_class_name(p->h, cls);
+  size_t n = name ? strlen(name) : 0;
+  bool found = false;
+  for (const char *c = p->spec.classes; name && *c && !found;) {
+    const char *end = strchr(c, ',');
+    size_t len = end ? (size_t)(end - c) : strlen(c);
+    found = len == n && !strncmp(c, name, n);
+    c += len + (end ? 1 : 0);
   }
-  return p->class_state[cls] == 1;
+  p->class_state[cls] = found ? 1 : 2;
+  return found;
 }
 
 /* A count sample among the allocations that count: the selected ones
