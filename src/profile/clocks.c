@@ -23,7 +23,7 @@
 
 #define CLOCK_POINT_SHIFT 16
 #define CLOCK_POINT_GAP ((uint64_t)1 << CLOCK_POINT_SHIFT) /* initial bytes between wall-clock samples */
-#define CLOCK_POINTS_MAX (1u << 18)   /* 4 MiB of points */
+#define CLOCK_POINTS_MAX (1u << 18)   /* 6 MiB of points */
 
 uint64_t prof_wall_ns(void) {
   struct timespec ts;
@@ -46,12 +46,23 @@ static void index_point(eph_profiler *p, size_t i) {
   }
 }
 
+/* The slope from point a to b, kept in a: records come in any order of
+ * birth (a finalization profile's stop writes them in the order of its
+ * ephemerons, Merlin by death), and a 128-bit division per interval
+ * looked up was a fifth of such a stop. */
+static void set_slope(struct clock_point *a, const struct clock_point *b) {
+  uint64_t bytes = b->bytes - a->bytes;
+  unsigned __int128 slope = bytes ? ((unsigned __int128)(b->wall_ns - a->wall_ns) << 32) / bytes : 0;
+  a->slope = slope > UINT64_MAX ? UINT64_MAX : (uint64_t)slope; /* over 4 s a byte: never */
+}
+
 /* Halves the table: keeps the even-numbered points and the last. */
 static void thin(eph_profiler *p) {
   size_t n = p->nclock_points, k = 0;
   for (size_t i = 0; i < n; i++)
     if (i % 2 == 0 || i == n - 1) p->clock_points[k++] = p->clock_points[i];
   p->nclock_points = k;
+  for (size_t i = 0; i + 1 < k; i++) set_slope(&p->clock_points[i], &p->clock_points[i + 1]);
   p->clock_gap *= 2;
   p->clock_shift++;
   p->clock_index_len = 0;
@@ -66,7 +77,8 @@ void clocks_point(eph_profiler *p, uint64_t bytes) {
          (bytes - p->clock_points[0].bytes) >> p->clock_shift >= 4 * CLOCK_POINTS_MAX)
     thin(p);
   p->clock_points = prof_grow(p, p->clock_points, &p->clock_points_cap, p->nclock_points + 1, sizeof *p->clock_points);
-  p->clock_points[p->nclock_points++] = (struct clock_point){bytes, prof_wall_ns() - p->start_ns};
+  p->clock_points[p->nclock_points++] = (struct clock_point){bytes, prof_wall_ns() - p->start_ns, 0};
+  if (p->nclock_points > 1) set_slope(&p->clock_points[p->nclock_points - 2], &p->clock_points[p->nclock_points - 1]);
   index_point(p, p->nclock_points - 1);
   p->next_clock_point = bytes + p->clock_gap;
 }
@@ -131,8 +143,7 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cac
       c->wall_lo = a->bytes;
       c->wall_span = b->bytes - a->bytes;
       c->wall_at_lo = a->wall_ns;
-      unsigned __int128 slope = ((unsigned __int128)(b->wall_ns - a->wall_ns) << 32) / c->wall_span;
-      c->wall_slope = slope > UINT64_MAX ? UINT64_MAX : (uint64_t)slope; /* over 4 s a byte: never */
+      c->wall_slope = a->slope;
       s.wall_ns = clocks_wall_in(c, bytes);
     }
   }

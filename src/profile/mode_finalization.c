@@ -257,14 +257,6 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
   }
 }
 
-/* The record of e's sample, on its own. */
-static void write_record(eph_profiler *p, eph_value e, const eph_stamp *death, eph_death_kind kind) {
-  eph_class_id cls;
-  size_t size;
-  sample_of(e, &cls, &size);
-  prof_write_record_of(p, cls, size, birth_of(e), death, NULL, kind);
-}
-
 /* When a finaliser runs.  The wall clock costs as much as the rest of a
  * finaliser, so within one run of finalisers it is read every
  * FIN_CLOCK_EVERY calls: a death is stamped at most that many finalisers
@@ -305,33 +297,75 @@ static void on_finalize(eph_heap *h, eph_value e, void *data) {
   if (p->spec.pretenure) note_fresh(p, e);
 }
 
-/* Objects still registered are censored; ephemerons mourned but not yet
- * finalised died (their finaliser just has not run): record them now.  Then
- * every ephemeron is disarmed (nil key and value) and the class's finaliser
- * becomes a no-op, so that nothing calls into the profiler after it is
- * gone, and the registry is dropped.  The class outlives the profile: a
- * later profile on the heap makes its own finaliser the class's again,
- * and that finaliser passes over the ephemerons disarmed here that are
- * still queued (their value is nil, never a birth word). */
-void fin_mode_stop(eph_profiler *p) {
+/*
+ * The stop, around the profile's last full GC.  That GC is to say which
+ * samples are dead and which alive (censored), not to mourn them: at
+ * 100 % on dataframe mourning and finalising the 10 M samples that die with
+ * the workload, and sliding their ephemerons, took 1 s, five times the
+ * stop of gc mode.  So the registry is unrooted first (fin_mode_before_stop).
+ * To that GC the armed ephemerons are then garbage: it neither marks, moves
+ * nor mourns them; but in its on_collect, before the compaction, they are
+ * still readable, and eph_gc_where tells each key's fate
+ * (fin_mode_collect_at_stop).  (Its first step, the scavenge that tenures
+ * everything, takes the unrooted registry chunks in the remembered set for
+ * live: it promotes the young ephemerons and keys they hold and updates
+ * their slots, so every key read there is an address the GC knows.)  The
+ * dead are recorded as finalised, the others censored, at the end of the
+ * profile: the stamp counts this GC, as the finalisers would have run after
+ * it.  Ephemerons already mourned, whose finaliser had not run, are
+ * recorded the same way and disarmed (nil key and value): they stay queued.
+ * The class outlives the profile and gets a no-op finaliser
+ * (fin_mode_stop); a later profile makes its own finaliser the class's
+ * again, and that finaliser passes over the disarmed ones still queued
+ * (their value is nil, never a birth word).
+ */
+void fin_mode_before_stop(eph_profiler *p) {
+  for (size_t c = 0; c < p->nchunks; c++) eph_global_root_remove(p->h, &p->chunks[c]);
+  p->stopping = true;
+}
+
+void fin_mode_collect_at_stop(eph_profiler *p) {
   eph_heap *h = p->h;
   eph_stamp end = prof_now(p);
-  for (size_t c = 0; c < p->nchunks; c++) {
-    for (size_t i = 0; i < REGISTRY_CHUNK; i++) {
-      eph_value e = eph_slot(p->chunks[c], i);
-      if (!eph_is_ptr(e)) continue; /* an unused cell */
-      /* spares: their key is nil */
-      if (eph_ephemeron_key(e) != EPH_NIL) { /* not a spare */
-        write_record(p, e, &end, eph_ephemeron_is_mourned(e) ? EPH_DEATH_FINALIZED : EPH_DEATH_CENSORED);
-        eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
-      }
+  end.full_gcs++; /* this one */
+  int batch = -1;
+  for (size_t cell = 0, n = p->cells_used; cell < n; cell++) {
+    /* the walk misses the cache at each ephemeron and at its key's header */
+    if (cell + 16 < n) __builtin_prefetch((const void *)cell_at(p, cell + 16));
+    if (cell + 8 < n && eph_is_ptr(cell_at(p, cell + 8)))
+      __builtin_prefetch((const void *)eph_ephemeron_key(cell_at(p, cell + 8)));
+    eph_value e = cell_at(p, cell);
+    if (!eph_is_ptr(e)) continue;
+    eph_value key = eph_ephemeron_key(e);
+    if (key == EPH_NIL) continue; /* a spare */
+    eph_death_kind kind = EPH_DEATH_FINALIZED;
+    eph_class_id cls;
+    size_t size;
+    if (eph_is_int(key)) { /* mourned: a tombstone, the finaliser pending */
+      sample_of(e, &cls, &size);
+    } else {
+      bool dead;
+      eph_value at = eph_gc_where(h, key, &dead);
+      if (!dead) kind = EPH_DEATH_CENSORED;
+      cls = eph_class_of(at);
+      size = eph_object_bytes(at);
+    }
+    if ((int)kind != batch) prof_batch(p, &end, NULL, kind), batch = (int)kind;
+    prof_batch_record_of(p, cls, size, birth_of(e), false);
+    if (eph_is_int(key)) { /* disarmed: it stays queued */
+      eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
       eph_store(h, e, EPH_EPHEMERON_VALUE, EPH_NIL);
     }
-    eph_global_root_remove(h, &p->chunks[c]);
   }
+}
+
+/* After that GC the registry's chunks are gone: forget them. */
+void fin_mode_stop(eph_profiler *p) {
+  eph_heap *h = p->h;
   eph_class_set_finalizer(h, p->eph_class, p->noop_fin);
   p->spare_cursor = p->spares = 0;
   clear_fresh(p);
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
+  p->stopping = false;
 }

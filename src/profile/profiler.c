@@ -184,6 +184,7 @@ static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   eph_profiler *p = data;
   if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) gc_mode_collect(p, kind);
   else if (p->spec.mode == EPH_MODE_MERLIN) merlin_on_collect(p, kind);
+  else if (p->stopping && kind == EPH_GC_FULL) fin_mode_collect_at_stop(p);
 }
 
 static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
@@ -335,6 +336,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
   if (p->spec.mode == EPH_MODE_MERLIN) merlin_on_gc_start(p); /* the last root check */
+  if (p->spec.mode == EPH_MODE_FINALIZATION) fin_mode_before_stop(p);
   eph_collect(h, EPH_GC_FULL);
   if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) gc_mode_stop(p);
   else if (p->spec.mode == EPH_MODE_MERLIN) merlin_mode_stop(p);

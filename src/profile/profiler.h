@@ -96,7 +96,9 @@ typedef struct eph_profiler {
   /* clocks the profiler keeps itself */
   uint32_t scavenges, full_gcs;
   uint32_t scavenges0, full_gcs0; /* at start */
-  struct clock_point { uint64_t bytes, wall_ns; } *clock_points; /* bytes -> wall, for interpolation */
+  /* bytes -> wall, for interpolation; slope: to the next point, wall ns
+   * per byte in 32.32 fixed point (clocks.c) */
+  struct clock_point { uint64_t bytes, wall_ns, slope; } *clock_points;
   size_t nclock_points, clock_points_cap;
   uint64_t next_clock_point, clock_gap;
   uint32_t *clock_index;        /* bucket -> point (clocks.c) */
@@ -151,6 +153,7 @@ typedef struct eph_profiler {
   eph_stamp fin_stamp;        /* the last death stamp, reused within a run of finalisers */
   size_t fin_pending;         /* finalisers pending after the one that took it */
   unsigned fin_reused;        /* times it was used */
+  bool stopping;              /* the registry is unrooted for the last GC (fin_mode_before_stop) */
 
   /* merlin mode */
   eph_value *seen;            /* root slot values at the last check: globals then shadow stack */
@@ -363,6 +366,8 @@ static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_
 /* mode_finalization.c */
 eph_status fin_mode_start(eph_profiler *p, eph_error *err);
 void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
+void fin_mode_before_stop(eph_profiler *p);
+void fin_mode_collect_at_stop(eph_profiler *p);
 void fin_mode_stop(eph_profiler *p);
 void fin_mode_after_full_gc(eph_profiler *p);
 
