@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -263,6 +264,21 @@ static const char *init_buffers(eph_writer *w) {
   return NULL;
 }
 
+/*
+ * Opens path for a new profile.  An existing regular file that may be
+ * written is unlinked first and a new one made, not truncated: ext4
+ * (auto_da_alloc) writes back a truncated file's data synchronously when
+ * it is closed, which made the end of a profile written over the last
+ * one 0.2 s instead of 0.02 s (sph, gc mode at 100 %, 150 MB).  A
+ * symbolic link is written through and a device (/dev/null) opened as it
+ * is, as before; a read-only file still refuses.
+ */
+static int create_output(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, W_OK) == 0) (void)unlink(path);
+  return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
 eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t nmeta, bool compress, eph_error *err) {
   if (!path || (nmeta && !meta)) {
     set_err(err, EPH_ERR_INVALID, "eph_writer_open: no path or no metadata array");
@@ -297,7 +313,7 @@ eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t 
     set_err(err, EPH_ERR_NOMEM, why);
     return NULL;
   }
-  w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  w->fd = create_output(path);
   if (w->fd < 0) {
     char msg[256];
     snprintf(msg, sizeof msg, "cannot create %s: %s", path, strerror(errno));
