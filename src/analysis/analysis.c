@@ -40,8 +40,10 @@ static bool build_km(eph_analysis *a) {
   for (size_t i = 0; i < a->nrows && groups < a->opts.km_groups; i++) groups++;
   a->km = calloc(groups + 1, sizeof *a->km);
   eph_km_obs *obs = malloc((a->nrecords ? a->nrecords : 1) * sizeof *obs);
+  eph_km_obs *tmp = malloc((a->nrecords ? a->nrecords : 1) * sizeof *tmp); /* the sort's; NULL: it copes */
   if (!a->km || !obs) {
     free(obs);
+    free(tmp);
     return false;
   }
   eph_clock c = a->opts.km_clock;
@@ -54,12 +56,14 @@ static bool build_km(eph_analysis *a) {
         obs[n++] = (eph_km_obs){a->lives[i].t[c], a->lives[i].weight, !a->lives[i].censored};
     a->km[k].group = g;
     a->nkm = k + 1;
-    if (!eph_km_compute(&a->km[k], obs, n)) {
+    if (!eph_km_compute_with(&a->km[k], obs, n, tmp)) {
       free(obs);
+      free(tmp);
       return false;
     }
   }
   free(obs);
+  free(tmp);
   return true;
 }
 

@@ -172,6 +172,13 @@ typedef struct eph_km_obs {
   bool died;
 } eph_km_obs;
 bool eph_km_compute(eph_km *km, eph_km_obs *obs, size_t n); /* sorts obs */
+/* The same with tmp, room for n records that the sort may use (callers
+ * that compute many curves allocate it once); NULL: as eph_km_compute. */
+bool eph_km_compute_with(eph_km *km, eph_km_obs *obs, size_t n, eph_km_obs *tmp);
+/* Only quantiles: out[k] = eph_km_quantile of the curve at q[k], without
+ * keeping the curve (the class table asks for two in each of its rows,
+ * and a large class's curve has a step per record).  Sorts obs. */
+bool eph_km_quantiles(eph_km_obs *obs, size_t n, eph_km_obs *tmp, const double *q, size_t nq, double *out);
 double eph_km_at(const eph_km *km, double t);
 /* Smallest t with S(t) <= 1 - q, or NAN if the curve never gets there. */
 double eph_km_quantile(const eph_km *km, double q);

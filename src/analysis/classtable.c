@@ -55,6 +55,7 @@ bool eph_classtable_build(eph_analysis *a) {
   size_t *start = calloc(nids + 1, sizeof *start);
   size_t *order = malloc((a->nrecords ? a->nrecords : 1) * sizeof *order);
   eph_km_obs *obs = malloc((a->nrecords ? a->nrecords : 1) * sizeof *obs);
+  eph_km_obs *tmp = malloc((a->nrecords ? a->nrecords : 1) * sizeof *tmp); /* the sort's; NULL: it copes */
   bool ok = count && start && order && obs;
   if (!ok) goto out;
   for (size_t i = 0; i < a->nrecords; i++) count[a->lives[i].group]++;
@@ -113,15 +114,11 @@ bool eph_classtable_build(eph_analysis *a) {
         const eph_life *l = &a->lives[order[k]];
         obs[n++] = (eph_km_obs){l->t[c], l->weight, !l->censored};
       }
-      eph_km km = {.group = (uint32_t)g};
-      if (!eph_km_compute(&km, obs, n)) {
-        eph_km_free(&km);
-        ok = false;
-        goto out;
-      }
-      row->median[c] = eph_km_quantile(&km, 0.5);
-      row->p90[c] = eph_km_quantile(&km, 0.9);
-      eph_km_free(&km);
+      static const double q[2] = {0.5, 0.9};
+      double at[2];
+      eph_km_quantiles(obs, n, tmp, q, 2, at);
+      row->median[c] = at[0];
+      row->p90[c] = at[1];
     }
     row->short_lived = row->mean[EPH_CLOCK_REL] <= a->opts.short_threshold_pct;
     row->most_allocated = row->pct_objects >= a->opts.most_allocated_pct;
@@ -132,5 +129,6 @@ out:
   free(start);
   free(order);
   free(obs);
+  free(tmp);
   return ok;
 }

@@ -10,6 +10,7 @@
  * many objects a record stands for, not how much we know about them).
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,61 @@ static int obs_cmp(const void *x, const void *y) {
   return (int)b->died - (int)a->died; /* deaths first */
 }
 
+/* A double as an unsigned integer in the same order (IEEE 754: flip the
+ * sign bit of positives, every bit of negatives); -0 is 0, as for ==. */
+static inline uint64_t time_key(double t) {
+  uint64_t u;
+  if (t == 0) t = 0;
+  memcpy(&u, &t, sizeof u);
+  return u >> 63 ? ~u : u | UINT64_C(1) << 63;
+}
+
+/*
+ * Sorts obs by time, deaths first at a tie (obs_cmp's order): a stable
+ * pass that puts deaths first, then a stable LSD radix sort on the time's
+ * bits, a byte at a time, skipping a byte all records share.  qsort took
+ * 14 s for the 45 M records of a profile at 100 %, which sorts several
+ * times over (each class in three clocks, the curves).  tmp: room for n
+ * records, or NULL to allocate it here.  Small inputs go to qsort, and so
+ * does everything when there is no memory for tmp.
+ */
+#define RADIX_BITS 8
+#define RADIX_DIGITS (64 / RADIX_BITS)
+#define RADIX_BUCKETS ((size_t)1 << RADIX_BITS)
+static void sort_obs(eph_km_obs *obs, size_t n, eph_km_obs *tmp) {
+  eph_km_obs *own = NULL;
+  if (n >= 1024 && !tmp) tmp = own = malloc(n * sizeof *tmp);
+  if (n < 1024 || !tmp) {
+    qsort(obs, n, sizeof *obs, obs_cmp);
+    return;
+  }
+  size_t count[RADIX_DIGITS][RADIX_BUCKETS] = {{0}}, deaths = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t k = time_key(obs[i].time);
+    for (int d = 0; d < RADIX_DIGITS; d++) count[d][k >> (d * RADIX_BITS) & (RADIX_BUCKETS - 1)]++;
+    deaths += obs[i].died;
+  }
+  eph_km_obs *src = tmp, *dst = obs;
+  for (size_t i = 0, a = 0, b = deaths; i < n; i++) src[obs[i].died ? a++ : b++] = obs[i];
+  uint64_t first = time_key(src[0].time);
+  for (int d = 0; d < RADIX_DIGITS; d++) {
+    size_t *c = count[d];
+    int shift = d * RADIX_BITS;
+    if (c[first >> shift & (RADIX_BUCKETS - 1)] == n) continue; /* one value of this byte: nothing moves */
+    for (size_t v = 0, sum = 0; v < RADIX_BUCKETS; v++) {
+      size_t k = c[v];
+      c[v] = sum;
+      sum += k;
+    }
+    for (size_t i = 0; i < n; i++) dst[c[time_key(src[i].time) >> shift & (RADIX_BUCKETS - 1)]++] = src[i];
+    eph_km_obs *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != obs) memcpy(obs, src, n * sizeof *obs);
+  free(own);
+}
+
 void eph_km_free(eph_km *km) {
   free(km->time);
   free(km->surv);
@@ -30,12 +86,14 @@ void eph_km_free(eph_km *km) {
   memset(km, 0, sizeof *km);
 }
 
-bool eph_km_compute(eph_km *km, eph_km_obs *obs, size_t n) {
+bool eph_km_compute(eph_km *km, eph_km_obs *obs, size_t n) { return eph_km_compute_with(km, obs, n, NULL); }
+
+bool eph_km_compute_with(eph_km *km, eph_km_obs *obs, size_t n, eph_km_obs *tmp) {
   uint32_t group = km->group;
   memset(km, 0, sizeof *km);
   km->group = group;
   km->nrecords = n;
-  qsort(obs, n, sizeof *obs, obs_cmp);
+  sort_obs(obs, n, tmp);
   size_t cap = 1;
   double wrisk = 0;
   for (size_t i = 0; i < n; i++) {
@@ -81,6 +139,35 @@ bool eph_km_compute(eph_km *km, eph_km_obs *obs, size_t n) {
     }
     wrisk -= wall;
     nrisk -= all;
+    i = j;
+  }
+  return true;
+}
+
+bool eph_km_quantiles(eph_km_obs *obs, size_t n, eph_km_obs *tmp, const double *q, size_t nq, double *out) {
+  sort_obs(obs, n, tmp);
+  double wrisk = 0, s = 1;
+  for (size_t i = 0; i < n; i++) wrisk += obs[i].weight;
+  for (size_t k = 0; k < nq; k++) out[k] = NAN;
+  size_t i = 0;
+  while (i < n) { /* the steps of eph_km_compute, the same arithmetic */
+    double t = obs[i].time, wd = 0, wall = 0;
+    bool died = false;
+    size_t j = i;
+    for (; j < n && obs[j].time == t; j++) {
+      wall += obs[j].weight;
+      if (obs[j].died) {
+        died = true;
+        wd += obs[j].weight;
+      }
+    }
+    if (died) {
+      s *= wrisk > 0 ? 1 - wd / wrisk : 0;
+      if (s < 0) s = 0;
+      for (size_t k = 0; k < nq; k++)
+        if (isnan(out[k]) && s <= 1 - q[k] + 1e-12) out[k] = t;
+    }
+    wrisk -= wall;
     i = j;
   }
   return true;

@@ -71,6 +71,82 @@ static void km_ties_and_weights(void **state) {
   eph_km_free(&km);
 }
 
+/* Orders obs fully (time, deaths first, weight): to compare two orderings
+ * of the same records, whatever each did with equal ones. */
+static int obs_total_cmp(const void *x, const void *y) {
+  const eph_km_obs *a = x, *b = y;
+  if (a->time != b->time) return a->time < b->time ? -1 : 1;
+  if (a->died != b->died) return a->died ? -1 : 1;
+  return (a->weight > b->weight) - (a->weight < b->weight);
+}
+
+/* Large inputs take a radix sort: the same order as the comparison sort
+ * (time ascending, deaths first at a tie), the same records, the same
+ * curve.  Times with many ties, negatives, zeros of both signs, huge
+ * values; sizes around the radix cut-over. */
+static void km_large_sorted(void **state) {
+  (void)state;
+  const size_t sizes[] = {1023, 1024, 50000};
+  uint64_t rng = 12345;
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+    size_t n = sizes[s];
+    eph_km_obs *obs = malloc(n * sizeof *obs), *ref = malloc(n * sizeof *ref);
+    assert_non_null(obs);
+    assert_non_null(ref);
+    for (size_t i = 0; i < n; i++) {
+      rng = rng * 6364136223846793005u + 1442695040888963407u;
+      uint64_t r = rng >> 11;
+      double t = (double)(r % 997) * 0.125; /* ties */
+      if (r % 13 == 0) t = -t;
+      if (r % 17 == 0) t = (r & 1) ? 0.0 : -0.0;
+      if (r % 19 == 0) t = (double)r * 1e9;
+      obs[i] = (eph_km_obs){t, (double)(1 + r % 5), (r >> 20) % 3 != 0};
+    }
+    memcpy(ref, obs, n * sizeof *obs);
+    /* quantiles alone (the class table's) are the curve's */
+    eph_km_obs *copy = malloc(n * sizeof *copy);
+    assert_non_null(copy);
+    memcpy(copy, obs, n * sizeof *obs);
+    const double q[3] = {0.1, 0.5, 0.9};
+    double at[3];
+    assert_true(eph_km_quantiles(copy, n, NULL, q, 3, at));
+    free(copy);
+    eph_km km = {0};
+    assert_true(eph_km_compute(&km, obs, n));
+    for (int k = 0; k < 3; k++) {
+      double want = eph_km_quantile(&km, q[k]);
+      assert_true(isnan(want) ? isnan(at[k]) : at[k] == want);
+    }
+    for (size_t i = 1; i < n; i++) {
+      assert_false(obs[i - 1].time > obs[i].time);
+      if (obs[i - 1].time == obs[i].time) assert_false(!obs[i - 1].died && obs[i].died);
+    }
+    eph_km_obs *got = malloc(n * sizeof *got);
+    assert_non_null(got);
+    memcpy(got, obs, n * sizeof *obs);
+    qsort(got, n, sizeof *got, obs_total_cmp);
+    qsort(ref, n, sizeof *ref, obs_total_cmp);
+    for (size_t i = 0; i < n; i++) {
+      assert_true(got[i].time == ref[i].time);
+      assert_true(got[i].died == ref[i].died);
+      assert_true(got[i].weight == ref[i].weight);
+    }
+    /* the curve from an input already in order, which no sort reorders */
+    eph_km again = {0};
+    assert_true(eph_km_compute(&again, ref, n));
+    assert_int_equal(again.n, km.n);
+    for (size_t k = 0; k < km.n; k++) {
+      assert_true(again.time[k] == km.time[k]);
+      NEAR(again.surv[k], km.surv[k]);
+    }
+    eph_km_free(&km);
+    eph_km_free(&again);
+    free(obs);
+    free(ref);
+    free(got);
+  }
+}
+
 static void km_distance(void **state) {
   (void)state;
   eph_km_obs x[] = {{1, 1, true}, {2, 1, true}}, y[] = {{2, 1, true}, {3, 1, true}};
@@ -205,6 +281,7 @@ static void compare_flags(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(km_hand),       cmocka_unit_test(km_ties_and_weights), cmocka_unit_test(km_distance),
+      cmocka_unit_test(km_large_sorted),
       cmocka_unit_test(exact_profile), cmocka_unit_test(gc_profile_interval), cmocka_unit_test(sampled_weights),
       cmocka_unit_test(compare_flags),
   };
