@@ -97,9 +97,9 @@ static void survival(FILE *out, const eph_analysis *a) {
   for (size_t k = 0; k < a->nkm; k++) {
     const eph_km *km = &a->km[k];
     fprintf(out, "  %-22.22s %8zu", km->group == UINT32_MAX ? "all objects" : eph_group_name(a, km->group), km->nrecords);
-    for (size_t i = 0; i < np; i++) {
-      double s = 1, lo = 1, hi = 1;
-      for (size_t j = 0; j < km->n && km->time[j] <= pts[i]; j++) s = km->surv[j], lo = km->lo[j], hi = km->hi[j];
+    double s = 1, lo = 1, hi = 1;
+    for (size_t i = 0, j = 0; i < np; i++) { /* pts ascend: each point's step search goes on from the last */
+      for (; j < km->n && km->time[j] <= pts[i]; j++) s = km->surv[j], lo = km->lo[j], hi = km->hi[j];
       char cell[32];
       double hw = (hi - lo) / 2;
       if (hw < 0.0005) snprintf(cell, sizeof cell, "%.3f", s);
