@@ -184,7 +184,11 @@ int wl_run(const wl_workload *wl, const wl_run_options *opt, wl_result *res, cha
   res->size = w->size;
   res->retained = w->retained;
   latency_summary(w, res);
-  if (opt->after && opt->after(w, opt->data)) {
+  double after_wall0 = clock_s(CLOCK_MONOTONIC), after_cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  int after_failed = opt->after && opt->after(w, opt->data);
+  res->after_wall_s = clock_s(CLOCK_MONOTONIC) - after_wall0;
+  res->after_cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - after_cpu0;
+  if (after_failed) {
     fail(err, errlen, "%s: could not finish the run", wl->name);
     goto out;
   }

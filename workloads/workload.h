@@ -172,6 +172,7 @@ typedef struct wl_result {
   char check_message[256];
   uint64_t size;
   double wall_s, cpu_s;
+  double after_wall_s, after_cpu_s; /* the `after` hook's time (a profile's stop), outside wall_s and cpu_s */
   eph_heap_stats stats;
   uint64_t retained;
   size_t nevents;

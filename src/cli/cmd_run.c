@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "ephemera/profile.h"
@@ -18,15 +17,8 @@ typedef struct profiling {
   const char *command;
   char size[32];
   eph_profile_stats stats;
-  double stop_wall_s, stop_cpu_s; /* what eph_profile_stop took, outside the run's time */
   eph_error err;
 } profiling;
-
-static double clock_s(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void profile_configure(eph_gc_params *p, void *data) {
   profiling *pr = data;
@@ -49,11 +41,7 @@ static int profile_before(wl_ctx *w, void *data) {
 
 static int profile_after(wl_ctx *w, void *data) {
   profiling *pr = data;
-  double wall0 = clock_s(CLOCK_MONOTONIC), cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-  eph_status st = eph_profile_stop(w->h, &pr->stats, &pr->err);
-  pr->stop_wall_s = clock_s(CLOCK_MONOTONIC) - wall0;
-  pr->stop_cpu_s = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-  if (st != EPH_OK) {
+  if (eph_profile_stop(w->h, &pr->stats, &pr->err) != EPH_OK) {
     cli_error("%s", pr->err.message);
     return 1;
   }
@@ -175,7 +163,7 @@ int cmd_run(int argc, char **argv) {
            (unsigned long long)pr.stats.censored, mib(pr.stats.peak_memory_bytes));
     printf("  stop       %.3f s wall, %.3f s CPU after the run: the last full GC, the deaths it finds, the censored "
            "records\n",
-           pr.stop_wall_s, pr.stop_cpu_s);
+           res.after_wall_s, res.after_cpu_s);
   }
   if (kv)
     printf("kv workload=%s size=%llu check=%s wall_s=%.6f cpu_s=%.6f gc_s=%.6f scavenges=%llu full_gcs=%llu "
@@ -188,6 +176,6 @@ int cmd_run(int argc, char **argv) {
            (unsigned long long)s->peak_committed, (unsigned long long)s->peak_used, (double)s->max_pause_ns / 1e6,
            res.nevents, res.event_p50_ms, res.event_p99_ms, (unsigned long long)pr.stats.samples,
            (unsigned long long)pr.stats.censored, (unsigned long long)pr.stats.peak_memory_bytes,
-           (unsigned long long)pr.stats.own_bytes, pr.stop_wall_s, pr.stop_cpu_s);
+           (unsigned long long)pr.stats.own_bytes, res.after_wall_s, res.after_cpu_s);
   return res.check_ok ? 0 : 1;
 }
