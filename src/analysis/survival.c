@@ -87,6 +87,33 @@ void eph_km_free(eph_km *km) {
   memset(km, 0, sizeof *km);
 }
 
+/* The records at one time, sorted obs[*i] on (a tie): how many, and how
+ * many died, as counts and as weights; *i moves past them. */
+typedef struct km_tie {
+  double t, all, d, wall, wd;
+} km_tie;
+static inline km_tie next_tie(const eph_km_obs *obs, size_t n, size_t *i) {
+  km_tie tie = {.t = obs[*i].time};
+  for (; *i < n && obs[*i].time == tie.t; ++*i) {
+    tie.all += 1;
+    tie.wall += obs[*i].weight;
+    if (obs[*i].died) {
+      tie.d += 1;
+      tie.wd += obs[*i].weight;
+    }
+  }
+  return tie;
+}
+
+/* S after a tie with weighted deaths wd among wrisk at risk. */
+static inline double surv_after(double s, double wd, double wrisk) {
+  s *= wrisk > 0 ? 1 - wd / wrisk : 0;
+  return s < 0 ? 0 : s;
+}
+
+/* Whether survival s has come down to quantile q. */
+static inline bool at_quantile(double s, double q) { return s <= 1 - q + 1e-12; }
+
 bool eph_km_compute(eph_km *km, eph_km_obs *obs, size_t n) { return eph_km_compute_with(km, obs, n, NULL); }
 
 bool eph_km_compute_with(eph_km *km, eph_km_obs *obs, size_t n, eph_km_obs *tmp) {
@@ -113,21 +140,11 @@ bool eph_km_compute_with(eph_km *km, eph_km_obs *obs, size_t n, eph_km_obs *tmp)
   km->at_risk = malloc(cap * sizeof(double));
   if (!km->time || !km->surv || !km->lo || !km->hi || !km->at_risk) return false;
   double s = 1, green = 0, nrisk = (double)n;
-  size_t i = 0;
-  while (i < n) {
-    double t = obs[i].time, wd = 0, d = 0, wall = 0, all = 0;
-    size_t j = i;
-    for (; j < n && obs[j].time == t; j++) {
-      all += 1;
-      wall += obs[j].weight;
-      if (obs[j].died) {
-        d += 1;
-        wd += obs[j].weight;
-      }
-    }
+  for (size_t i = 0; i < n;) {
+    km_tie tie = next_tie(obs, n, &i);
+    double t = tie.t, d = tie.d;
     if (d > 0) {
-      s *= wrisk > 0 ? 1 - wd / wrisk : 0;
-      if (s < 0) s = 0;
+      s = surv_after(s, tie.wd, wrisk);
       if (nrisk > d) green += d / (nrisk * (nrisk - d));
       double se = nrisk > d ? s * sqrt(green) : 0;
       size_t k = km->n++;
@@ -138,9 +155,8 @@ bool eph_km_compute_with(eph_km *km, eph_km_obs *obs, size_t n, eph_km_obs *tmp)
       km->hi[k] = s + 1.959964 * se > 1 ? 1 : s + 1.959964 * se;
       if (nrisk <= d) km->lo[k] = km->hi[k] = s; /* everyone died: no variance left */
     }
-    wrisk -= wall;
-    nrisk -= all;
-    i = j;
+    wrisk -= tie.wall;
+    nrisk -= tie.all;
   }
   return true;
 }
@@ -150,26 +166,14 @@ bool eph_km_quantiles(eph_km_obs *obs, size_t n, eph_km_obs *tmp, const double *
   double wrisk = 0, s = 1;
   for (size_t i = 0; i < n; i++) wrisk += obs[i].weight;
   for (size_t k = 0; k < nq; k++) out[k] = NAN;
-  size_t i = 0;
-  while (i < n) { /* the steps of eph_km_compute, the same arithmetic */
-    double t = obs[i].time, wd = 0, wall = 0;
-    bool died = false;
-    size_t j = i;
-    for (; j < n && obs[j].time == t; j++) {
-      wall += obs[j].weight;
-      if (obs[j].died) {
-        died = true;
-        wd += obs[j].weight;
-      }
-    }
-    if (died) {
-      s *= wrisk > 0 ? 1 - wd / wrisk : 0;
-      if (s < 0) s = 0;
+  for (size_t i = 0; i < n;) { /* eph_km_compute's steps */
+    km_tie tie = next_tie(obs, n, &i);
+    if (tie.d > 0) {
+      s = surv_after(s, tie.wd, wrisk);
       for (size_t k = 0; k < nq; k++)
-        if (isnan(out[k]) && s <= 1 - q[k] + 1e-12) out[k] = t;
+        if (isnan(out[k]) && at_quantile(s, q[k])) out[k] = tie.t;
     }
-    wrisk -= wall;
-    i = j;
+    wrisk -= tie.wall;
   }
   return true;
 }
@@ -182,6 +186,6 @@ double eph_km_at(const eph_km *km, double t) {
 
 double eph_km_quantile(const eph_km *km, double q) {
   for (size_t i = 0; i < km->n; i++)
-    if (km->surv[i] <= 1 - q + 1e-12) return km->time[i];
+    if (at_quantile(km->surv[i], q)) return km->time[i];
   return NAN;
 }
