@@ -341,7 +341,8 @@ void fin_mode_collect_at_stop(eph_profiler *p) {
     eph_death_kind kind = EPH_DEATH_FINALIZED;
     eph_class_id cls;
     size_t size;
-    if (eph_is_int(key)) { /* mourned: a tombstone, the finaliser pending */
+    bool pending = eph_is_int(key); /* mourned: a tombstone, the finaliser pending */
+    if (pending) {
       sample_of(e, &cls, &size);
     } else {
       bool dead;
@@ -352,7 +353,7 @@ void fin_mode_collect_at_stop(eph_profiler *p) {
     }
     if ((int)kind != batch) prof_batch(p, &end, NULL, kind), batch = (int)kind;
     prof_batch_record_of(p, cls, size, birth_of(e), false);
-    if (eph_is_int(key)) { /* disarmed: it stays queued */
+    if (pending) { /* disarmed: it stays queued */
       eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
       eph_store(h, e, EPH_EPHEMERON_VALUE, EPH_NIL);
     }
