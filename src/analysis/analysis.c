@@ -24,6 +24,7 @@ void eph_analysis_opts_default(eph_analysis_opts *o) {
 void eph_analysis_free(eph_analysis *a) {
   if (!a) return;
   free(a->lives);
+  free(a->lo_sum);
   for (int c = 0; c < EPH_NCLOCKS; c++) eph_histogram_free(&a->hist[c]);
   free(a->rows);
   if (a->site_labels)
@@ -35,17 +36,13 @@ void eph_analysis_free(eph_analysis *a) {
   free(a);
 }
 
-static bool build_km(eph_analysis *a) {
+/* scratch: room for 2 * nrecords observations (the curve's, the sort's). */
+static bool build_km(eph_analysis *a, eph_km_obs *scratch) {
   size_t groups = 0;
   for (size_t i = 0; i < a->nrows && groups < a->opts.km_groups; i++) groups++;
   a->km = calloc(groups + 1, sizeof *a->km);
-  eph_km_obs *obs = malloc((a->nrecords ? a->nrecords : 1) * sizeof *obs);
-  eph_km_obs *tmp = malloc((a->nrecords ? a->nrecords : 1) * sizeof *tmp); /* the sort's; NULL: it copes */
-  if (!a->km || !obs) {
-    free(obs);
-    free(tmp);
-    return false;
-  }
+  if (!a->km) return false;
+  eph_km_obs *obs = scratch, *tmp = scratch + a->nrecords;
   eph_clock c = a->opts.km_clock;
   for (size_t k = 0; k <= groups; k++) {
     if (a->opts.progress) a->opts.progress("survival curves", (double)k / (double)(groups + 1), a->opts.progress_ctx);
@@ -56,14 +53,8 @@ static bool build_km(eph_analysis *a) {
         obs[n++] = (eph_km_obs){a->lives[i].t[c], a->lives[i].weight, !a->lives[i].censored};
     a->km[k].group = g;
     a->nkm = k + 1;
-    if (!eph_km_compute_with(&a->km[k], obs, n, tmp)) {
-      free(obs);
-      free(tmp);
-      return false;
-    }
+    if (!eph_km_compute_with(&a->km[k], obs, n, tmp)) return false;
   }
-  free(obs);
-  free(tmp);
   return true;
 }
 
@@ -87,11 +78,14 @@ static void lua_advice(eph_analysis *a) {
   a->lua_advice = eph_lua_advice_compute(s0, s1, freed, cens);
 }
 
-eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
+/* The pipeline; with `consume` (p itself), the records are freed once the
+ * lifetimes and heap views are taken, before the tables and curves. */
+static eph_analysis *run(const eph_profile *p, eph_profile *consume, const eph_analysis_opts *o, eph_error *err) {
   if (!p->nrecords) {
     eph_error_fill(err, EPH_ERR_INVALID, "the profile has no records to analyse");
     return NULL;
   }
+  eph_km_obs *scratch = NULL;
   eph_analysis *a = calloc(1, sizeof *a);
   if (!a) goto nomem;
   a->profile = p;
@@ -105,22 +99,43 @@ eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o,
   a->sample = eph_profile_meta(p, "sample");
   if (a->opts.progress) a->opts.progress("lifetimes", 0, a->opts.progress_ctx);
   if (!eph_lifetimes_compute(a)) goto nomem;
-  for (int c = 0; c < EPH_NCLOCKS; c++) {
-    if (a->opts.progress) a->opts.progress("histograms", c / 3.0, a->opts.progress_ctx);
-    if (!eph_histogram_build(&a->hist[c], a->lives, a->nrecords, (eph_clock)c, a->opts.hist_bins)) goto nomem;
-  }
-  if (!eph_classtable_build(a)) goto nomem;
-  if (!build_km(a)) goto nomem;
-  lua_advice(a);
   if (a->exact) {
     if (a->opts.progress) a->opts.progress("heap views", 0, a->opts.progress_ctx);
     a->heap = eph_heapview_build(p, a->opts.heap_cols, a->opts.heap_segments);
     if (!a->heap) goto nomem;
   }
+  /* The class table's and the curves' sorts share one scratch.  Consuming,
+   * it is the records' memory, shrunk in place: the pages are the loaded
+   * records', already there (a fresh block's pages cost the kernel's
+   * zeroing, 40 % of a large report's time). */
+  size_t nscratch = 2 * a->nrecords;
+  if (consume) {
+    scratch = realloc(consume->records, nscratch * sizeof *scratch);
+    if (!scratch) free(consume->records);
+    consume->records = NULL;
+  }
+  if (!scratch && !(scratch = malloc(nscratch * sizeof *scratch))) goto nomem;
+  for (int c = 0; c < EPH_NCLOCKS; c++) {
+    if (a->opts.progress) a->opts.progress("histograms", c / 3.0, a->opts.progress_ctx);
+    if (!eph_histogram_build(&a->hist[c], a->lives, a->nrecords, (eph_clock)c, a->opts.hist_bins)) goto nomem;
+  }
+  if (!eph_classtable_build(a, scratch)) goto nomem;
+  if (!build_km(a, scratch)) goto nomem;
+  free(scratch);
+  lua_advice(a);
   if (a->opts.progress) a->opts.progress(NULL, 1, a->opts.progress_ctx);
   return a;
 nomem:
+  free(scratch);
   eph_analysis_free(a);
   eph_error_fill(err, EPH_ERR_NOMEM, "out of memory analysing %zu records", p->nrecords);
   return NULL;
+}
+
+eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
+  return run(p, NULL, o, err);
+}
+
+eph_analysis *eph_analysis_run_consuming(eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
+  return run(p, p, o, err);
 }

@@ -59,14 +59,14 @@ typedef struct eph_analysis_opts {
 
 void eph_analysis_opts_default(eph_analysis_opts *o);
 
-/* One record's lifetime. */
+/* One record's lifetime: 56 bytes, and a profile may hold tens of millions
+ * (its lifetime at alive_until only enters means: see eph_analysis.lo_sum). */
 typedef struct eph_life {
   uint32_t group;       /* class or site id */
+  uint32_t gcs_survived;
   double weight;
   double size;
-  double t[EPH_NCLOCKS];    /* lifetime at the chosen end */
-  double t_lo[EPH_NCLOCKS]; /* lifetime at alive_until (equal to t unless GC-found) */
-  uint32_t gcs_survived;
+  double t[EPH_NCLOCKS]; /* lifetime at the chosen end */
   bool censored;
 } eph_life;
 
@@ -131,6 +131,10 @@ typedef struct eph_analysis {
   bool exact;                       /* all deaths exact (merlin/brute) */
   double mean[EPH_NCLOCKS], mean_lo[EPH_NCLOCKS], mean_se[EPH_NCLOCKS];
   eph_life *lives;
+  /* Per group id (nlo_sum of them): the weighted sum of lifetimes at
+   * alive_until, for the table's mean_lo (lifetimes.c adds them up). */
+  double (*lo_sum)[EPH_NCLOCKS];
+  size_t nlo_sum;
   /* histograms: bytes, seconds, relative */
   eph_histogram hist[EPH_NCLOCKS];
   /* groups, sorted by share of allocations */
@@ -151,6 +155,11 @@ typedef struct eph_analysis {
 /* Runs the analysis.  Returns NULL and fills err (EPH_ERR_INVALID, ENOMEM as
  * EPH_ERR_NOMEM) on failure, e.g. a profile without records. */
 eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err);
+/* The same, freeing p's records as soon as the analysis has what it needs
+ * of them (p->records becomes NULL; p->nrecords and the tables stay): a
+ * loaded record takes 112 bytes, its lifetime 56, so a large profile's
+ * peak memory drops by more than half.  For tools that only render. */
+eph_analysis *eph_analysis_run_consuming(eph_profile *p, const eph_analysis_opts *o, eph_error *err);
 void eph_analysis_free(eph_analysis *a);
 
 /* --- pieces (each in its own file; exposed for tests) -------------------------- */
@@ -185,7 +194,8 @@ double eph_km_quantile(const eph_km *km, double q);
 void eph_km_free(eph_km *km);
 
 /* classtable.c */
-bool eph_classtable_build(eph_analysis *a);
+/* scratch: room for 2 * a->nrecords observations (its sorts'). */
+bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch);
 const char *eph_group_name(const eph_analysis *a, uint32_t id);
 
 /* heapview.c */

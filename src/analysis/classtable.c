@@ -43,7 +43,7 @@ static bool site_labels(eph_analysis *a) {
   return true;
 }
 
-bool eph_classtable_build(eph_analysis *a) {
+bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
   const eph_profile *p = a->profile;
   if (a->opts.by == EPH_BY_SITE && !site_labels(a)) return false;
   size_t nids = a->opts.by == EPH_BY_SITE ? p->nsites : p->nclasses;
@@ -54,9 +54,8 @@ bool eph_classtable_build(eph_analysis *a) {
   size_t *count = calloc(nids ? nids : 1, sizeof *count);
   size_t *start = calloc(nids + 1, sizeof *start);
   size_t *order = malloc((a->nrecords ? a->nrecords : 1) * sizeof *order);
-  eph_km_obs *obs = malloc((a->nrecords ? a->nrecords : 1) * sizeof *obs);
-  eph_km_obs *tmp = malloc((a->nrecords ? a->nrecords : 1) * sizeof *tmp); /* the sort's; NULL: it copes */
-  bool ok = count && start && order && obs;
+  eph_km_obs *obs = scratch, *tmp = scratch + a->nrecords;
+  bool ok = count && start && order;
   if (!ok) goto out;
   for (size_t i = 0; i < a->nrecords; i++) count[a->lives[i].group]++;
   size_t ngroups = 0;
@@ -82,7 +81,7 @@ bool eph_classtable_build(eph_analysis *a) {
     row->id = (uint32_t)g;
     row->name = eph_group_name(a, (uint32_t)g);
     row->nrecords = count[g];
-    double w = 0, vn = 0, b = 0, vb = 0, gcs = 0, s[EPH_NCLOCKS] = {0}, slo[EPH_NCLOCKS] = {0}, s2[EPH_NCLOCKS] = {0};
+    double w = 0, vn = 0, b = 0, vb = 0, gcs = 0, s[EPH_NCLOCKS] = {0}, s2[EPH_NCLOCKS] = {0};
     for (size_t k = start[g]; k < start[g + 1]; k++) {
       const eph_life *l = &a->lives[order[k]];
       w += l->weight;
@@ -93,7 +92,6 @@ bool eph_classtable_build(eph_analysis *a) {
       row->ncensored += l->censored;
       for (int c = 0; c < EPH_NCLOCKS; c++) {
         s[c] += l->weight * l->t[c];
-        slo[c] += l->weight * l->t_lo[c];
         s2[c] += l->weight * l->t[c] * l->t[c];
       }
     }
@@ -106,7 +104,7 @@ bool eph_classtable_build(eph_analysis *a) {
     row->pct_bytes = a->bytes_est > 0 ? 100 * b / a->bytes_est : 0;
     for (int c = 0; c < EPH_NCLOCKS; c++) {
       row->mean[c] = s[c] / w;
-      row->mean_lo[c] = slo[c] / w;
+      row->mean_lo[c] = a->lo_sum[g][c] / w;
       double var = s2[c] / w - row->mean[c] * row->mean[c];
       row->mean_se[c] = count[g] > 1 && var > 0 ? sqrt(var / (double)count[g]) : 0;
       size_t n = 0;
@@ -128,7 +126,5 @@ out:
   free(count);
   free(start);
   free(order);
-  free(obs);
-  free(tmp);
   return ok;
 }

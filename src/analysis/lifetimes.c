@@ -32,6 +32,19 @@ double eph_lifetime_of(const eph_record *r, eph_clock c, eph_death_end end, doub
   }
 }
 
+/* Room in a->lo_sum for group g (ids are small and dense: grown on demand). */
+static bool lo_sum_reserve(eph_analysis *a, uint32_t g) {
+  if (g < a->nlo_sum) return true;
+  size_t n = a->nlo_sum ? a->nlo_sum : 64;
+  while (n <= g) n *= 2;
+  double(*s)[EPH_NCLOCKS] = realloc(a->lo_sum, n * sizeof *s);
+  if (!s) return false;
+  memset(s + a->nlo_sum, 0, (n - a->nlo_sum) * sizeof *s);
+  a->lo_sum = s;
+  a->nlo_sum = n;
+  return true;
+}
+
 bool eph_lifetimes_compute(eph_analysis *a) {
   const eph_profile *p = a->profile;
   /* The run's length: the totals when complete, else the latest stamp seen. */
@@ -58,11 +71,13 @@ bool eph_lifetimes_compute(eph_analysis *a) {
     l->size = (double)r->size;
     l->censored = r->death_kind == EPH_DEATH_CENSORED;
     if (l->weight != 1) a->sampled = true;
+    if (!lo_sum_reserve(a, l->group)) return false;
     for (int c = 0; c < EPH_NCLOCKS; c++) {
       l->t[c] = eph_lifetime_of(r, (eph_clock)c, a->opts.end, wall);
-      l->t_lo[c] = eph_lifetime_of(r, (eph_clock)c, EPH_END_ALIVE, wall);
+      double lo = eph_lifetime_of(r, (eph_clock)c, EPH_END_ALIVE, wall);
       sum[c] += l->weight * l->t[c];
-      sum_lo[c] += l->weight * l->t_lo[c];
+      sum_lo[c] += l->weight * lo;
+      a->lo_sum[l->group][c] += l->weight * lo;
       sum2[c] += l->weight * l->t[c] * l->t[c];
     }
     uint64_t gb = (uint64_t)r->birth.scavenges + r->birth.full_gcs;

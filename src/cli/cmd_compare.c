@@ -70,7 +70,7 @@ int cmd_compare(int argc, char **argv) {
       goto done;
     }
     if (p[k]->warning[0]) cli_error("warning: %s: %s", paths[k], p[k]->warning);
-    an[k] = eph_analysis_run(p[k], &o, &err);
+    an[k] = eph_analysis_run_consuming(p[k], &o, &err);
     if (!an[k]) {
       cli_error("%s: %s", paths[k], err.message);
       goto done;

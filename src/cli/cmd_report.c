@@ -130,7 +130,7 @@ int cmd_report(int argc, char **argv) {
   }
   o.progress = progress;
   o.progress_ctx = &ps;
-  eph_analysis *a = eph_analysis_run(p, &o, &err);
+  eph_analysis *a = eph_analysis_run_consuming(p, &o, &err);
   if (!a) {
     if (ps.on) fputs("\r\033[K", stderr);
     cli_error("%s: %s", path, err.message);
