@@ -78,43 +78,42 @@ static void lua_advice(eph_analysis *a) {
   a->lua_advice = eph_lua_advice_compute(s0, s1, freed, cens);
 }
 
-/* The pipeline; with `consume` (p itself), the records are freed once the
- * lifetimes and heap views are taken, before the tables and curves. */
-static eph_analysis *run(const eph_profile *p, eph_profile *consume, const eph_analysis_opts *o, eph_error *err) {
-  if (!p->nrecords) {
-    eph_error_fill(err, EPH_ERR_INVALID, "the profile has no records to analyse");
-    return NULL;
-  }
-  eph_km_obs *scratch = NULL;
+static eph_analysis *analysis_new(const eph_analysis_opts *o) {
   eph_analysis *a = calloc(1, sizeof *a);
-  if (!a) goto nomem;
-  a->profile = p;
+  if (!a) return NULL;
   if (o) a->opts = *o;
   else eph_analysis_opts_default(&a->opts);
+  return a;
+}
+
+static void describe(eph_analysis *a, const eph_profile *p) {
+  a->profile = p;
   const char *title = eph_profile_meta(p, "workload");
   if (!title) title = eph_profile_meta(p, "program");
   a->title = title ? title : "(unnamed run)";
   a->mode = eph_profile_meta(p, "mode");
   if (!a->mode) a->mode = "?";
   a->sample = eph_profile_meta(p, "sample");
-  if (a->opts.progress) a->opts.progress("lifetimes", 0, a->opts.progress_ctx);
-  if (!eph_lifetimes_compute(a)) goto nomem;
+}
+
+/* The pipeline once every record is in lt: the relative clock, heap views
+ * (of `records`, exact profiles only), histograms, class table, curves.
+ * Frees lt and, on failure, a. */
+static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_profile *records, eph_error *err) {
+  eph_km_obs *scratch = NULL;
+  if (!eph_lifetimes_finish(lt)) goto nomem;
   if (a->exact) {
     if (a->opts.progress) a->opts.progress("heap views", 0, a->opts.progress_ctx);
-    a->heap = eph_heapview_build(p, a->opts.heap_cols, a->opts.heap_segments);
+    a->heap = eph_heapview_build(records, a->opts.heap_cols, a->opts.heap_segments);
     if (!a->heap) goto nomem;
   }
-  /* The class table's and the curves' sorts share one scratch.  Consuming,
-   * it is the records' memory, shrunk in place: the pages are the loaded
-   * records', already there (a fresh block's pages cost the kernel's
-   * zeroing, 40 % of a large report's time). */
-  size_t nscratch = 2 * a->nrecords;
-  if (consume) {
-    scratch = realloc(consume->records, nscratch * sizeof *scratch);
-    if (!scratch) free(consume->records);
-    consume->records = NULL;
-  }
-  if (!scratch && !(scratch = malloc(nscratch * sizeof *scratch))) goto nomem;
+  /* The class table's and the curves' sorts share one scratch, grown from
+   * the wall stamps' memory: its pages are there already (a fresh block's
+   * cost the kernel's zeroing, 40 % of a large report's time). */
+  scratch = realloc(lt->walls, 2 * a->nrecords * sizeof *scratch);
+  if (!scratch) goto nomem;
+  lt->walls = NULL;
+  eph_lifetimes_free(lt);
   for (int c = 0; c < EPH_NCLOCKS; c++) {
     if (a->opts.progress) a->opts.progress("histograms", c / 3.0, a->opts.progress_ctx);
     if (!eph_histogram_build(&a->hist[c], a->lives, a->nrecords, (eph_clock)c, a->opts.hist_bins)) goto nomem;
@@ -126,16 +125,68 @@ static eph_analysis *run(const eph_profile *p, eph_profile *consume, const eph_a
   if (a->opts.progress) a->opts.progress(NULL, 1, a->opts.progress_ctx);
   return a;
 nomem:
+  eph_error_fill(err, EPH_ERR_NOMEM, "out of memory analysing %zu records", a->nrecords);
   free(scratch);
+  eph_lifetimes_free(lt);
   eph_analysis_free(a);
-  eph_error_fill(err, EPH_ERR_NOMEM, "out of memory analysing %zu records", p->nrecords);
   return NULL;
 }
 
 eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
-  return run(p, NULL, o, err);
+  if (!p->nrecords) {
+    eph_error_fill(err, EPH_ERR_INVALID, "the profile has no records to analyse");
+    return NULL;
+  }
+  eph_analysis *a = analysis_new(o);
+  eph_lifetimes lt;
+  if (!a) goto nomem;
+  describe(a, p);
+  if (a->opts.progress) a->opts.progress("lifetimes", 0, a->opts.progress_ctx);
+  eph_lifetimes_begin(&lt, a, false);
+  if (!eph_lifetimes_add(&lt, p->records, p->nrecords)) {
+    eph_lifetimes_free(&lt);
+    eph_analysis_free(a);
+    goto nomem;
+  }
+  return finish(a, &lt, p, err);
+nomem:
+  eph_error_fill(err, EPH_ERR_NOMEM, "out of memory analysing %zu records", p->nrecords);
+  return NULL;
 }
 
-eph_analysis *eph_analysis_run_consuming(eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
-  return run(p, p, o, err);
+static bool sink_records(void *ctx, const eph_record *r, size_t n) { return eph_lifetimes_add(ctx, r, n); }
+
+eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, eph_profile **profile, eph_error *err) {
+  *profile = NULL;
+  eph_analysis *a = analysis_new(o);
+  if (!a) {
+    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  eph_lifetimes lt;
+  eph_lifetimes_begin(&lt, a, true);
+  eph_record_sink sink = {sink_records, &lt};
+  eph_profile *p = NULL;
+  if (eph_profile_load_with(path, &sink, &p, err) != EPH_OK || !p->nrecords) { /* the loader's message names path */
+    if (p) eph_error_fill(err, EPH_ERR_INVALID, "%s: the profile has no records to analyse", path);
+    eph_lifetimes_free(&lt);
+    eph_analysis_free(a);
+    eph_profile_free(p);
+    return NULL;
+  }
+  *profile = p;
+  describe(a, p);
+  eph_profile kept = *p; /* the same tables, and the records if they are all exact or censored */
+  kept.records = lt.kept;
+  kept.nrecords = lt.nkept;
+  a = finish(a, &lt, &kept, err);
+  if (!a) {
+    char m[sizeof err->message];
+    memcpy(m, err->message, sizeof m);
+    int k = snprintf(err->message, sizeof err->message, "%s: ", path);
+    if (k >= 0 && (size_t)k < sizeof err->message) snprintf(err->message + k, sizeof err->message - (size_t)k, "%.*s", (int)(sizeof m - 1), m);
+    eph_profile_free(p);
+    *profile = NULL;
+  }
+  return a;
 }

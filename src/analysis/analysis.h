@@ -155,17 +155,41 @@ typedef struct eph_analysis {
 /* Runs the analysis.  Returns NULL and fills err (EPH_ERR_INVALID, ENOMEM as
  * EPH_ERR_NOMEM) on failure, e.g. a profile without records. */
 eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err);
-/* The same, freeing p's records as soon as the analysis has what it needs
- * of them (p->records becomes NULL; p->nrecords and the tables stay): a
- * loaded record takes 112 bytes, its lifetime 56, so a large profile's
- * peak memory drops by more than half.  For tools that only render. */
-eph_analysis *eph_analysis_run_consuming(eph_profile *p, const eph_analysis_opts *o, eph_error *err);
+/*
+ * Loads path (eph_profile_load_with) and analyses it, each record turned
+ * into its lifetime as it is read: a loaded record takes 112 bytes, its
+ * lifetime 56 (and 24 more until the file is read), so a large profile
+ * needs less than half the memory.  *profile gets the profile's tables and
+ * metadata without its records (p->records NULL, p->nrecords their
+ * count); the analysis borrows it, free it after.  Returns NULL and fills
+ * err, with a message that names path, if the file does not load or has
+ * no records (*profile NULL then), or on running out of memory.
+ */
+eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, eph_profile **profile, eph_error *err);
 void eph_analysis_free(eph_analysis *a);
 
 /* --- pieces (each in its own file; exposed for tests) -------------------------- */
 
-/* lifetimes.c: lifetimes of every record; fills a->lives and the summary. */
-bool eph_lifetimes_compute(eph_analysis *a);
+/* lifetimes.c: lifetimes of every record, fed a batch at a time (as a
+ * file is read: eph_record_sink), into a->lives and the summary.  The
+ * relative clock needs the run's length, known once every record is in:
+ * eph_lifetimes_finish takes it, with a->profile set. */
+typedef struct eph_lifetimes {
+  eph_analysis *a;
+  size_t cap;                 /* of a->lives and walls */
+  uint64_t (*walls)[3];       /* each record's birth, death and alive_until wall_ns */
+  double max_wall, max_bytes; /* the latest death seen */
+  double wsum, var_n, bsum, var_b;
+  double sum[EPH_NCLOCKS], sum_lo[EPH_NCLOCKS], sum2[EPH_NCLOCKS];
+  bool exact;                 /* every death so far exact */
+  bool keeping;               /* keep the records while every one is exact or censored (heap views) */
+  eph_record *kept;
+  size_t nkept, cap_kept;
+} eph_lifetimes;
+void eph_lifetimes_begin(eph_lifetimes *lt, eph_analysis *a, bool keep_records);
+bool eph_lifetimes_add(eph_lifetimes *lt, const eph_record *r, size_t n); /* false: out of memory */
+bool eph_lifetimes_finish(eph_lifetimes *lt);
+void eph_lifetimes_free(eph_lifetimes *lt);
 /* Lifetime of one record on clock c at the given end. */
 double eph_lifetime_of(const eph_record *r, eph_clock c, eph_death_end end, double run_wall_ns);
 

@@ -45,62 +45,138 @@ static bool lo_sum_reserve(eph_analysis *a, uint32_t g) {
   return true;
 }
 
-bool eph_lifetimes_compute(eph_analysis *a) {
-  const eph_profile *p = a->profile;
-  /* The run's length: the totals when complete, else the latest stamp seen. */
-  double wall = p->complete ? (double)p->totals.wall_ns : 0, bytes = p->complete ? (double)p->totals.bytes_allocated : 0;
-  for (size_t i = 0; i < p->nrecords; i++) {
-    const eph_record *r = &p->records[i];
-    if ((double)r->death.wall_ns > wall) wall = (double)r->death.wall_ns;
-    if ((double)r->death.bytes > bytes) bytes = (double)r->death.bytes;
+/* Room for n more records' lifetimes. */
+static bool reserve(eph_lifetimes *lt, size_t more) {
+  eph_analysis *a = lt->a;
+  size_t need = a->nrecords + more;
+  if (need <= lt->cap) return true;
+  size_t cap = lt->cap ? lt->cap : 4096;
+  while (cap < need) cap *= 2;
+  eph_life *lives = realloc(a->lives, cap * sizeof *lives);
+  if (lives) a->lives = lives;
+  uint64_t(*walls)[3] = lives ? realloc(lt->walls, cap * sizeof *walls) : NULL;
+  if (!walls) return false;
+  lt->walls = walls;
+  lt->cap = cap;
+  return true;
+}
+
+/* Keeps the records while every one is an exact death or censored: the
+ * heap views, drawn for exact profiles only, need them whole. */
+static bool keep(eph_lifetimes *lt, const eph_record *r, size_t n) {
+  for (size_t i = 0; i < n && lt->keeping; i++)
+    if (r[i].death_kind != EPH_DEATH_CENSORED && r[i].death_kind != EPH_DEATH_EXACT) lt->keeping = false;
+  if (!lt->keeping) {
+    free(lt->kept);
+    lt->kept = NULL;
+    lt->nkept = lt->cap_kept = 0;
+    return true;
   }
-  a->run_wall_s = wall / 1e9;
-  a->run_bytes = bytes;
-  a->gc_share = p->complete && p->totals.wall_ns ? (double)p->totals.gc_wall_ns / (double)p->totals.wall_ns : NAN;
-  a->lives = calloc(p->nrecords ? p->nrecords : 1, sizeof *a->lives);
-  if (!a->lives) return false;
-  a->nrecords = p->nrecords;
-  double wsum = 0, var_n = 0, bsum = 0, var_b = 0;
-  double sum[EPH_NCLOCKS] = {0}, sum_lo[EPH_NCLOCKS] = {0}, sum2[EPH_NCLOCKS] = {0};
-  bool exact = p->nrecords > 0;
-  for (size_t i = 0; i < p->nrecords; i++) {
-    const eph_record *r = &p->records[i];
-    eph_life *l = &a->lives[i];
+  if (lt->nkept + n > lt->cap_kept) {
+    size_t cap = lt->cap_kept ? lt->cap_kept : 4096;
+    while (cap < lt->nkept + n) cap *= 2;
+    eph_record *k = realloc(lt->kept, cap * sizeof *k);
+    if (!k) return false;
+    lt->kept = k;
+    lt->cap_kept = cap;
+  }
+  memcpy(lt->kept + lt->nkept, r, n * sizeof *r);
+  lt->nkept += n;
+  return true;
+}
+
+void eph_lifetimes_begin(eph_lifetimes *lt, eph_analysis *a, bool keep_records) {
+  memset(lt, 0, sizeof *lt);
+  lt->a = a;
+  lt->exact = true;
+  lt->keeping = keep_records;
+}
+
+/* Each record's lifetime on the clocks that need no run length (bytes,
+ * seconds) and the sums over them, in record order; the relative clock
+ * waits for eph_lifetimes_finish, with the wall stamps it needs. */
+bool eph_lifetimes_add(eph_lifetimes *lt, const eph_record *recs, size_t n) {
+  eph_analysis *a = lt->a;
+  if (!reserve(lt, n) || (lt->keeping && !keep(lt, recs, n))) return false;
+  for (size_t i = 0; i < n; i++) {
+    const eph_record *r = &recs[i];
+    if ((double)r->death.wall_ns > lt->max_wall) lt->max_wall = (double)r->death.wall_ns;
+    if ((double)r->death.bytes > lt->max_bytes) lt->max_bytes = (double)r->death.bytes;
+    eph_life *l = &a->lives[a->nrecords];
+    uint64_t *w = lt->walls[a->nrecords];
+    a->nrecords++;
+    memset(l, 0, sizeof *l);
     l->group = a->opts.by == EPH_BY_SITE ? r->site_id : r->class_id;
     l->weight = r->weight > 0 && isfinite(r->weight) ? r->weight : 1;
     l->size = (double)r->size;
     l->censored = r->death_kind == EPH_DEATH_CENSORED;
     if (l->weight != 1) a->sampled = true;
     if (!lo_sum_reserve(a, l->group)) return false;
-    for (int c = 0; c < EPH_NCLOCKS; c++) {
-      l->t[c] = eph_lifetime_of(r, (eph_clock)c, a->opts.end, wall);
-      double lo = eph_lifetime_of(r, (eph_clock)c, EPH_END_ALIVE, wall);
-      sum[c] += l->weight * l->t[c];
-      sum_lo[c] += l->weight * lo;
+    for (int c = EPH_CLOCK_BYTES; c <= EPH_CLOCK_SECONDS; c++) {
+      l->t[c] = eph_lifetime_of(r, (eph_clock)c, a->opts.end, 0);
+      double lo = eph_lifetime_of(r, (eph_clock)c, EPH_END_ALIVE, 0);
+      lt->sum[c] += l->weight * l->t[c];
+      lt->sum_lo[c] += l->weight * lo;
       a->lo_sum[l->group][c] += l->weight * lo;
-      sum2[c] += l->weight * l->t[c] * l->t[c];
+      lt->sum2[c] += l->weight * l->t[c] * l->t[c];
     }
+    w[0] = r->birth.wall_ns;
+    w[1] = r->death.wall_ns;
+    w[2] = r->alive_until.wall_ns;
     uint64_t gb = (uint64_t)r->birth.scavenges + r->birth.full_gcs;
     uint64_t ga = (uint64_t)r->alive_until.scavenges + r->alive_until.full_gcs;
     l->gcs_survived = ga > gb ? (uint32_t)(ga - gb) : 0;
     if (l->censored) a->ncensored++;
     else if (r->death_kind == EPH_DEATH_SCAVENGE || r->death_kind == EPH_DEATH_FULL_GC) a->n_interval++;
-    if (!l->censored && r->death_kind != EPH_DEATH_EXACT) exact = false;
-    wsum += l->weight;
-    var_n += l->weight * (l->weight - 1);
-    bsum += l->weight * l->size;
-    var_b += l->weight * (l->weight - 1) * l->size * l->size;
-  }
-  a->exact = exact;
-  a->objects_est = wsum;
-  a->objects_se = sqrt(var_n);
-  a->bytes_est = bsum;
-  a->bytes_se = sqrt(var_b);
-  for (int c = 0; c < EPH_NCLOCKS; c++) {
-    a->mean[c] = wsum > 0 ? sum[c] / wsum : NAN;
-    a->mean_lo[c] = wsum > 0 ? sum_lo[c] / wsum : NAN;
-    double var = wsum > 0 ? sum2[c] / wsum - a->mean[c] * a->mean[c] : 0;
-    a->mean_se[c] = p->nrecords > 1 && var > 0 ? sqrt(var / (double)p->nrecords) : 0;
+    if (!l->censored && r->death_kind != EPH_DEATH_EXACT) lt->exact = false;
+    lt->wsum += l->weight;
+    lt->var_n += l->weight * (l->weight - 1);
+    lt->bsum += l->weight * l->size;
+    lt->var_b += l->weight * (l->weight - 1) * l->size * l->size;
   }
   return true;
+}
+
+bool eph_lifetimes_finish(eph_lifetimes *lt) {
+  eph_analysis *a = lt->a;
+  const eph_profile *p = a->profile;
+  /* The run's length: the totals when complete, else the latest stamp seen. */
+  double wall = p->complete ? (double)p->totals.wall_ns : 0, bytes = p->complete ? (double)p->totals.bytes_allocated : 0;
+  if (lt->max_wall > wall) wall = lt->max_wall;
+  if (lt->max_bytes > bytes) bytes = lt->max_bytes;
+  a->run_wall_s = wall / 1e9;
+  a->run_bytes = bytes;
+  a->gc_share = p->complete && p->totals.wall_ns ? (double)p->totals.gc_wall_ns / (double)p->totals.wall_ns : NAN;
+  const int c = EPH_CLOCK_REL;
+  for (size_t i = 0; i < a->nrecords; i++) {
+    eph_life *l = &a->lives[i];
+    eph_record r = {.death_kind = l->censored ? EPH_DEATH_CENSORED : EPH_DEATH_EXACT};
+    r.birth.wall_ns = lt->walls[i][0];
+    r.death.wall_ns = lt->walls[i][1];
+    r.alive_until.wall_ns = lt->walls[i][2];
+    l->t[c] = eph_lifetime_of(&r, EPH_CLOCK_REL, a->opts.end, wall);
+    double lo = eph_lifetime_of(&r, EPH_CLOCK_REL, EPH_END_ALIVE, wall);
+    lt->sum[c] += l->weight * l->t[c];
+    lt->sum_lo[c] += l->weight * lo;
+    a->lo_sum[l->group][c] += l->weight * lo;
+    lt->sum2[c] += l->weight * l->t[c] * l->t[c];
+  }
+  a->exact = a->nrecords > 0 && lt->exact;
+  a->objects_est = lt->wsum;
+  a->objects_se = sqrt(lt->var_n);
+  a->bytes_est = lt->bsum;
+  a->bytes_se = sqrt(lt->var_b);
+  for (int k = 0; k < EPH_NCLOCKS; k++) {
+    a->mean[k] = lt->wsum > 0 ? lt->sum[k] / lt->wsum : NAN;
+    a->mean_lo[k] = lt->wsum > 0 ? lt->sum_lo[k] / lt->wsum : NAN;
+    double var = lt->wsum > 0 ? lt->sum2[k] / lt->wsum - a->mean[k] * a->mean[k] : 0;
+    a->mean_se[k] = a->nrecords > 1 && var > 0 ? sqrt(var / (double)a->nrecords) : 0;
+  }
+  return true;
+}
+
+void eph_lifetimes_free(eph_lifetimes *lt) {
+  free(lt->walls);
+  free(lt->kept);
+  memset(lt, 0, sizeof *lt);
 }

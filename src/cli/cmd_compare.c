@@ -65,16 +65,12 @@ int cmd_compare(int argc, char **argv) {
   int rc = 1;
   for (int k = 0; k < 2; k++) {
     eph_error err = {0};
-    if (eph_profile_load(paths[k], &p[k], &err) != EPH_OK) {
-      cli_error("%s: %s", paths[k], err.message);
+    an[k] = eph_analysis_load(paths[k], &o, &p[k], &err);
+    if (!an[k]) {
+      cli_error("%s", err.message);
       goto done;
     }
     if (p[k]->warning[0]) cli_error("warning: %s: %s", paths[k], p[k]->warning);
-    an[k] = eph_analysis_run_consuming(p[k], &o, &err);
-    if (!an[k]) {
-      cli_error("%s: %s", paths[k], err.message);
-      goto done;
-    }
   }
   eph_compare *c = eph_compare_run(an[0], an[1], z);
   if (!c) {

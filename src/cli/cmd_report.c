@@ -117,26 +117,17 @@ int cmd_report(int argc, char **argv) {
     fprintf(stderr, "reading %s ...", path);
     fflush(stderr);
   }
-  eph_profile *p = NULL;
-  eph_error err = {0};
-  if (eph_profile_load(path, &p, &err) != EPH_OK) {
-    if (ps.on) fputs("\r\033[K", stderr);
-    cli_error("%s: %s", path, err.message);
-    return 1;
-  }
-  if (p->warning[0]) {
-    if (ps.on) fputs("\r\033[K", stderr);
-    cli_error("warning: %s: %s", path, p->warning);
-  }
   o.progress = progress;
   o.progress_ctx = &ps;
-  eph_analysis *a = eph_analysis_run_consuming(p, &o, &err);
+  eph_profile *p = NULL;
+  eph_error err = {0};
+  eph_analysis *a = eph_analysis_load(path, &o, &p, &err);
+  if (ps.on) fputs("\r\033[K", stderr);
   if (!a) {
-    if (ps.on) fputs("\r\033[K", stderr);
-    cli_error("%s: %s", path, err.message);
-    eph_profile_free(p);
+    cli_error("%s", err.message);
     return 1;
   }
+  if (p->warning[0]) cli_error("warning: %s: %s", path, p->warning);
   int rc = 0;
   if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST) {
     cli_error("report: cannot create %s: %s", dir, strerror(errno));

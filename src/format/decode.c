@@ -163,6 +163,10 @@ static bool get_counts(ephf_cursor *c, const eph_stamp *base, eph_stamp *s) {
 /* Version 2 records (docs/eph-format.md §5.4), each against the previous one of the chunk. */
 static eph_status dec_records(dec *d) {
   eph_profile *p = d->b->p;
+  ephf_builder *b = d->b;
+  /* With a sink, the chunk's records are gathered apart and handed over. */
+  eph_record **out = b->sink ? &b->chunk_records : &p->records;
+  size_t nout = b->sink ? 0 : p->nrecords;
   ephf_cursor *cur = &d->c;
   ephf_rec_ctx ctx;
   ephf_rec_ctx_reset(&ctx);
@@ -252,14 +256,19 @@ static eph_status dec_records(dec *d) {
       e->site_id = r.site_id;
       e->size = r.size;
     }
-    if (!ephf_grow((void **)&p->records, &d->b->cap_records, sizeof *p->records, p->nrecords + 1))
-      return EPH_ERR_NOMEM;
-    p->records[p->nrecords++] = r;
+    if (!ephf_grow((void **)out, &b->cap_records, sizeof **out, nout + 1)) return EPH_ERR_NOMEM;
+    (*out)[nout++] = r;
     ctx.id = r.id;
     ctx.birth = r.birth;
     ctx.death = r.death;
     ctx.weight_bits = wbits;
     ctx.kind = kind;
+  }
+  if (!b->sink) {
+    p->nrecords = nout;
+  } else {
+    if (nout && !b->sink->fn(b->sink->ctx, b->chunk_records, nout)) return EPH_ERR_NOMEM;
+    p->nrecords += nout;
   }
   return EPH_OK;
 }

@@ -212,6 +212,8 @@ void ephf_chunk_header(uint8_t *hdr, uint32_t type, uint32_t flags, const uint8_
 typedef struct ephf_builder {
   eph_profile *p;
   size_t cap_meta, cap_classes, cap_sites, cap_records, cap_gcs, cap_events;
+  const eph_record_sink *sink; /* records go there, a chunk at a time, through chunk_records */
+  eph_record *chunk_records;
 } ephf_builder;
 
 /*

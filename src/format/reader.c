@@ -78,7 +78,7 @@ static eph_status inflate_payload(reader *r, uint64_t off, const char *name, con
   return EPH_OK;
 }
 
-static eph_status load(reader *r, eph_profile **out) {
+static eph_status load(reader *r, const eph_record_sink *sink, eph_profile **out) {
   const uint8_t *data = r->data;
   size_t len = r->len;
   *out = NULL;
@@ -100,6 +100,7 @@ static eph_status load(reader *r, eph_profile **out) {
 
   ephf_builder b;
   memset(&b, 0, sizeof b);
+  b.sink = sink;
   if (!(b.p = calloc(1, sizeof *b.p))) return fail(r, EPH_ERR_NOMEM, "out of memory");
   eph_profile *p = b.p;
   p->version = version;
@@ -176,6 +177,7 @@ static eph_status load(reader *r, eph_profile **out) {
   if (r->z_ready) inflateEnd(&r->z);
   r->z_ready = false;
   ephf_buf_free(&r->raw);
+  free(b.chunk_records);
   if (st != EPH_OK) {
     eph_profile_free(p);
     return st;
@@ -191,17 +193,26 @@ static eph_status load(reader *r, eph_profile **out) {
   return EPH_OK;
 }
 
-eph_status eph_profile_load_buffer(const uint8_t *data, size_t len, eph_profile **out, eph_error *err) {
+static eph_status load_buffer(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_profile **out,
+                              eph_error *err) {
   reader r;
   memset(&r, 0, sizeof r);
   r.data = data;
   r.len = data ? len : 0;
   r.err = err;
   if (!out) return fail(&r, EPH_ERR_INVALID, "eph_profile_load_buffer: no output pointer");
-  return load(&r, out);
+  return load(&r, sink, out);
+}
+
+eph_status eph_profile_load_buffer(const uint8_t *data, size_t len, eph_profile **out, eph_error *err) {
+  return load_buffer(data, len, NULL, out, err);
 }
 
 eph_status eph_profile_load(const char *path, eph_profile **out, eph_error *err) {
+  return eph_profile_load_with(path, NULL, out, err);
+}
+
+eph_status eph_profile_load_with(const char *path, const eph_record_sink *sink, eph_profile **out, eph_error *err) {
   if (out) *out = NULL;
   if (!path || !out) {
     if (err) {
@@ -249,7 +260,7 @@ eph_status eph_profile_load(const char *path, eph_profile **out, eph_error *err)
     got += (size_t)k;
   }
   close(fd);
-  eph_status st = eph_profile_load_buffer(data, got, out, err);
+  eph_status st = load_buffer(data, got, sink, out, err);
   free(data);
   if (st != EPH_OK) { /* "PATH: message", cut to fit */
     size_t cap = sizeof err->message, pl = strlen(path), ml = strlen(err->message);
