@@ -5,6 +5,11 @@
  * A malformed file is one line `ephemera: FILE: <problem at byte N>` and
  * exit 1; a truncated one (a killed run) prints what it holds, warns on
  * stderr, and exits 0.
+ *
+ * Records are never all held (a profile at 100 % sampling has tens of
+ * millions, 112 bytes each loaded): a first read checks the whole file
+ * and takes the tables, counts and the first records; CSV and JSON then
+ * read it again and print each chunk's records as they are decoded.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,7 +48,33 @@ static void print_diff(FILE *out, uint64_t birth, uint64_t death) {
 
 /* --- text ------------------------------------------------------------------------- */
 
-static void dump_text(FILE *out, const char *path, const eph_profile *p, size_t head) {
+/* What the first read gathers of the records. */
+typedef struct record_scan {
+  size_t head;        /* records to keep */
+  eph_record *first;  /* the first head of them */
+  size_t nfirst;
+  uint64_t by_kind[8];
+  double weighted;
+} record_scan;
+
+static bool scan_records(void *ctx, const eph_record *r, size_t n) {
+  record_scan *sc = ctx;
+  for (size_t i = 0; i < n; i++) {
+    sc->by_kind[r[i].death_kind & 7]++;
+    sc->weighted += r[i].weight;
+  }
+  size_t take = sc->head - sc->nfirst < n ? sc->head - sc->nfirst : n;
+  if (take) {
+    eph_record *f = realloc(sc->first, (sc->nfirst + take) * sizeof *f);
+    if (!f) return false;
+    memcpy(f + sc->nfirst, r, take * sizeof *f);
+    sc->first = f;
+    sc->nfirst += take;
+  }
+  return true;
+}
+
+static void dump_text(FILE *out, const char *path, const eph_profile *p, const record_scan *sc) {
   fprintf(out, "%s: .eph version %u, %s, %" PRIu64 " bytes read\n", path, (unsigned)p->version,
           p->complete ? "complete" : "INCOMPLETE (no closing chunk)", p->valid_bytes);
   fprintf(out, "metadata:\n");
@@ -52,15 +83,9 @@ static void dump_text(FILE *out, const char *path, const eph_profile *p, size_t 
   for (size_t i = 0; i < p->nclasses; i++) ncls += p->class_names[i] != NULL;
   for (size_t i = 0; i < p->nsites; i++) nsites += p->sites[i].file != NULL;
   fprintf(out, "tables: %zu classes, %zu sites\n", ncls, nsites);
-  uint64_t by_kind[8] = {0};
-  double weighted = 0;
-  for (size_t i = 0; i < p->nrecords; i++) {
-    by_kind[p->records[i].death_kind & 7]++;
-    weighted += p->records[i].weight;
-  }
-  fprintf(out, "records: %zu (standing for %.0f objects)\n", p->nrecords, weighted);
+  fprintf(out, "records: %zu (standing for %.0f objects)\n", p->nrecords, sc->weighted);
   for (unsigned k = EPH_DEATH_FINALIZED; k <= EPH_DEATH_FREED; k++)
-    if (by_kind[k]) fprintf(out, "  %-10s %" PRIu64 "\n", death_name(k), by_kind[k]);
+    if (sc->by_kind[k]) fprintf(out, "  %-10s %" PRIu64 "\n", death_name(k), sc->by_kind[k]);
   size_t full = 0;
   for (size_t i = 0; i < p->ngcs; i++) full += p->gcs[i].kind == EPH_GC_FULL;
   fprintf(out, "gcs: %zu (%zu scavenges, %zu full)\nevents: %zu\n", p->ngcs, p->ngcs - full, full, p->nevents);
@@ -73,12 +98,12 @@ static void dump_text(FILE *out, const char *path, const eph_profile *p, size_t 
             t->wall_ns, t->cpu_ns, t->gc_wall_ns, t->bytes_allocated, t->objects_allocated, t->records, t->censored,
             t->scavenges, t->full_gcs, t->peak_heap);
   }
-  size_t n = p->nrecords < head ? p->nrecords : head;
+  size_t n = sc->nfirst;
   if (n) {
     fprintf(out, "first %zu records:\n  %-10s %-20s %-30s %10s %8s %14s %14s %-10s\n", n, "id", "class", "site", "size",
             "weight", "birth(bytes)", "life(bytes)", "death");
     for (size_t i = 0; i < n; i++) {
-      const eph_record *r = &p->records[i];
+      const eph_record *r = &sc->first[i];
       const eph_site_entry *s = site_of(p, r->site_id);
       char site[256];
       if (s) snprintf(site, sizeof site, "%s:%d:%s", s->file, s->line, s->function);
@@ -112,36 +137,36 @@ static void csv_stamp(FILE *out, const eph_stamp *s) {
   fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",%" PRIu32, s->bytes, s->wall_ns, s->scavenges, s->full_gcs);
 }
 
-static void dump_csv(FILE *out, const eph_profile *p) {
+static void csv_header(FILE *out) {
   fputs("id,class,site,size,weight", out);
   static const char *const stamps[] = {"birth", "death", "alive_until"};
   for (int i = 0; i < 3; i++) fprintf(out, ",%s_bytes,%s_wall_ns,%s_scavenges,%s_full_gcs", stamps[i], stamps[i], stamps[i], stamps[i]);
   fputs(",death_kind,censored,lifetime_bytes,lifetime_ns\n", out);
-  for (size_t i = 0; i < p->nrecords; i++) {
-    const eph_record *r = &p->records[i];
-    fprintf(out, "%" PRIu64 ",", r->id);
-    csv_field(out, class_name(p, r->class_id));
-    fputc(',', out);
-    const eph_site_entry *s = site_of(p, r->site_id);
-    if (s) {
-      size_t n = strlen(s->file) + strlen(s->function) + 16;
-      char *site = malloc(n);
-      if (site) {
-        snprintf(site, n, "%s:%d:%s", s->file, s->line, s->function);
-        csv_field(out, site);
-        free(site);
-      }
+}
+
+static void csv_record(FILE *out, const eph_profile *p, const eph_record *r) {
+  fprintf(out, "%" PRIu64 ",", r->id);
+  csv_field(out, class_name(p, r->class_id));
+  fputc(',', out);
+  const eph_site_entry *s = site_of(p, r->site_id);
+  if (s) {
+    size_t n = strlen(s->file) + strlen(s->function) + 16;
+    char *site = malloc(n);
+    if (site) {
+      snprintf(site, n, "%s:%d:%s", s->file, s->line, s->function);
+      csv_field(out, site);
+      free(site);
     }
-    fprintf(out, ",%" PRIu64 ",%.17g", r->size, r->weight);
-    csv_stamp(out, &r->birth);
-    csv_stamp(out, &r->death);
-    csv_stamp(out, &r->alive_until);
-    fprintf(out, ",%s,%d,", death_name(r->death_kind), r->death_kind == EPH_DEATH_CENSORED);
-    print_diff(out, r->birth.bytes, r->death.bytes);
-    fputc(',', out);
-    print_diff(out, r->birth.wall_ns, r->death.wall_ns);
-    fputc('\n', out);
   }
+  fprintf(out, ",%" PRIu64 ",%.17g", r->size, r->weight);
+  csv_stamp(out, &r->birth);
+  csv_stamp(out, &r->death);
+  csv_stamp(out, &r->alive_until);
+  fprintf(out, ",%s,%d,", death_name(r->death_kind), r->death_kind == EPH_DEATH_CENSORED);
+  print_diff(out, r->birth.bytes, r->death.bytes);
+  fputc(',', out);
+  print_diff(out, r->birth.wall_ns, r->death.wall_ns);
+  fputc('\n', out);
 }
 
 /* --- JSON ----------------------------------------------------------------------------- */
@@ -202,7 +227,8 @@ static void json_stamp(FILE *out, const char *name, const eph_stamp *s) {
           name, s->bytes, s->wall_ns, s->scavenges, s->full_gcs);
 }
 
-static void dump_json(FILE *out, const char *path, const eph_profile *p) {
+/* The document up to its records' array. */
+static void json_head(FILE *out, const char *path, const eph_profile *p) {
   fputs("{\"file\":", out);
   json_str(out, path);
   fprintf(out, ",\"version\":%u,\"complete\":%s,\"valid_bytes\":%" PRIu64 ",\"warning\":", (unsigned)p->version,
@@ -238,33 +264,37 @@ static void dump_json(FILE *out, const char *path, const eph_profile *p) {
     first = false;
   }
   fputs("],\n\"records\":[", out);
-  for (size_t i = 0; i < p->nrecords; i++) {
-    const eph_record *r = &p->records[i];
-    fprintf(out, "%s\n{\"id\":%" PRIu64 ",\"class_id\":%" PRIu32 ",\"class\":", i ? "," : "", r->id, r->class_id);
-    if (r->class_id) json_str(out, class_name(p, r->class_id));
-    else fputs("null", out);
-    fprintf(out, ",\"site_id\":%" PRIu32 ",\"site\":", r->site_id);
-    const eph_site_entry *s = site_of(p, r->site_id);
-    if (s) {
-      fputs("{\"file\":", out);
-      json_str(out, s->file);
-      fprintf(out, ",\"line\":%d,\"function\":", s->line);
-      json_str(out, s->function);
-      fputc('}', out);
-    } else {
-      fputs("null", out);
-    }
-    fprintf(out, ",\"size\":%" PRIu64 ",\"weight\":%.17g", r->size, r->weight);
-    json_stamp(out, "birth", &r->birth);
-    json_stamp(out, "death", &r->death);
-    json_stamp(out, "alive_until", &r->alive_until);
-    fprintf(out, ",\"death_kind\":\"%s\",\"censored\":%s,\"lifetime_bytes\":", death_name(r->death_kind),
-            r->death_kind == EPH_DEATH_CENSORED ? "true" : "false");
-    print_diff(out, r->birth.bytes, r->death.bytes);
-    fputs(",\"lifetime_ns\":", out);
-    print_diff(out, r->birth.wall_ns, r->death.wall_ns);
+}
+
+static void json_record(FILE *out, const eph_profile *p, const eph_record *r, bool first) {
+  fprintf(out, "%s\n{\"id\":%" PRIu64 ",\"class_id\":%" PRIu32 ",\"class\":", first ? "" : ",", r->id, r->class_id);
+  if (r->class_id) json_str(out, class_name(p, r->class_id));
+  else fputs("null", out);
+  fprintf(out, ",\"site_id\":%" PRIu32 ",\"site\":", r->site_id);
+  const eph_site_entry *s = site_of(p, r->site_id);
+  if (s) {
+    fputs("{\"file\":", out);
+    json_str(out, s->file);
+    fprintf(out, ",\"line\":%d,\"function\":", s->line);
+    json_str(out, s->function);
     fputc('}', out);
+  } else {
+    fputs("null", out);
   }
+  fprintf(out, ",\"size\":%" PRIu64 ",\"weight\":%.17g", r->size, r->weight);
+  json_stamp(out, "birth", &r->birth);
+  json_stamp(out, "death", &r->death);
+  json_stamp(out, "alive_until", &r->alive_until);
+  fprintf(out, ",\"death_kind\":\"%s\",\"censored\":%s,\"lifetime_bytes\":", death_name(r->death_kind),
+          r->death_kind == EPH_DEATH_CENSORED ? "true" : "false");
+  print_diff(out, r->birth.bytes, r->death.bytes);
+  fputs(",\"lifetime_ns\":", out);
+  print_diff(out, r->birth.wall_ns, r->death.wall_ns);
+  fputc('}', out);
+}
+
+/* The document after its records. */
+static void json_tail(FILE *out, const eph_profile *p) {
   fputs("],\n\"gcs\":[", out);
   for (size_t i = 0; i < p->ngcs; i++) {
     const eph_gc_event *g = &p->gcs[i];
@@ -290,6 +320,24 @@ static void dump_json(FILE *out, const char *path, const eph_profile *p) {
     fputs("null", out);
   }
   fputs("}\n", out);
+}
+
+/* The second read: each record printed as it is decoded, as many as the
+ * first read found (a file still being written may have grown since). */
+typedef struct record_printer {
+  FILE *out;
+  const eph_profile *p; /* the first read's tables */
+  bool json;
+  size_t done, limit;
+} record_printer;
+
+static bool print_records(void *ctx, const eph_record *r, size_t n) {
+  record_printer *pr = ctx;
+  for (size_t i = 0; i < n && pr->done < pr->limit; i++, pr->done++) {
+    if (pr->json) json_record(pr->out, pr->p, &r[i], pr->done == 0);
+    else csv_record(pr->out, pr->p, &r[i]);
+  }
+  return true;
 }
 
 int cmd_dump(int argc, char **argv) {
@@ -329,18 +377,35 @@ int cmd_dump(int argc, char **argv) {
   eph_profile *p = NULL;
   eph_error err;
   memset(&err, 0, sizeof err);
-  if (eph_profile_load(path, &p, &err) != EPH_OK) {
+  record_scan sc = {.head = fmt == TEXT ? head : 0};
+  eph_record_sink scan = {scan_records, &sc};
+  if (eph_profile_load_with(path, &scan, &p, &err) != EPH_OK) {
+    free(sc.first);
     cli_error("%s", err.message);
     return 1;
   }
-  if (fmt == CSV) dump_csv(stdout, p);
-  else if (fmt == JSON) dump_json(stdout, path, p);
-  else dump_text(stdout, path, p, head);
+  int rc = 0;
+  if (fmt == TEXT) {
+    dump_text(stdout, path, p, &sc);
+  } else {
+    if (fmt == CSV) csv_header(stdout);
+    else json_head(stdout, path, p);
+    record_printer pr = {stdout, p, fmt == JSON, 0, p->nrecords};
+    eph_record_sink print = {print_records, &pr};
+    eph_profile *again = NULL;
+    if (eph_profile_load_with(path, &print, &again, &err) != EPH_OK || pr.done != p->nrecords) {
+      cli_error("%s: changed while it was read (%s)", path, err.message[0] ? err.message : "fewer records");
+      rc = 1;
+    }
+    eph_profile_free(again);
+    if (fmt == JSON) json_tail(stdout, p);
+  }
+  free(sc.first);
   if (p->warning[0] && !p->complete) cli_error("%s: warning: %s", path, p->warning);
   eph_profile_free(p);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     cli_error("dump: cannot write the output");
     return 1;
   }
-  return 0;
+  return rc;
 }
