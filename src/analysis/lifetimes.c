@@ -50,8 +50,8 @@ static bool reserve(eph_lifetimes *lt, size_t more) {
   eph_analysis *a = lt->a;
   size_t need = a->nrecords + more;
   if (need <= lt->cap) return true;
-  size_t cap = lt->cap ? lt->cap : 4096;
-  while (cap < need) cap *= 2;
+  size_t cap = lt->cap ? 2 * lt->cap : 4096;
+  if (cap < need) cap = need; /* a whole profile at once: exactly */
   eph_life *lives = realloc(a->lives, cap * sizeof *lives);
   if (lives) a->lives = lives;
   uint64_t(*walls)[3] = lives ? realloc(lt->walls, cap * sizeof *walls) : NULL;
