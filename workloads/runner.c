@@ -60,11 +60,10 @@ bad:
   return fail(err, errlen, "bad size '%s' for %s (small, default, large or a number of %s)", text, wl->name, wl->unit);
 }
 
-static int resolve_retain(wl_ctx *w, const char *spec, char *err, size_t errlen) {
-  const wl_workload *wl = w->workload;
+int wl_class_list(const wl_workload *wl, const char *list, const char *what, bool *found, char *err, size_t errlen) {
   char buf[512];
-  if (strlen(spec) >= sizeof buf) return fail(err, errlen, "--retain list too long");
-  strcpy(buf, spec);
+  if (strlen(list) >= sizeof buf) return fail(err, errlen, "%s: list too long", what);
+  strcpy(buf, list);
   char *save = NULL;
   for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
     size_t i = 0;
@@ -75,9 +74,9 @@ static int resolve_retain(wl_ctx *w, const char *spec, char *err, size_t errlen)
         if (k) strncat(known, ", ", sizeof known - strlen(known) - 1);
         strncat(known, wl->classes[k].name, sizeof known - strlen(known) - 1);
       }
-      return fail(err, errlen, "--retain: %s has no class '%s' (it has: %s)", wl->name, name, known);
+      return fail(err, errlen, "%s: %s has no class '%s' (it has: %s)", what, wl->name, name, known);
     }
-    w->retain[i] = true;
+    if (found) found[i] = true;
   }
   return 0;
 }
@@ -155,7 +154,7 @@ int wl_run(const wl_workload *wl, const wl_run_options *opt, wl_result *res, cha
     }
   }
   eph_class_register(w->h, "RetainChunk", EPH_FORMAT_POINTERS);
-  if (opt->retain && resolve_retain(w, opt->retain, err, errlen)) goto out;
+  if (opt->retain && wl_class_list(wl, opt->retain, "--retain", w->retain, err, errlen)) goto out;
   eph_global_root_add(w->h, &w->retain_chunk);
 
   escape esc = {.status = EPH_OK};

@@ -186,6 +186,11 @@ typedef struct wl_result {
  */
 int wl_run(const wl_workload *wl, const wl_run_options *opt, wl_result *res, char *err, size_t errlen);
 
+/* Checks a comma-separated list of wl's class names (what: the option, for
+ * the message) and sets found[i] for class i named (found may be NULL);
+ * -1 with a message naming the unknown class and the known ones. */
+int wl_class_list(const wl_workload *wl, const char *list, const char *what, bool *found, char *err, size_t errlen);
+
 /* Parses a size for wl: returns 0 and sets *out, or -1 with a message. */
 int wl_parse_size(const wl_workload *wl, const char *text, uint64_t *out, char *err, size_t errlen);
 

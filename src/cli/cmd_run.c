@@ -129,6 +129,12 @@ int cmd_run(int argc, char **argv) {
       free(rest);
       return 2;
     }
+    char cerr[512];
+    if (pr.spec.classes[0] && wl_class_list(wl, pr.spec.classes, "--profile classes", NULL, cerr, sizeof cerr)) {
+      cli_error("%s", cerr);
+      free(rest);
+      return 2;
+    }
     if (out) snprintf(pr.spec.out, sizeof pr.spec.out, "%s", out);
     if (trace) pr.spec.trace = true;
     opt.configure = profile_configure;

@@ -203,8 +203,24 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
   prof_write_error(p, eph_writer_gc(p->out, ev));
 }
 
+/* A class filter name that no class of the program has selects nothing:
+ * a typo would otherwise give an empty profile without a word. */
+static void warn_unmatched_classes(const eph_profiler *p) {
+  for (const char *c = p->spec.classes; *c;) {
+    const char *end = strchr(c, ',');
+    int len = end ? (int)(end - c) : (int)strlen(c);
+    char name[sizeof p->spec.classes];
+    snprintf(name, sizeof name, "%.*s", len, c);
+    if (*name && !eph_class_find(p->h, name))
+      fprintf(stderr, "ephemera: warning: profile %s: classes=%s: the program registered no class of that name\n",
+              p->spec.out, name);
+    c += len + (end ? 1 : 0);
+  }
+}
+
+/* The profile of a heap freed while it runs (EPHEMERA_PROFILE's). */
 static void on_heap_free(void *data, eph_heap *h) {
-  (void)data;
+  warn_unmatched_classes(data);
   eph_error err;
   if (eph_profile_stop(h, NULL, &err) != EPH_OK) fprintf(stderr, "ephemera: %s\n", err.message);
 }
