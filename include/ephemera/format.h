@@ -230,6 +230,8 @@ typedef struct eph_record_sink {
   void *ctx;
 } eph_record_sink;
 eph_status eph_profile_load_with(const char *path, const eph_record_sink *sink, eph_profile **out, eph_error *err);
+eph_status eph_profile_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_profile **out,
+                                        eph_error *err);
 
 /* Looks up a metadata value, or NULL. */
 const char *eph_profile_meta(const eph_profile *p, const char *key);

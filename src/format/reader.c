@@ -208,6 +208,11 @@ eph_status eph_profile_load_buffer(const uint8_t *data, size_t len, eph_profile 
   return load_buffer(data, len, NULL, out, err);
 }
 
+eph_status eph_profile_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_profile **out,
+                                        eph_error *err) {
+  return load_buffer(data, len, sink, out, err);
+}
+
 eph_status eph_profile_load(const char *path, eph_profile **out, eph_error *err) {
   return eph_profile_load_with(path, NULL, out, err);
 }

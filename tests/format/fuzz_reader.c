@@ -4,7 +4,9 @@
  * LLVMFuzzerTestOneInput loads the input with eph_profile_load_buffer and,
  * when it loads, checks what the reader promises about the result (ids that
  * resolve, enum values in range, valid_bytes within the input, a warning
- * exactly when incomplete); a broken promise aborts.  Built with
+ * exactly when incomplete); a broken promise aborts.  It loads the input
+ * again through a record sink (eph_profile_load_buffer_with), which must
+ * end the same way and hand over exactly the records the first load kept.  Built with
  * -fsanitize=fuzzer (EPH_LIBFUZZER) it also installs a custom mutator that
  * repairs the CRCs after libFuzzer's mutations, so that most inputs reach
  * the payload decoders.  Without libFuzzer, fuzz_driver.c calls the same
@@ -57,11 +59,47 @@ static void check_profile(const eph_profile *p, size_t size) {
   (void)v;
 }
 
+/* The records a sink is handed, compared as they come with a first load's. */
+typedef struct sunk {
+  const eph_profile *first; /* NULL: the first load failed */
+  size_t n;
+  bool same;
+} sunk;
+
+static bool compare_records(void *ctx, const eph_record *r, size_t n) {
+  sunk *s = ctx;
+  CHECK(n > 0);
+  if (s->first && s->n + n <= s->first->nrecords && memcmp(r, s->first->records + s->n, n * sizeof *r) != 0)
+    s->same = false;
+  s->n += n;
+  return true;
+}
+
+static void check_sink(const uint8_t *data, size_t size, const eph_profile *first, eph_status first_st) {
+  sunk s = {first, 0, true};
+  eph_record_sink sink = {compare_records, &s};
+  eph_profile *q = NULL;
+  eph_error err;
+  memset(&err, 0, sizeof err);
+  eph_status st = eph_profile_load_buffer_with(data, size, &sink, &q, &err);
+  CHECK(st == first_st);
+  if (st != EPH_OK) {
+    CHECK(q == NULL);
+    return;
+  }
+  CHECK(q->records == NULL);
+  CHECK(q->nrecords == first->nrecords && s.n == first->nrecords && s.same);
+  CHECK(q->complete == first->complete && q->valid_bytes == first->valid_bytes);
+  CHECK(q->nevents == first->nevents && q->ngcs == first->ngcs && q->nclasses == first->nclasses);
+  eph_profile_free(q);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   eph_profile *p = NULL;
   eph_error err;
   memset(&err, 0, sizeof err);
   eph_status st = eph_profile_load_buffer(data, size, &p, &err);
+  check_sink(data, size, p, st);
   if (st == EPH_OK) {
     CHECK(p != NULL);
     check_profile(p, size);
