@@ -168,7 +168,9 @@ eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, ep
   eph_record_sink sink = {sink_records, &lt};
   eph_profile *p = NULL;
   if (eph_profile_load_with(path, &sink, &p, err) != EPH_OK || !p->nrecords) { /* the loader's message names path */
-    if (p) eph_error_fill(err, EPH_ERR_INVALID, "%s: the profile has no records to analyse", path);
+    if (p) /* a cut file: why there are none */
+      eph_error_fill(err, EPH_ERR_INVALID, "%s: the profile has no records to analyse%s%s%s", path,
+                     p->warning[0] ? " (" : "", p->warning, p->warning[0] ? ")" : "");
     eph_lifetimes_free(&lt);
     eph_analysis_free(a);
     eph_profile_free(p);

@@ -50,5 +50,6 @@ printf 'not an eph file at all' >"$WORK/junk.eph"
 # truncated: loads with a warning
 head -c 300 "$WORK/tiny0.eph" >"$WORK/trunc.eph"
 "$EPH" report "$WORK/trunc.eph" >/dev/null 2>"$WORK/trunc.err"; echo "truncated: exit $? ($(head -1 "$WORK/trunc.err"))"
+grep -q 'truncated at byte' "$WORK/trunc.err" || { echo "FAIL: a cut file's report does not say it is cut"; cat "$WORK/trunc.err"; fail=1; }
 [ $fail = 0 ] && echo "golden: all passed"
 exit $fail
