@@ -36,26 +36,14 @@ void eph_analysis_free(eph_analysis *a) {
   free(a);
 }
 
-/* scratch: room for 2 * nrecords observations (the curve's, the sort's). */
+/* The overall survival curve; the class table made the largest groups'.
+ * scratch: room for 2 * nrecords observations (the curve's, the sort's). */
 static bool build_km(eph_analysis *a, eph_km_obs *scratch) {
-  size_t groups = 0;
-  for (size_t i = 0; i < a->nrows && groups < a->opts.km_groups; i++) groups++;
-  a->km = calloc(groups + 1, sizeof *a->km);
-  if (!a->km) return false;
+  if (a->opts.progress) a->opts.progress("survival curves", 0, a->opts.progress_ctx);
   eph_km_obs *obs = scratch, *tmp = scratch + a->nrecords;
   eph_clock c = a->opts.km_clock;
-  for (size_t k = 0; k <= groups; k++) {
-    if (a->opts.progress) a->opts.progress("survival curves", (double)k / (double)(groups + 1), a->opts.progress_ctx);
-    uint32_t g = k == 0 ? UINT32_MAX : a->rows[k - 1].id;
-    size_t n = 0;
-    for (size_t i = 0; i < a->nrecords; i++)
-      if (g == UINT32_MAX || a->lives[i].group == g)
-        obs[n++] = (eph_km_obs){a->lives[i].t[c], a->lives[i].weight, !a->lives[i].censored};
-    a->km[k].group = g;
-    a->nkm = k + 1;
-    if (!eph_km_compute_with(&a->km[k], obs, n, tmp)) return false;
-  }
-  return true;
+  for (size_t i = 0; i < a->nrecords; i++) obs[i] = (eph_km_obs){a->lives[i].t[c], a->lives[i].weight, !a->lives[i].censored};
+  return eph_km_compute_with(&a->km[0], obs, a->nrecords, tmp);
 }
 
 /* Lua profiles: the collector advice shared with `ephemera lua --summary`. */

@@ -218,7 +218,10 @@ double eph_km_quantile(const eph_km *km, double q);
 void eph_km_free(eph_km *km);
 
 /* classtable.c */
-/* scratch: room for 2 * a->nrecords observations (its sorts'). */
+/* scratch: room for 2 * a->nrecords observations (its sorts').  It also
+ * makes a->km: the survival curves on km_clock of the km_groups largest
+ * groups, at km[1..] (from the sorts it makes anyway), and room for the
+ * overall one at km[0]. */
 bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch);
 const char *eph_group_name(const eph_analysis *a, uint32_t id);
 
