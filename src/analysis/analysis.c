@@ -43,6 +43,10 @@ static bool build_km(eph_analysis *a, eph_km_obs *scratch) {
   eph_km_obs *obs = scratch, *tmp = scratch + a->nrecords;
   eph_clock c = a->opts.km_clock;
   for (size_t i = 0; i < a->nrecords; i++) obs[i] = (eph_km_obs){a->lives[i].t[c], a->lives[i].weight, !a->lives[i].censored};
+  if (a->opts.drop_lives) { /* before the largest curve is made: the report's peak */
+    free(a->lives);
+    a->lives = NULL;
+  }
   return eph_km_compute_with(&a->km[0], obs, a->nrecords, tmp);
 }
 
@@ -107,9 +111,9 @@ static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_profil
     if (!eph_histogram_build(&a->hist[c], a->lives, a->nrecords, (eph_clock)c, a->opts.hist_bins)) goto nomem;
   }
   if (!eph_classtable_build(a, scratch)) goto nomem;
+  lua_advice(a);
   if (!build_km(a, scratch)) goto nomem;
   free(scratch);
-  lua_advice(a);
   if (a->opts.progress) a->opts.progress(NULL, 1, a->opts.progress_ctx);
   return a;
 nomem:

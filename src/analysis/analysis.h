@@ -53,6 +53,8 @@ typedef struct eph_analysis_opts {
   size_t km_groups;            /* classes with their own survival curve (6) */
   size_t hist_bins;            /* linear bins (10); log bins: per decade (2) */
   size_t heap_cols, heap_segments; /* heap view grid (200 x 24) */
+  bool drop_lives;             /* free a->lives once the curves have what they need (a tool that only
+                                  renders: 56 bytes a record; eph_compare_run needs them) */
   void (*progress)(const char *stage, double fraction, void *ctx); /* may be NULL */
   void *progress_ctx;
 } eph_analysis_opts;

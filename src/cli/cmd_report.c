@@ -119,6 +119,7 @@ int cmd_report(int argc, char **argv) {
   }
   o.progress = progress;
   o.progress_ctx = &ps;
+  o.drop_lives = true; /* rendering needs only the tables and curves */
   eph_profile *p = NULL;
   eph_error err = {0};
   eph_analysis *a = eph_analysis_load(path, &o, &p, &err);
