@@ -93,7 +93,7 @@ static void describe(eph_analysis *a, const eph_profile *p) {
  * Frees lt and, on failure, a. */
 static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_profile *records, eph_error *err) {
   eph_km_obs *scratch = NULL;
-  if (!eph_lifetimes_finish(lt)) goto nomem;
+  eph_lifetimes_finish(lt);
   if (a->exact) {
     if (a->opts.progress) a->opts.progress("heap views", 0, a->opts.progress_ctx);
     a->heap = eph_heapview_build(records, a->opts.heap_cols, a->opts.heap_segments);
@@ -173,12 +173,10 @@ eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, ep
   eph_profile kept = *p; /* the same tables, and the records if they are all exact or censored */
   kept.records = lt.kept;
   kept.nrecords = lt.nkept;
+  size_t n = a->nrecords;
   a = finish(a, &lt, &kept, err);
-  if (!a) {
-    char m[sizeof err->message];
-    memcpy(m, err->message, sizeof m);
-    int k = snprintf(err->message, sizeof err->message, "%s: ", path);
-    if (k >= 0 && (size_t)k < sizeof err->message) snprintf(err->message + k, sizeof err->message - (size_t)k, "%.*s", (int)(sizeof m - 1), m);
+  if (!a) { /* finish fails only for memory */
+    eph_error_fill(err, EPH_ERR_NOMEM, "%s: out of memory analysing %zu records", path, n);
     eph_profile_free(p);
     *profile = NULL;
   }

@@ -190,7 +190,7 @@ typedef struct eph_lifetimes {
 } eph_lifetimes;
 void eph_lifetimes_begin(eph_lifetimes *lt, eph_analysis *a, bool keep_records);
 bool eph_lifetimes_add(eph_lifetimes *lt, const eph_record *r, size_t n); /* false: out of memory */
-bool eph_lifetimes_finish(eph_lifetimes *lt);
+void eph_lifetimes_finish(eph_lifetimes *lt);
 void eph_lifetimes_free(eph_lifetimes *lt);
 /* Lifetime of one record on clock c at the given end. */
 double eph_lifetime_of(const eph_record *r, eph_clock c, eph_death_end end, double run_wall_ns);

@@ -43,44 +43,6 @@ static bool site_labels(eph_analysis *a) {
   return true;
 }
 
-static int largest_first(const void *x, const void *y) { return row_cmp(x, y); }
-
-/*
- * The survival curves of the km_groups largest groups (the table's first
- * rows) are made here, on the table's sorts: a->km gets room for them
- * after the overall curve (km[0], eph_analysis's to make), and the result
- * maps a group id to its curve's index, 0 for none.  Group sizes are
- * summed as the rows will be, so the order is theirs.
- */
-static size_t *curves_for_largest(eph_analysis *a, const size_t *count, const size_t *start, const size_t *order,
-                                  size_t nids, size_t ngroups) {
-  size_t *curve_of = calloc(nids ? nids : 1, sizeof *curve_of);
-  eph_group_row *size = calloc(ngroups ? ngroups : 1, sizeof *size);
-  size_t ncurves = ngroups < a->opts.km_groups ? ngroups : a->opts.km_groups;
-  a->km = calloc(ncurves + 1, sizeof *a->km);
-  if (!curve_of || !size || !a->km) {
-    free(curve_of);
-    free(size);
-    return NULL;
-  }
-  a->nkm = ncurves + 1;
-  a->km[0].group = UINT32_MAX;
-  size_t n = 0;
-  for (size_t g = 0; g < nids; g++) {
-    if (!count[g]) continue;
-    double w = 0;
-    for (size_t k = start[g]; k < start[g + 1]; k++) w += a->lives[order[k]].weight;
-    size[n++] = (eph_group_row){.id = (uint32_t)g, .objects = w};
-  }
-  qsort(size, n, sizeof *size, largest_first);
-  for (size_t k = 0; k < ncurves; k++) {
-    curve_of[size[k].id] = k + 1;
-    a->km[k + 1].group = size[k].id;
-  }
-  free(size);
-  return curve_of;
-}
-
 bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
   const eph_profile *p = a->profile;
   if (a->opts.by == EPH_BY_SITE && !site_labels(a)) return false;
@@ -92,7 +54,6 @@ bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
   size_t *count = calloc(nids ? nids : 1, sizeof *count);
   size_t *start = calloc(nids + 1, sizeof *start);
   size_t *order = malloc((a->nrecords ? a->nrecords : 1) * sizeof *order);
-  size_t *curve_of = NULL;
   eph_km_obs *obs = scratch, *tmp = scratch + a->nrecords;
   bool ok = count && start && order;
   if (!ok) goto out;
@@ -113,10 +74,8 @@ bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
   }
   a->rows = calloc(ngroups ? ngroups : 1, sizeof *a->rows);
   if (!a->rows) { ok = false; goto out; }
-  if (!(curve_of = curves_for_largest(a, count, start, order, nids, ngroups))) { ok = false; goto out; }
   for (size_t g = 0; g < nids; g++) {
     if (!count[g]) continue;
-    if (a->opts.progress) a->opts.progress("class table", (double)g / (double)nids, a->opts.progress_ctx);
     eph_group_row *row = &a->rows[a->nrows++];
     row->id = (uint32_t)g;
     row->name = eph_group_name(a, (uint32_t)g);
@@ -147,6 +106,26 @@ bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
       row->mean_lo[c] = a->lo_sum[g][c] / w;
       double var = s2[c] / w - row->mean[c] * row->mean[c];
       row->mean_se[c] = count[g] > 1 && var > 0 ? sqrt(var / (double)count[g]) : 0;
+    }
+    row->short_lived = row->mean[EPH_CLOCK_REL] <= a->opts.short_threshold_pct;
+    row->most_allocated = row->pct_objects >= a->opts.most_allocated_pct;
+  }
+  qsort(a->rows, a->nrows, sizeof *a->rows, row_cmp);
+
+  /* Medians and 90th percentiles, from Kaplan-Meier.  The first rows, the
+   * largest groups, keep their curve on km_clock (km[1..]): the sort is
+   * the same.  km[0], all objects, is eph_analysis's to make. */
+  size_t ncurves = a->nrows < a->opts.km_groups ? a->nrows : a->opts.km_groups;
+  if (!(a->km = calloc(ncurves + 1, sizeof *a->km))) { ok = false; goto out; }
+  a->nkm = ncurves + 1;
+  a->km[0].group = UINT32_MAX;
+  for (size_t r = 0; r < a->nrows; r++) {
+    if (a->opts.progress) a->opts.progress("class table", (double)r / (double)a->nrows, a->opts.progress_ctx);
+    eph_group_row *row = &a->rows[r];
+    uint32_t g = row->id;
+    eph_km *km = r < ncurves ? &a->km[r + 1] : NULL;
+    if (km) km->group = g;
+    for (int c = 0; c < EPH_NCLOCKS; c++) {
       size_t n = 0;
       for (size_t k = start[g]; k < start[g + 1]; k++) {
         const eph_life *l = &a->lives[order[k]];
@@ -154,8 +133,7 @@ bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
       }
       static const double q[2] = {0.5, 0.9};
       double at[2];
-      if (c == (int)a->opts.km_clock && curve_of[g]) { /* a curve to keep: its quantiles are the same */
-        eph_km *km = &a->km[curve_of[g]];
+      if (km && c == (int)a->opts.km_clock) { /* the curve's quantiles are the same */
         if (!eph_km_compute_with(km, obs, n, tmp)) { ok = false; goto out; }
         at[0] = eph_km_quantile(km, q[0]);
         at[1] = eph_km_quantile(km, q[1]);
@@ -165,14 +143,10 @@ bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
       row->median[c] = at[0];
       row->p90[c] = at[1];
     }
-    row->short_lived = row->mean[EPH_CLOCK_REL] <= a->opts.short_threshold_pct;
-    row->most_allocated = row->pct_objects >= a->opts.most_allocated_pct;
   }
-  qsort(a->rows, a->nrows, sizeof *a->rows, row_cmp);
 out:
   free(count);
   free(start);
   free(order);
-  free(curve_of);
   return ok;
 }

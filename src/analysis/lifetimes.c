@@ -85,6 +85,17 @@ static bool keep(eph_lifetimes *lt, const eph_record *r, size_t n) {
   return true;
 }
 
+/* r's lifetime on clock c (the run's wall length: the relative clock's),
+ * into l and the sums, at both ends. */
+static void take(eph_lifetimes *lt, eph_life *l, const eph_record *r, eph_clock c, double run_wall_ns) {
+  l->t[c] = eph_lifetime_of(r, c, lt->a->opts.end, run_wall_ns);
+  double lo = eph_lifetime_of(r, c, EPH_END_ALIVE, run_wall_ns);
+  lt->sum[c] += l->weight * l->t[c];
+  lt->sum_lo[c] += l->weight * lo;
+  lt->a->lo_sum[l->group][c] += l->weight * lo;
+  lt->sum2[c] += l->weight * l->t[c] * l->t[c];
+}
+
 void eph_lifetimes_begin(eph_lifetimes *lt, eph_analysis *a, bool keep_records) {
   memset(lt, 0, sizeof *lt);
   lt->a = a;
@@ -112,14 +123,8 @@ bool eph_lifetimes_add(eph_lifetimes *lt, const eph_record *recs, size_t n) {
     l->censored = r->death_kind == EPH_DEATH_CENSORED;
     if (l->weight != 1) a->sampled = true;
     if (!lo_sum_reserve(a, l->group)) return false;
-    for (int c = EPH_CLOCK_BYTES; c <= EPH_CLOCK_SECONDS; c++) {
-      l->t[c] = eph_lifetime_of(r, (eph_clock)c, a->opts.end, 0);
-      double lo = eph_lifetime_of(r, (eph_clock)c, EPH_END_ALIVE, 0);
-      lt->sum[c] += l->weight * l->t[c];
-      lt->sum_lo[c] += l->weight * lo;
-      a->lo_sum[l->group][c] += l->weight * lo;
-      lt->sum2[c] += l->weight * l->t[c] * l->t[c];
-    }
+    take(lt, l, r, EPH_CLOCK_BYTES, 0);
+    take(lt, l, r, EPH_CLOCK_SECONDS, 0);
     w[0] = r->birth.wall_ns;
     w[1] = r->death.wall_ns;
     w[2] = r->alive_until.wall_ns;
@@ -137,7 +142,7 @@ bool eph_lifetimes_add(eph_lifetimes *lt, const eph_record *recs, size_t n) {
   return true;
 }
 
-bool eph_lifetimes_finish(eph_lifetimes *lt) {
+void eph_lifetimes_finish(eph_lifetimes *lt) {
   eph_analysis *a = lt->a;
   const eph_profile *p = a->profile;
   /* The run's length: the totals when complete, else the latest stamp seen. */
@@ -147,19 +152,13 @@ bool eph_lifetimes_finish(eph_lifetimes *lt) {
   a->run_wall_s = wall / 1e9;
   a->run_bytes = bytes;
   a->gc_share = p->complete && p->totals.wall_ns ? (double)p->totals.gc_wall_ns / (double)p->totals.wall_ns : NAN;
-  const int c = EPH_CLOCK_REL;
   for (size_t i = 0; i < a->nrecords; i++) {
     eph_life *l = &a->lives[i];
     eph_record r = {.death_kind = l->censored ? EPH_DEATH_CENSORED : EPH_DEATH_EXACT};
     r.birth.wall_ns = lt->walls[i][0];
     r.death.wall_ns = lt->walls[i][1];
     r.alive_until.wall_ns = lt->walls[i][2];
-    l->t[c] = eph_lifetime_of(&r, EPH_CLOCK_REL, a->opts.end, wall);
-    double lo = eph_lifetime_of(&r, EPH_CLOCK_REL, EPH_END_ALIVE, wall);
-    lt->sum[c] += l->weight * l->t[c];
-    lt->sum_lo[c] += l->weight * lo;
-    a->lo_sum[l->group][c] += l->weight * lo;
-    lt->sum2[c] += l->weight * l->t[c] * l->t[c];
+    take(lt, l, &r, EPH_CLOCK_REL, wall);
   }
   a->exact = a->nrecords > 0 && lt->exact;
   a->objects_est = lt->wsum;
@@ -172,7 +171,6 @@ bool eph_lifetimes_finish(eph_lifetimes *lt) {
     double var = lt->wsum > 0 ? lt->sum2[k] / lt->wsum - a->mean[k] * a->mean[k] : 0;
     a->mean_se[k] = a->nrecords > 1 && var > 0 ? sqrt(var / (double)a->nrecords) : 0;
   }
-  return true;
 }
 
 void eph_lifetimes_free(eph_lifetimes *lt) {
