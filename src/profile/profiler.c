@@ -206,15 +206,14 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
 /* A class filter name that no class of the program has selects nothing:
  * a typo would otherwise give an empty profile without a word. */
 static void warn_unmatched_classes(const eph_profiler *p) {
-  for (const char *c = p->spec.classes; *c;) {
-    const char *end = strchr(c, ',');
-    int len = end ? (int)(end - c) : (int)strlen(c);
+  for (const char *c = p->spec.classes, *at; *c;) {
+    size_t len;
+    at = c, c = class_list_next(c, &len);
     char name[sizeof p->spec.classes];
-    snprintf(name, sizeof name, "%.*s", len, c);
+    snprintf(name, sizeof name, "%.*s", (int)len, at);
     if (*name && !eph_class_find(p->h, name))
       fprintf(stderr, "ephemera: warning: profile %s: classes=%s: the program registered no class of that name\n",
               p->spec.out, name);
-    c += len + (end ? 1 : 0);
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ephemera/ephemeron.h"
 #include "ephemera/format.h"
@@ -267,6 +268,14 @@ static inline bool sampler_walk_draw(const eph_profiler *p, uint64_t clock) {
   x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
   x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
   return (x ^ (x >> 31)) < p->walk_threshold;
+}
+
+/* The name at c of a comma-separated class list (spec.classes): its length
+ * in *len; returns where the next one starts ("" after the last). */
+static inline const char *class_list_next(const char *c, size_t *len) {
+  const char *end = strchr(c, ',');
+  *len = end ? (size_t)(end - c) : strlen(c);
+  return c + *len + (end ? 1 : 0);
 }
 
 /* With a class filter, whether cls is in it, as far as known: 1 yes, 2

@@ -74,11 +74,10 @@ static bool class_selected(eph_profiler *p, eph_class_id cls) {
   const char *name = eph_class_name(p->h, cls);
   size_t n = name ? strlen(name) : 0;
   bool found = false;
-  for (const char *c = p->spec.classes; name && *c && !found;) {
-    const char *end = strchr(c, ',');
-    size_t len = end ? (size_t)(end - c) : strlen(c);
-    found = len == n && !strncmp(c, name, n);
-    c += len + (end ? 1 : 0);
+  for (const char *c = p->spec.classes, *at; name && *c && !found;) {
+    size_t len;
+    at = c, c = class_list_next(c, &len);
+    found = len == n && !strncmp(at, name, n);
   }
   p->class_state[cls] = found ? 1 : 2;
   return found;
