@@ -99,23 +99,36 @@ static void dump_text(FILE *out, const char *path, const eph_profile *p, const r
             t->scavenges, t->full_gcs, t->peak_heap);
   }
   size_t n = sc->nfirst;
-  if (n) {
-    fprintf(out, "first %zu records:\n  %-10s %-20s %-30s %10s %8s %14s %14s %-10s\n", n, "id", "class", "site", "size",
-            "weight", "birth(bytes)", "life(bytes)", "death");
-    for (size_t i = 0; i < n; i++) {
-      const eph_record *r = &sc->first[i];
-      const eph_site_entry *s = site_of(p, r->site_id);
-      char site[256];
-      if (s) snprintf(site, sizeof site, "%s:%d:%s", s->file, s->line, s->function);
-      else snprintf(site, sizeof site, "-");
-      char life[32];
-      if (r->death.bytes >= r->birth.bytes) snprintf(life, sizeof life, "%" PRIu64, r->death.bytes - r->birth.bytes);
-      else snprintf(life, sizeof life, "-%" PRIu64, r->birth.bytes - r->death.bytes);
-      fprintf(out, "  %-10" PRIu64 " %-20s %-30s %10" PRIu64 " %8g %14" PRIu64 " %14s", r->id,
-              r->class_id ? class_name(p, r->class_id) : "-", site, r->size, r->weight, r->birth.bytes, life);
-      fprintf(out, " %s\n", death_name(r->death_kind));
-    }
+  if (!n) return;
+  /* The class and site columns are as wide as their longest entry shown
+   * (sites are full paths), so every row lines up under its header. */
+  char(*sites)[256] = malloc(n * sizeof *sites);
+  if (!sites) {
+    fprintf(out, "first %zu records: (out of memory)\n", n);
+    return;
   }
+  int class_w = (int)strlen("class"), site_w = (int)strlen("site");
+  for (size_t i = 0; i < n; i++) {
+    const eph_record *r = &sc->first[i];
+    const eph_site_entry *s = site_of(p, r->site_id);
+    if (s) snprintf(sites[i], sizeof sites[i], "%s:%d:%s", s->file, s->line, s->function);
+    else snprintf(sites[i], sizeof sites[i], "-");
+    int cw = (int)strlen(r->class_id ? class_name(p, r->class_id) : "-"), sw = (int)strlen(sites[i]);
+    class_w = cw > class_w ? cw : class_w;
+    site_w = sw > site_w ? sw : site_w;
+  }
+  fprintf(out, "first %zu records:\n  %-10s %-*s %-*s %10s %8s %14s %14s %s\n", n, "id", class_w, "class", site_w,
+          "site", "size", "weight", "birth(bytes)", "life(bytes)", "death");
+  for (size_t i = 0; i < n; i++) {
+    const eph_record *r = &sc->first[i];
+    char life[32];
+    if (r->death.bytes >= r->birth.bytes) snprintf(life, sizeof life, "%" PRIu64, r->death.bytes - r->birth.bytes);
+    else snprintf(life, sizeof life, "-%" PRIu64, r->birth.bytes - r->death.bytes);
+    fprintf(out, "  %-10" PRIu64 " %-*s %-*s %10" PRIu64 " %8g %14" PRIu64 " %14s %s\n", r->id, class_w,
+            r->class_id ? class_name(p, r->class_id) : "-", site_w, sites[i], r->size, r->weight, r->birth.bytes, life,
+            death_name(r->death_kind));
+  }
+  free(sites);
 }
 
 /* --- CSV ---------------------------------------------------------------------------- */
