@@ -74,6 +74,18 @@ static bool scan_records(void *ctx, const eph_record *r, size_t n) {
   return true;
 }
 
+static const char *record_class(const eph_profile *p, const eph_record *r) {
+  return r->class_id ? class_name(p, r->class_id) : "-";
+}
+
+/* The record's site as file:line:function ("-" if none) into buf; returns
+ * its length as shown (cut to the buffer). */
+static int record_site(const eph_profile *p, const eph_record *r, char *buf, size_t size) {
+  const eph_site_entry *s = site_of(p, r->site_id);
+  int n = s ? snprintf(buf, size, "%s:%d:%s", s->file, s->line, s->function) : snprintf(buf, size, "-");
+  return n < (int)size ? n : (int)size - 1;
+}
+
 static void dump_text(FILE *out, const char *path, const eph_profile *p, const record_scan *sc) {
   fprintf(out, "%s: .eph version %u, %s, %" PRIu64 " bytes read\n", path, (unsigned)p->version,
           p->complete ? "complete" : "INCOMPLETE (no closing chunk)", p->valid_bytes);
@@ -101,19 +113,12 @@ static void dump_text(FILE *out, const char *path, const eph_profile *p, const r
   size_t n = sc->nfirst;
   if (!n) return;
   /* The class and site columns are as wide as their longest entry shown
-   * (sites are full paths), so every row lines up under its header. */
-  char(*sites)[256] = malloc(n * sizeof *sites);
-  if (!sites) {
-    fprintf(out, "first %zu records: (out of memory)\n", n);
-    return;
-  }
+   * (sites are full paths), so every row lines up under its header: one
+   * pass for the widths, one to print. */
+  char site[256];
   int class_w = (int)strlen("class"), site_w = (int)strlen("site");
   for (size_t i = 0; i < n; i++) {
-    const eph_record *r = &sc->first[i];
-    const eph_site_entry *s = site_of(p, r->site_id);
-    if (s) snprintf(sites[i], sizeof sites[i], "%s:%d:%s", s->file, s->line, s->function);
-    else snprintf(sites[i], sizeof sites[i], "-");
-    int cw = (int)strlen(r->class_id ? class_name(p, r->class_id) : "-"), sw = (int)strlen(sites[i]);
+    int cw = (int)strlen(record_class(p, &sc->first[i])), sw = record_site(p, &sc->first[i], site, sizeof site);
     class_w = cw > class_w ? cw : class_w;
     site_w = sw > site_w ? sw : site_w;
   }
@@ -121,14 +126,13 @@ static void dump_text(FILE *out, const char *path, const eph_profile *p, const r
           "site", "size", "weight", "birth(bytes)", "life(bytes)", "death");
   for (size_t i = 0; i < n; i++) {
     const eph_record *r = &sc->first[i];
+    record_site(p, r, site, sizeof site);
     char life[32];
     if (r->death.bytes >= r->birth.bytes) snprintf(life, sizeof life, "%" PRIu64, r->death.bytes - r->birth.bytes);
     else snprintf(life, sizeof life, "-%" PRIu64, r->birth.bytes - r->death.bytes);
     fprintf(out, "  %-10" PRIu64 " %-*s %-*s %10" PRIu64 " %8g %14" PRIu64 " %14s %s\n", r->id, class_w,
-            r->class_id ? class_name(p, r->class_id) : "-", site_w, sites[i], r->size, r->weight, r->birth.bytes, life,
-            death_name(r->death_kind));
+            record_class(p, r), site_w, site, r->size, r->weight, r->birth.bytes, life, death_name(r->death_kind));
   }
-  free(sites);
 }
 
 /* --- CSV ---------------------------------------------------------------------------- */
