@@ -1,5 +1,6 @@
 /*
  * ephemera/format.h — the `.eph` file: profiles and event traces.
+ * Layer: format, needing only base (docs/architecture.md).
  *
  * One versioned, chunked binary format for every runtime Ephemera profiles
  * (its own heap, Lua, full Merlin event traces).  The byte-level

@@ -1,5 +1,6 @@
 /*
  * ephemera/heap.h — a precise, moving, generational heap for C programs.
+ * Layer: heap, above base (docs/architecture.md); its design: docs/heap.md.
  *
  * Model: Pharo's Spur memory manager.  New objects are bump-allocated in
  * eden; a copying scavenger moves survivors between two survivor spaces and

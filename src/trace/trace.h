@@ -1,6 +1,7 @@
 /*
  * trace/trace.h — libephemera_trace: tools over Merlin event traces
  * (`ephemera run WORKLOAD --trace`), see docs/traces.md.
+ * Layer: analysis, above format (docs/architecture.md).
  *
  *   - offline Merlin (TOPLAS 2006, §6.4): every object's last-reachable
  *     time recomputed from the trace's ALLOC, STORE and ROOT events alone,
