@@ -1,6 +1,6 @@
 /*
  * ephemera/profile.h — the object-lifetime profiler.
- * Layer: profiler, above heap and sampling (docs/architecture.md).
+ * Layer: profiler, above heap, sampling and format (docs/architecture.md).
  *
  * Switched on per heap: from code (eph_profile_start / eph_profile_stop),
  * from the environment for any program that creates its heap with

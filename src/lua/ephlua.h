@@ -3,7 +3,7 @@
  * state's allocator (lua_Alloc) and writes an .eph profile of the objects
  * the collector creates and frees.  Used by `ephemera lua` (src/cli/cmd_lua.c)
  * and by the loadable module ephemera.so (module.c).  See docs/lua.md.
- * Layer: Lua adapter, above sampling, beside the profiler (docs/architecture.md).
+ * Layer: Lua adapter, above sampling and format, beside the profiler (docs/architecture.md).
  *
  * One tracker per lua_State.  Files:
  *   marks.c    which blocks are samples (and carry a header); own pages
