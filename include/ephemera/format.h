@@ -19,7 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ephemera/heap.h"
+#include "ephemera/base.h"
+#include "ephemera/gc_event.h"
 
 #ifdef __cplusplus
 extern "C" {

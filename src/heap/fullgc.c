@@ -20,50 +20,13 @@
 #include <string.h>
 
 #include "heap_internal.h"
-
-/* Baseline x86-64 has no POPCNT, and __builtin_popcountll then calls a
- * table-driven libgcc routine; this inline SWAR count is faster there. */
-static inline size_t popcount64(uint64_t x) {
-#if defined(__POPCNT__)
-  return (size_t)__builtin_popcountll(x);
-#else
-  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-  x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
-  return (size_t)((x * UINT64_C(0x0101010101010101)) >> 56);
-#endif
-}
-
-static inline size_t word_index(const eph_heap *h, eph_value obj) {
-  return (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD;
-}
-
-static inline bool bit_is_set(const uint64_t *bits, size_t w) { return (bits[w >> 6] >> (w & 63)) & 1u; }
+#include "markbits.h"
 
 bool eph_full_is_marked(const eph_heap *h, eph_value obj) { return bit_is_set(h->mark_bits, word_index(h, obj)); }
-
-/* Where the live object at old-space word w goes: after the live words below it. */
-static inline eph_value forward_word(const eph_heap *h, size_t w) {
-  size_t chunk = w >> 6;
-  uint64_t below = h->mark_bits[chunk] & ((UINT64_C(1) << (w & 63)) - 1);
-  size_t live = h->chunk_live_before[chunk] + popcount64(below);
-  return (eph_value)(h->old_base + live * EPH_WORD);
-}
 
 eph_value eph_full_forward(const eph_heap *h, eph_value obj) {
   if (obj < (eph_value)h->dense_end) return obj; /* nothing below moves */
   return forward_word(h, word_index(h, obj));
-}
-
-void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n) {
-  if (h->phase != PHASE_MARKED) eph_fatal(h, "eph_gc_old_fates outside a full GC's on_collect");
-  for (size_t i = 0; i < n; i++) {
-    eph_value obj = objs[i];
-    if (eph_checking(h) && !eph_in_old(h, obj)) eph_fatal(h, "eph_gc_old_fates: an object outside old space");
-    size_t w = word_index(h, obj);
-    /* below the dense prefix: alive and unmoved */
-    to[i] = obj < (eph_value)h->dense_end ? obj : bit_is_set(h->mark_bits, w) ? forward_word(h, w) : EPH_NIL;
-  }
 }
 
 static void set_bit_range(uint64_t *bits, size_t from, size_t count) {

@@ -184,6 +184,26 @@ void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((
 void eph_fatal(eph_heap *h, const char *what) __attribute__((noreturn));
 void eph_update_alloc_limit(eph_heap *h);
 void eph_sample_arm(eph_heap *h);
+
+/* Allocation (alloc.c, sample_point.c). */
+eph_value eph_alloc_general(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure);
+void eph_sample_point_slow(eph_heap *h, eph_value *obj, bool old);
+void eph_notify_alloc_observer(eph_heap *h, eph_value *obj);
+
+static inline bool eph_class_matches(const eph_heap *h, eph_class_id cls, eph_format fmt) {
+  return cls >= 1 && cls < h->classes_len && h->classes[cls].format == fmt;
+}
+
+/* An object's bytes: header, payload rounded to words, the tools' trailer. */
+static inline size_t eph_object_total(const eph_heap *h, size_t payload) {
+  return sizeof(eph_header) + eph_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
+}
+
+static inline eph_value eph_init_object(char *p, eph_class_id cls, eph_format fmt, size_t payload, size_t total) {
+  *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
+  memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
+  return (eph_value)p;
+}
 #define EPH_NO_COUNTDOWN (UINT64_MAX / 2)
 
 /* newspace.c */

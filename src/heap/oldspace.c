@@ -117,5 +117,3 @@ void eph_set_full_threshold(eph_heap *h) {
   size_t base = eph_old_counted(h) > h->params.growth_headroom ? eph_old_counted(h) : h->params.growth_headroom;
   h->full_threshold = (size_t)((double)base * (1.0 + h->params.gc_ratio));
 }
-
-void eph_heap_set_permanent_bytes(eph_heap *h, size_t bytes) { h->permanent_bytes = bytes; }

@@ -124,7 +124,7 @@ void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   uint64_t t = prof_clock(p);
   if (!eph_is_young(h, obj)) {
     p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
-    p->old_allocs[p->nold_allocs++] = (struct old_alloc){(uintptr_t)eph__fast(h)->alloc_top, t - p->eden_clock};
+    p->old_allocs[p->nold_allocs++] = (struct old_alloc){eph_heap_eden_top(h), t - p->eden_clock};
     if (sampler_take_walked(p, eph_class_of(obj), t)) gc_mode_track(p, obj, prof_birth_at(p, t));
   }
   clocks_tick(p, t);

@@ -55,7 +55,7 @@ static void trace(eph_profiler *p, eph_event_kind kind, uint64_t time, uint64_t 
 static uint64_t id_of(eph_value v) { return eph_is_ptr(v) ? birth_of(v) : 0; }
 
 eph_status merlin_mode_start(eph_profiler *p, eph_error *err) {
-  if (eph__fast(p->h)->trailer_bytes != 2 * sizeof(uint64_t)) {
+  if (eph_heap_trailer_bytes(p->h) != 2 * sizeof(uint64_t)) {
     eph_error_fill(err, EPH_ERR_INVALID,
                    "mode=merlin needs a heap created for it (two trailer words per object): start it with "
                    "EPHEMERA_PROFILE or `ephemera run`, or call eph_profile_prepare_params before eph_heap_new");

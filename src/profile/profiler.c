@@ -291,7 +291,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   p->h = h;
   p->spec = *spec;
   p->count_weight = (double)spec->sample_every;
-  p->rng = spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1;
+  eph_sampling_rng_init(&p->rng, spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1);
   p->start_ns = prof_wall_ns();
   eph_heap_stats s;
   eph_heap_stats_get(h, &s);

@@ -24,6 +24,7 @@
 #include "ephemera/heap.h"
 #include "ephemera/observer.h"
 #include "ephemera/profile.h"
+#include "sampling/sampling.h"
 
 #define BIRTH_BITS 48
 #define BIRTH_MASK ((UINT64_C(1) << BIRTH_BITS) - 1)
@@ -81,9 +82,8 @@ typedef struct eph_profiler {
   uint64_t start_ns;
 
   /* sampling */
-  uint64_t rng;               /* xorshift state for byte gaps */
+  eph_sampling_rng rng;       /* the sampler's stream (src/sampling) */
   double count_weight;        /* spec.sample_every as a double: converted at every record, it cost 7 instructions */
-  double log_keep;            /* log(1 - 1/N) for count gaps, 0 until first used */
   uint8_t *class_state;       /* per heap class: 0 unknown, 1 sampled, 2 filtered out */
   size_t class_state_len;
   uint8_t *class_written;     /* class entry already in the file */
@@ -285,10 +285,9 @@ static inline int sampler_class_state(const eph_profiler *p, eph_class_id cls) {
   if (!p->spec.classes[0]) return 1;
   return cls < p->class_state_len ? p->class_state[cls] : 0;
 }
-double sampler_weight_bytes(const eph_profiler *p, uint64_t size);
 /* How many allocated objects a sample of this size stands for. */
 static inline double sampler_weight(const eph_profiler *p, uint64_t size) {
-  return p->spec.sample_bytes ? sampler_weight_bytes(p, size) : p->count_weight;
+  return p->spec.sample_bytes ? eph_sampling_byte_weight(size, p->spec.sample_bytes) : p->count_weight;
 }
 
 /* mode_gc.c */

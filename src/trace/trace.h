@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "ephemera/format.h"
+#include "ephemera/value.h" /* object formats and sizes, as ALLOC events carry them */
 
 #ifdef __cplusplus
 extern "C" {
