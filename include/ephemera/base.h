@@ -14,12 +14,18 @@
 extern "C" {
 #endif
 
-/* EPH_API marks the public API: the shared library and the Lua module are
- * built with -fvisibility=hidden, so only what carries it is exported. */
+/* EPH_API marks the public API: the libraries and the Lua module are
+ * built with -fvisibility=hidden, so only what carries it is exported.  A
+ * public header puts its declarations between EPH_API_BEGIN and
+ * EPH_API_END, which marks them all. */
 #if defined(__GNUC__)
 #define EPH_API __attribute__((visibility("default")))
+#define EPH_API_BEGIN _Pragma("GCC visibility push(default)")
+#define EPH_API_END _Pragma("GCC visibility pop")
 #else
 #define EPH_API
+#define EPH_API_BEGIN
+#define EPH_API_END
 #endif
 
 typedef enum eph_status {

@@ -25,6 +25,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 /* The version this library writes and the only one it reads (2: compact
  * records, docs/eph-format.md §9). */
@@ -239,6 +240,7 @@ const char *eph_profile_meta(const eph_profile *p, const char *key);
 
 void eph_profile_free(eph_profile *p);
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -38,6 +38,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 typedef struct eph_heap eph_heap;
 
@@ -426,6 +427,7 @@ const eph_gc_event *eph_heap_events(const eph_heap *h, size_t *count);
 /* Prints a human-readable summary of the statistics. */
 void eph_heap_stats_print(eph_heap *h, FILE *out);
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

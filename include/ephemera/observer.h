@@ -21,6 +21,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 typedef struct eph_observer {
   void *data;
@@ -234,6 +235,7 @@ typedef struct eph_heap_create_hook {
 /* Registers hook (NULL: none); replaces the previous one. */
 void eph_heap_set_create_hook(const eph_heap_create_hook *hook);
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

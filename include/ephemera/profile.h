@@ -58,6 +58,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 /* Sets the heap parameters a mode needs at heap creation (merlin: the
  * trailer words); a no-op for the other modes. */
@@ -95,6 +96,7 @@ bool eph_profile_stats_get(eph_heap *h, eph_profile_stats *out);
  * when the library is loaded; named so that a static link can keep it. */
 extern const struct eph_heap_create_hook eph_profile_env_hook;
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

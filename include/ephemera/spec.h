@@ -16,6 +16,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 typedef enum eph_profile_mode {
   EPH_MODE_GC = 0,
@@ -50,6 +51,7 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
 /* Writes s as a SPEC string. */
 void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len);
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif
