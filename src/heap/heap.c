@@ -73,8 +73,8 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
     eph_status st = eph_gc_params_apply_env(&p, err);
     if (st != EPH_OK) return st;
   }
-  if (p.trailer_words > 4) {
-    eph_error_fill(err, EPH_ERR_INVALID, "trailer_words %lu is more than 4", p.trailer_words);
+  if (p.trailer_words > EPH_MAX_TRAILER_WORDS) {
+    eph_error_fill(err, EPH_ERR_INVALID, "trailer_words %lu is more than %d", p.trailer_words, EPH_MAX_TRAILER_WORDS);
     return EPH_ERR_INVALID;
   }
   eph_status st = eph_gc_params_check(&p, err);
@@ -94,9 +94,9 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
   h->sample_at_bytes = UINT64_MAX;
   h->start_wall_ns = eph_now_ns();
   h->start_cpu_ns = eph_cpu_ns();
-  h->fast.roots_cap = 256;
+  h->fast.roots_cap = EPH_ROOTS_INITIAL;
   h->fast.roots = malloc(h->fast.roots_cap * sizeof *h->fast.roots);
-  h->classes_cap = 64;
+  h->classes_cap = EPH_CLASSES_INITIAL;
   h->classes = calloc(h->classes_cap, sizeof *h->classes);
   h->classes_len = 1; /* index 0 is reserved */
   if (!h->fast.roots || !h->classes) {
@@ -155,7 +155,9 @@ eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
     eph_set_error(h, EPH_ERR_INVALID, "%s", err.message);
     return EPH_ERR_INVALID;
   }
-  size_t new_space = p->eden_bytes + 2 * eph_round_up(p->eden_bytes / 5, h->page);
+  size_t new_space = p->eden_bytes + 2 * eph_round_up(p->eden_bytes / EPH_SURVIVOR_DIVISOR, h->page);
+  /* old space may hold the maximum, a new space's worth a collection may
+   * promote beyond it (heap.h, max_heap), and a new space of slack */
   if (p->max_heap && p->max_heap + 2 * new_space > h->old_reserved) {
     eph_set_error(h, EPH_ERR_INVALID, "GC parameter 'max': %zu bytes is more than this heap reserved (%zu); set it at creation",
                   p->max_heap, h->old_reserved);

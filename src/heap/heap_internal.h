@@ -33,6 +33,23 @@
 #define EPH_MiB ((size_t)1 << 20)
 #define EPH_GiB ((size_t)1 << 30)
 
+/* Each survivor space is eden / EPH_SURVIVOR_DIVISOR, so that new space is
+ * eden 5/7 and two survivors 1/7 each, as in Pharo's Spur. */
+#define EPH_SURVIVOR_DIVISOR 5
+/* Objects of half a survivor space would rarely fit one: allocate them old,
+ * and anything this large (256 KiB) however large the survivor spaces. */
+#define EPH_LARGE_OBJECT_MAX (256 * EPH_KiB)
+/* Trailer words a tool may ask for (Merlin needs 2): a bound on the bytes
+ * every object carries for nothing the program asked. */
+#define EPH_MAX_TRAILER_WORDS 4
+/* First sizes of tables that double as they fill: a frame's worth of
+ * shadow-stack roots, and the classes of a small program. */
+#define EPH_ROOTS_INITIAL 256
+#define EPH_CLASSES_INITIAL 64
+/* The remembered set's first size: old objects with young pointers between
+ * two scavenges, for a small program; it doubles as it fills. */
+#define EPH_REMSET_INITIAL 1024
+
 typedef struct eph_space {
   char *start, *top, *end;
 } eph_space;

@@ -6,7 +6,7 @@
 
 eph_status eph_new_space_init(eph_heap *h, size_t eden_bytes) {
   size_t eden = eph_round_up(eden_bytes, h->page);
-  size_t surv = eph_round_up(eden_bytes / 5, h->page);
+  size_t surv = eph_round_up(eden_bytes / EPH_SURVIVOR_DIVISOR, h->page);
   size_t total = eden + 2 * surv;
   char *base = eph_os_reserve(total);
   /* Huge pages (params.huge_pages): eden is filled from one end to the
@@ -26,9 +26,8 @@ eph_status eph_new_space_init(eph_heap *h, size_t eden_bytes) {
   h->fast.alloc_top = h->eden.start;
   h->fast.young_lo = (uintptr_t)base;
   h->fast.young_size = total;
-  /* Objects this large would rarely fit a survivor space: allocate them old. */
-  size_t large = surv / 2;
-  h->fast.large_object_bytes = large < 256 * EPH_KiB ? large : 256 * EPH_KiB;
+  size_t large = surv / 2; /* would rarely fit a survivor space: allocate old */
+  h->fast.large_object_bytes = large < EPH_LARGE_OBJECT_MAX ? large : EPH_LARGE_OBJECT_MAX;
   eph_update_alloc_limit(h);
   return EPH_OK;
 }

@@ -8,7 +8,7 @@
 #include "heap_internal.h"
 
 static void remset_grow(eph_heap *h) {
-  size_t cap = h->remset_cap ? h->remset_cap * 2 : 1024;
+  size_t cap = h->remset_cap ? h->remset_cap * 2 : EPH_REMSET_INITIAL;
   eph_value *r = realloc(h->remset, cap * sizeof *r);
   if (!r) eph_fatal(h, "the remembered set cannot grow");
   h->remset = r;
