@@ -24,6 +24,7 @@
 #include "ephemera/heap.h"
 #include "ephemera/observer.h"
 #include "ephemera/profile.h"
+#include "format/writer_profiler.h"
 #include "sampling/sampling.h"
 
 #define BIRTH_BITS 48

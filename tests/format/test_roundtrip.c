@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "format_test.h"
+#include "format/writer_profiler.h" /* the profiler-only calls are tested here too */
 
 /* A sink that gathers what it is handed. */
 typedef struct gathered {
