@@ -5,7 +5,8 @@
 set -euo pipefail
 lib=$1 module=${2:-}
 status=0
-exported() { nm -D --defined-only "$1" | awk '{print $3}'; }
+# (an ASan build adds __odr_asan.NAME beside each exported variable NAME)
+exported() { nm -D --defined-only "$1" | awk '{print $3}' | sed 's/^__odr_asan\.//'; }
 n=$(exported "$lib" | grep -c '^eph_' || true)
 if extra=$(exported "$lib" | grep -v '^eph_'); then
   echo "FAIL: $lib exports symbols outside the API:"; echo "$extra" | head
