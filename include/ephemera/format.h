@@ -148,7 +148,7 @@ typedef struct eph_site_entry {
 } eph_site_entry;
 
 /* A whole file in memory. */
-typedef struct eph_profile {
+typedef struct eph_file {
   uint32_t version;
   eph_meta_pair *meta;   /* owned strings */
   size_t nmeta;
@@ -166,7 +166,7 @@ typedef struct eph_profile {
   bool complete;         /* the closing chunk was read */
   uint64_t valid_bytes;  /* bytes read up to the last good chunk */
   char warning[256];     /* e.g. "truncated at byte 81920: read up to the last complete chunk" */
-} eph_profile;
+} eph_file;
 
 /*
  * Reads path.  A truncated file (a killed run) loads up to its last
@@ -174,10 +174,10 @@ typedef struct eph_profile {
  * (bad magic, unknown version, bad CRC, impossible lengths or values)
  * fails with EPH_ERR_INVALID and a message naming the byte offset.
  */
-eph_status eph_profile_load(const char *path, eph_profile **out, eph_error *err);
+eph_status eph_file_load(const char *path, eph_file **out, eph_error *err);
 
 /* The same from memory (used by the fuzz target). */
-eph_status eph_profile_load_buffer(const uint8_t *data, size_t len, eph_profile **out, eph_error *err);
+eph_status eph_file_load_buffer(const uint8_t *data, size_t len, eph_file **out, eph_error *err);
 
 /*
  * Records handed over as they are decoded instead of kept in the profile,
@@ -192,14 +192,14 @@ typedef struct eph_record_sink {
   bool (*fn)(void *ctx, const eph_record *records, size_t n);
   void *ctx;
 } eph_record_sink;
-eph_status eph_profile_load_with(const char *path, const eph_record_sink *sink, eph_profile **out, eph_error *err);
-eph_status eph_profile_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_profile **out,
+eph_status eph_file_load_with(const char *path, const eph_record_sink *sink, eph_file **out, eph_error *err);
+eph_status eph_file_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_file **out,
                                         eph_error *err);
 
 /* Looks up a metadata value, or NULL. */
-const char *eph_profile_meta(const eph_profile *p, const char *key);
+const char *eph_file_meta(const eph_file *p, const char *key);
 
-void eph_profile_free(eph_profile *p);
+void eph_file_free(eph_file *p);
 
 EPH_API_END
 #ifdef __cplusplus

@@ -16,7 +16,7 @@ static void default_error_handler(void *data, eph_heap *h, eph_status st, const 
 }
 
 /* Records the error message without calling the handler. */
-void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) {
+void ephh_set_error(eph_heap *h, eph_status st, const char *fmt, ...) {
   h->status = st;
   va_list ap;
   va_start(ap, fmt);
@@ -25,7 +25,7 @@ void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) {
 }
 
 /* Records the error and tells the embedder's handler. */
-void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) {
+void ephh_raise(eph_heap *h, eph_status st, const char *fmt, ...) {
   h->status = st;
   va_list ap;
   va_start(ap, fmt);
@@ -35,8 +35,8 @@ void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) {
 }
 
 /* For failures that leave the heap unusable: a collector table could not grow. */
-void eph_fatal(eph_heap *h, const char *what) {
-  eph_raise(h, EPH_ERR_NOMEM, "cannot continue: %s", what);
+void ephh_fatal(eph_heap *h, const char *what) {
+  ephh_raise(h, EPH_ERR_NOMEM, "cannot continue: %s", what);
   abort();
 }
 
@@ -87,13 +87,13 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
   }
   h->params = p;
   h->fast.trailer_bytes = p.trailer_words * EPH_WORD;
-  h->page = eph_os_page_size();
+  h->page = ephh_os_page_size();
   h->error_fn = default_error_handler;
   h->auto_finalize = true;
   h->fast.alloc_countdown = h->countdown_start = EPH_NO_COUNTDOWN;
   h->sample_at_bytes = UINT64_MAX;
-  h->start_wall_ns = eph_now_ns();
-  h->start_cpu_ns = eph_cpu_ns();
+  h->start_wall_ns = ephh_now_ns();
+  h->start_cpu_ns = ephh_cpu_ns();
   h->fast.roots_cap = EPH_ROOTS_INITIAL;
   h->fast.roots = malloc(h->fast.roots_cap * sizeof *h->fast.roots);
   h->classes_cap = EPH_CLASSES_INITIAL;
@@ -104,14 +104,14 @@ eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *
     eph_error_fill(err, EPH_ERR_NOMEM, "cannot allocate the heap's tables");
     return EPH_ERR_NOMEM;
   }
-  st = eph_new_space_init(h, p.eden_bytes);
-  if (st == EPH_OK) st = eph_old_space_init(h);
+  st = ephh_new_space_init(h, p.eden_bytes);
+  if (st == EPH_OK) st = ephh_old_space_init(h);
   if (st != EPH_OK) {
     eph_error_fill(err, st, "%s", h->error);
     eph_heap_free(h);
     return st;
   }
-  eph_note_committed(h);
+  ephh_note_committed(h);
   if (hook && hook->attach) {
     st = hook->attach(h, err);
     if (st != EPH_OK) {
@@ -127,13 +127,13 @@ void eph_heap_free(eph_heap *h) {
   if (!h) return;
   if (h->has_observer && h->observer.on_heap_free && h->new_base && h->old_base)
     h->observer.on_heap_free(h->observer.data, h);
-  if (h->new_base && h->old_base) eph_exit_finalizers(h);
-  eph_new_space_release(h);
-  eph_os_release(h->old_base, h->old_reserved);
+  if (h->new_base && h->old_base) ephh_exit_finalizers(h);
+  ephh_new_space_release(h);
+  ephh_os_release(h->old_base, h->old_reserved);
   for (size_t i = 1; i < h->classes_len; i++) free(h->classes[i].name);
   free(h->classes);
   free(h->fast.roots);
-  eph_eden_walk_free(h);
+  ephh_eden_walk_free(h);
   free(h->globals);
   free(h->remset);
   free(h->mark_bits);
@@ -152,31 +152,31 @@ const eph_gc_params *eph_heap_params(const eph_heap *h) { return &h->params; }
 eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
   eph_error err;
   if (eph_gc_params_check(p, &err) != EPH_OK) {
-    eph_set_error(h, EPH_ERR_INVALID, "%s", err.message);
+    ephh_set_error(h, EPH_ERR_INVALID, "%s", err.message);
     return EPH_ERR_INVALID;
   }
-  size_t new_space = p->eden_bytes + 2 * eph_round_up(p->eden_bytes / EPH_SURVIVOR_DIVISOR, h->page);
+  size_t new_space = p->eden_bytes + 2 * ephh_round_up(p->eden_bytes / EPH_SURVIVOR_DIVISOR, h->page);
   /* old space may hold the maximum, a new space's worth a collection may
    * promote beyond it (heap.h, max_heap), and a new space of slack */
   if (p->max_heap && p->max_heap + 2 * new_space > h->old_reserved) {
-    eph_set_error(h, EPH_ERR_INVALID, "GC parameter 'max': %zu bytes is more than this heap reserved (%zu); set it at creation",
+    ephh_set_error(h, EPH_ERR_INVALID, "GC parameter 'max': %zu bytes is more than this heap reserved (%zu); set it at creation",
                   p->max_heap, h->old_reserved);
     return EPH_ERR_INVALID;
   }
-  bool eden_changed = eph_round_up(p->eden_bytes, h->page) != (size_t)(h->eden.end - h->eden.start);
+  bool eden_changed = ephh_round_up(p->eden_bytes, h->page) != (size_t)(h->eden.end - h->eden.start);
   unsigned long trailer = h->params.trailer_words; /* fixed at creation */
   h->params = *p;
   h->params.trailer_words = trailer;
   if (eden_changed) {
-    eph_full_gc(h); /* empties new space */
-    eph_new_space_release(h);
-    eph_status st = eph_new_space_init(h, p->eden_bytes);
+    ephh_full_gc(h); /* empties new space */
+    ephh_new_space_release(h);
+    eph_status st = ephh_new_space_init(h, p->eden_bytes);
     if (st != EPH_OK) return st;
   }
-  eph_set_full_threshold(h);
-  eph_update_alloc_limit(h);
-  eph_note_committed(h);
-  if (eden_changed) eph_safepoint(h); /* the full GC may have mourned ephemerons */
+  ephh_set_full_threshold(h);
+  ephh_update_alloc_limit(h);
+  ephh_note_committed(h);
+  if (eden_changed) ephh_safepoint(h); /* the full GC may have mourned ephemerons */
   return EPH_OK;
 }
 

@@ -29,7 +29,7 @@ const eph_observer *eph_heap_get_observer(const eph_heap *h) { return h->has_obs
  * is at its copy; nothing is compacted yet. */
 eph_value eph_gc_locate(eph_heap *h, eph_value obj) {
   if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
-  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
+  if (ephh_in_space(&h->evacuated[0], obj) || ephh_in_space(&h->evacuated[1], obj)) {
     eph_header hdr = *eph_header_of(obj);
     if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
   }
@@ -42,7 +42,7 @@ eph_value eph_gc_locate(eph_heap *h, eph_value obj) {
 static inline eph_value where(const eph_heap *h, eph_value obj, bool *dead, bool compacted) {
   *dead = false;
   if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
-  if (eph_in_space(&h->evacuated[0], obj) || eph_in_space(&h->evacuated[1], obj)) {
+  if (ephh_in_space(&h->evacuated[0], obj) || ephh_in_space(&h->evacuated[1], obj)) {
     eph_header hdr = *eph_header_of(obj);
     if (!(hdr & EPH_HDR_FORWARDED)) {
       *dead = true;
@@ -51,16 +51,16 @@ static inline eph_value where(const eph_heap *h, eph_value obj, bool *dead, bool
     obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
     if (h->phase == PHASE_EVACUATED) return obj;
   }
-  if (h->phase == PHASE_MARKED && eph_in_old(h, obj)) {
-    *dead = !eph_full_is_marked(h, obj);
-    if (compacted && !*dead) return eph_full_forward(h, obj);
+  if (h->phase == PHASE_MARKED && ephh_in_old(h, obj)) {
+    *dead = !ephh_full_is_marked(h, obj);
+    if (compacted && !*dead) return ephh_full_forward(h, obj);
   }
   return obj;
 }
 
 void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind) {
   h->requested_gc = 1 + (int)kind;
-  eph_update_alloc_limit(h);
+  ephh_update_alloc_limit(h);
 }
 
 /* Walks [start, top) of a space the collection evacuated: an object whose
@@ -69,10 +69,10 @@ static void each_dead_evacuated(eph_heap *h, const eph_space *s, void (*fn)(void
   for (char *p = s->start; p < s->top;) {
     eph_header hdr = *(eph_header *)(void *)p;
     if (hdr & EPH_HDR_FORWARDED) {
-      p += eph_span(h, (eph_value)(hdr & ~EPH_HDR_FORWARDED));
+      p += ephh_span(h, (eph_value)(hdr & ~EPH_HDR_FORWARDED));
     } else {
       fn(data, (eph_value)p);
-      p = eph_next_object(h, p);
+      p = ephh_next_object(h, p);
     }
   }
 }
@@ -82,8 +82,8 @@ void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *
   each_dead_evacuated(h, &h->evacuated[0], fn, data);
   each_dead_evacuated(h, &h->evacuated[1], fn, data);
   if (h->phase != PHASE_MARKED) return;
-  for (char *p = h->old_base; p < h->old_top; p = eph_next_object(h, p))
-    if (!eph_full_is_marked(h, (eph_value)p)) fn(data, (eph_value)p);
+  for (char *p = h->old_base; p < h->old_top; p = ephh_next_object(h, p))
+    if (!ephh_full_is_marked(h, (eph_value)p)) fn(data, (eph_value)p);
 }
 
 eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) { return where(h, obj, dead, false); }
@@ -114,9 +114,9 @@ void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), vo
   const eph_space *spaces[2] = {&h->eden, &h->past};
   for (int i = 0; i < 2; i++) {
     char *top = i == 0 ? h->fast.alloc_top : spaces[i]->top;
-    for (char *p = spaces[i]->start; p < top; p = eph_next_object(h, p)) fn(data, (eph_value)p);
+    for (char *p = spaces[i]->start; p < top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
   }
-  for (char *p = h->old_base; p < h->old_top; p = eph_next_object(h, p)) fn(data, (eph_value)p);
+  for (char *p = h->old_base; p < h->old_top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
 }
 
 eph_site *eph_heap_site(eph_heap *h) { return h->fast.site; }
@@ -126,10 +126,10 @@ size_t eph_heap_trailer_bytes(const eph_heap *h) { return h->fast.trailer_bytes;
 void eph_heap_set_permanent_bytes(eph_heap *h, size_t bytes) { h->permanent_bytes = bytes; }
 
 void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n) {
-  if (h->phase != PHASE_MARKED) eph_fatal(h, "eph_gc_old_fates outside a full GC's on_collect");
+  if (h->phase != PHASE_MARKED) ephh_fatal(h, "eph_gc_old_fates outside a full GC's on_collect");
   for (size_t i = 0; i < n; i++) {
     eph_value obj = objs[i];
-    if (eph_checking(h) && !eph_in_old(h, obj)) eph_fatal(h, "eph_gc_old_fates: an object outside old space");
+    if (ephh_checking(h) && !ephh_in_old(h, obj)) ephh_fatal(h, "eph_gc_old_fates: an object outside old space");
     size_t w = word_index(h, obj);
     /* below the dense prefix: alive and unmoved */
     to[i] = obj < (eph_value)h->dense_end ? obj : bit_is_set(h->mark_bits, w) ? forward_word(h, w) : EPH_NIL;

@@ -145,7 +145,7 @@ struct lt_tracker {
   bool by_bytes;
   int64_t fixed_gap; /* count sampling with a fixed gap (every:N, 1/1): the gap; else 0 */
   double count_weight; /* count sampling: what each sample stands for */
-  eph_sampling_rng rng; /* the sampling core's stream (src/sampling) */
+  ephs_rng rng; /* the sampling core's stream (src/sampling) */
 
   /* state */
   bool closing;  /* lua_close is freeing everything: deaths are censored */

@@ -8,14 +8,14 @@
  */
 #include "ephlua.h"
 
-static int64_t exponential_gap(lt_tracker *t) { return (int64_t)eph_sampling_byte_gap(&t->rng, t->opt.sample_bytes); }
+static int64_t exponential_gap(lt_tracker *t) { return (int64_t)ephs_byte_gap(&t->rng, t->opt.sample_bytes); }
 
 static int64_t count_gap(lt_tracker *t) {
-  return (int64_t)eph_sampling_count_gap(&t->rng, t->opt.sample_every, t->opt.sample_fixed);
+  return (int64_t)ephs_count_gap(&t->rng, t->opt.sample_every, t->opt.sample_fixed);
 }
 
 void lt_sampler_init(lt_tracker *t) {
-  eph_sampling_rng_init(&t->rng, t->opt.seed ? t->opt.seed * UINT64_C(0x9E3779B97F4A7C15) : UINT64_C(0x9E3779B97F4A7C15));
+  ephs_rng_init(&t->rng, t->opt.seed ? t->opt.seed * UINT64_C(0x9E3779B97F4A7C15) : UINT64_C(0x9E3779B97F4A7C15));
   t->by_bytes = t->opt.sample_bytes != 0;
   uint64_t n = t->opt.sample_every;
   t->countdown = t->by_bytes ? exponential_gap(t) : count_gap(t);

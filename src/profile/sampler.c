@@ -14,13 +14,13 @@
 
 #include "profiler.h"
 
-static uint64_t exponential_gap(eph_profiler *p) { return eph_sampling_byte_gap(&p->rng, p->spec.sample_bytes); }
+static uint64_t exponential_gap(eph_profiler *p) { return ephs_byte_gap(&p->rng, p->spec.sample_bytes); }
 
 static uint64_t count_gap(eph_profiler *p) {
-  return eph_sampling_count_gap(&p->rng, p->spec.sample_every, p->spec.sample_fixed);
+  return ephs_count_gap(&p->rng, p->spec.sample_every, p->spec.sample_fixed);
 }
 
-void sampler_arm(eph_profiler *p) {
+void prof_sampler_arm(eph_profiler *p) {
   if (p->spec.sample_bytes)
     eph_heap_sample_next(p->h, 0, exponential_gap(p));
   else if (p->spec.classes[0]) {
@@ -33,7 +33,7 @@ void sampler_arm(eph_profiler *p) {
 /* Is class cls in the filter?  Resolved by name on first sight and cached:
  * classes may be registered after the profiler starts. */
 static bool class_selected(eph_profiler *p, eph_class_id cls) {
-  int known = sampler_class_state(p, cls);
+  int known = prof_sampler_class_state(p, cls);
   if (known) return known == 1;
   if (cls >= p->class_state_len) {
     size_t len = (size_t)cls * 2 + 16;
@@ -48,7 +48,7 @@ static bool class_selected(eph_profiler *p, eph_class_id cls) {
   bool found = false;
   for (const char *c = p->spec.classes, *at; name && *c && !found;) {
     size_t len;
-    at = c, c = class_list_next(c, &len);
+    at = c, c = prof_class_list_next(c, &len);
     found = len == n && !strncmp(at, name, n);
   }
   p->class_state[cls] = found ? 1 : 2;
@@ -63,7 +63,7 @@ static bool take_counted(eph_profiler *p, bool selected) {
   return true;
 }
 
-bool sampler_take(eph_profiler *p, eph_value obj) {
+bool prof_sampler_take(eph_profiler *p, eph_value obj) {
   bool selected = class_selected(p, eph_class_of(obj));
   if (p->spec.sample_bytes) {
     eph_heap_sample_next(p->h, 0, exponential_gap(p));
@@ -83,7 +83,7 @@ bool sampler_take(eph_profiler *p, eph_value obj) {
  * Not for fixed gaps (every:N keeps exactly every N-th allocation, and
  * the walk meets old-space allocations out of order; every:1 is how to
  * ask for sample points at 100 %) nor byte sampling. */
-bool sampler_walks(const eph_profiler *p) {
+bool prof_sampler_walks(const eph_profiler *p) {
   const eph_profile_spec *s = &p->spec;
   return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed &&
          (s->sample_every <= WALK_MAX_N || s->classes[0]);
@@ -91,17 +91,17 @@ bool sampler_walks(const eph_profiler *p) {
 
 /* The walk's sampler: the same process as the sample points' (each
  * allocation of a selected class kept with probability 1/N), drawn per
- * object by sampler_walk_draw.  A draw per object, not a geometric gap
+ * object by prof_sampler_walk_draw.  A draw per object, not a geometric gap
  * per sample: a gap costs a log(), which at 1/2 made the walk dearer than
  * at 1/1; and a hash, not a stream, so that two threads can share the
  * walk (gc_eden.c). */
-void sampler_walk_arm(eph_profiler *p) {
+void prof_sampler_walk_arm(eph_profiler *p) {
   uint64_t n = p->spec.sample_every;
   p->walk_threshold = n > 1 ? UINT64_MAX / n : UINT64_MAX;
-  p->walk_salt = eph_sampling_next_u64(&p->rng);
+  p->walk_salt = ephs_next_u64(&p->rng);
 }
 
-bool sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock) {
-  return p->take_all || (class_selected(p, cls) && sampler_walk_draw(p, clock));
+bool prof_sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock) {
+  return p->take_all || (class_selected(p, cls) && prof_sampler_walk_draw(p, clock));
 }
 
