@@ -240,14 +240,14 @@ static void gen_lua(recs *out, size_t n) {
 /* --- replaying real profiles ------------------------------------------------------------------ */
 
 static void export_profile(const char *in, const char *outpath) {
-  eph_profile *p;
+  eph_file *p;
   eph_error err;
-  if (eph_profile_load(in, &p, &err) != EPH_OK) die("%s", err.message);
+  if (eph_file_load(in, &p, &err) != EPH_OK) die("%s", err.message);
   FILE *f = fopen(outpath, "wb");
   if (!f || fwrite(p->records, sizeof *p->records, p->nrecords, f) != p->nrecords || fclose(f) != 0)
     die("cannot write %s", outpath);
   printf("%s: %zu records exported to %s\n", in, p->nrecords, outpath);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 static void load_recs(recs *out, const char *path) {
@@ -328,9 +328,9 @@ static bool stamp_eq(const eph_stamp *a, const eph_stamp *b) {
 }
 
 static void check(const recs *v, const char *path) {
-  eph_profile *p;
+  eph_file *p;
   eph_error err;
-  if (eph_profile_load(path, &p, &err) != EPH_OK) die("%s", err.message);
+  if (eph_file_load(path, &p, &err) != EPH_OK) die("%s", err.message);
   if (p->nrecords != v->n) die("%s: record count differs", path);
   for (size_t i = 0; i < v->n; i++) {
     const eph_record *a = &v->r[i], *b = &p->records[i];
@@ -342,7 +342,7 @@ static void check(const recs *v, const char *path) {
       exit(1);
     }
   }
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 int main(int argc, char **argv) {

@@ -77,6 +77,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 #define EPH_EPHEMERON_KEY 0
 #define EPH_EPHEMERON_VALUE 1
@@ -170,6 +171,7 @@ typedef enum eph_exit_finalize {
 } eph_exit_finalize;
 void eph_heap_set_exit_finalize(eph_heap *h, eph_exit_finalize mode);
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

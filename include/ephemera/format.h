@@ -20,11 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ephemera/heap.h"
+#include "ephemera/base.h"
+#include "ephemera/gc_event.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 /* The version this library writes and the only one it reads (2: compact
  * records, docs/eph-format.md §9). */
@@ -123,45 +125,9 @@ eph_status eph_writer_record(eph_writer *w, const eph_record *r);
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev);
 eph_status eph_writer_event(eph_writer *w, const eph_event *ev);
 
-/*
- * Records found dead together, as a collection finds them: after
- * eph_writer_batch, each eph_writer_batch_record writes the record with
- * that death, death kind and alive_until (or, when until_birth, alive
- * until its birth) and id = birth.bytes.  The file is as if each were
- * written with eph_writer_record; the writer only skips what the batch
- * already settled, which makes a record about a third as dear.  Another
- * eph_writer_batch starts a new batch (say, another alive_until);
- * eph_writer_record may be called in between.
- */
-/*
- * A record whose id is birth.bytes and whose alive_until is its death, as
- * exact lifetimes have (Merlin): the file is as if it were written with
- * eph_writer_record, at less cost (no eph_record to fill, no choice for
- * id, weight and alive_until when they follow the previous record).
- */
-eph_status eph_writer_record_to_death(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
-                                      const eph_stamp *birth, const eph_stamp *death, unsigned death_kind);
-
-void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
-eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
-                                   const eph_stamp *birth, bool until_birth);
-
-/*
- * Forks: a second record stream, for a thread of the tool's own (gc mode
- * walks eden in two halves at once).  Records written to a fork, with
- * eph_writer_batch_record in the parent's current batch or with
- * eph_writer_record, are encoded in memory by the thread that writes them,
- * against the classes and sites the parent had declared at the last
- * eph_writer_fork_sync.  Until eph_writer_join, the parent may take
- * records (from one other thread) but must not declare classes or sites,
- * start a batch or be closed.  eph_writer_join appends the fork's records
- * to the file after the parent's so far; the fork stays, empty, for the
- * next round (sync it first).  Free a fork with eph_writer_close.
- */
-eph_writer *eph_writer_fork(eph_writer *parent); /* NULL: out of memory, or parent is a fork */
-void eph_writer_fork_sync(eph_writer *fork);
-/* An error the fork met (out of memory) fails the parent for good. */
-eph_status eph_writer_join(eph_writer *fork);
+/* (The heap's profiler writes records found dead together, exact
+ * lifetimes and records from a second thread through cheaper calls:
+ * src/format/writer_profiler.h, not part of the API.) */
 
 /* Writes the buffered chunk now (the writer also does when a chunk fills). */
 eph_status eph_writer_flush(eph_writer *w);
@@ -169,9 +135,6 @@ eph_status eph_writer_flush(eph_writer *w);
 /* Writes the closing chunk and closes the file; frees w.  NULL allowed.
  * totals NULL: zero totals.  On a failed write the file stays incomplete. */
 eph_status eph_writer_close(eph_writer *w, const eph_totals *totals);
-
-/* Bytes the writer holds in its buffers (not its tables' strings). */
-size_t eph_writer_memory(const eph_writer *w);
 
 /* Message of the writer's last error.  eph_writer_error(NULL): the message
  * of this thread's last eph_writer_close that failed (w is gone by then). */
@@ -186,7 +149,7 @@ typedef struct eph_site_entry {
 } eph_site_entry;
 
 /* A whole file in memory. */
-typedef struct eph_profile {
+typedef struct eph_file {
   uint32_t version;
   eph_meta_pair *meta;   /* owned strings */
   size_t nmeta;
@@ -204,7 +167,7 @@ typedef struct eph_profile {
   bool complete;         /* the closing chunk was read */
   uint64_t valid_bytes;  /* bytes read up to the last good chunk */
   char warning[256];     /* e.g. "truncated at byte 81920: read up to the last complete chunk" */
-} eph_profile;
+} eph_file;
 
 /*
  * Reads path.  A truncated file (a killed run) loads up to its last
@@ -212,10 +175,10 @@ typedef struct eph_profile {
  * (bad magic, unknown version, bad CRC, impossible lengths or values)
  * fails with EPH_ERR_INVALID and a message naming the byte offset.
  */
-eph_status eph_profile_load(const char *path, eph_profile **out, eph_error *err);
+eph_status eph_file_load(const char *path, eph_file **out, eph_error *err);
 
 /* The same from memory (used by the fuzz target). */
-eph_status eph_profile_load_buffer(const uint8_t *data, size_t len, eph_profile **out, eph_error *err);
+eph_status eph_file_load_buffer(const uint8_t *data, size_t len, eph_file **out, eph_error *err);
 
 /*
  * Records handed over as they are decoded instead of kept in the profile,
@@ -230,15 +193,16 @@ typedef struct eph_record_sink {
   bool (*fn)(void *ctx, const eph_record *records, size_t n);
   void *ctx;
 } eph_record_sink;
-eph_status eph_profile_load_with(const char *path, const eph_record_sink *sink, eph_profile **out, eph_error *err);
-eph_status eph_profile_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_profile **out,
+eph_status eph_file_load_with(const char *path, const eph_record_sink *sink, eph_file **out, eph_error *err);
+eph_status eph_file_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_file **out,
                                         eph_error *err);
 
 /* Looks up a metadata value, or NULL. */
-const char *eph_profile_meta(const eph_profile *p, const char *key);
+const char *eph_file_meta(const eph_file *p, const char *key);
 
-void eph_profile_free(eph_profile *p);
+void eph_file_free(eph_file *p);
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

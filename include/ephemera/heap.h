@@ -32,37 +32,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ephemera/base.h"
+#include "ephemera/gc_event.h"
 #include "ephemera/value.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 typedef struct eph_heap eph_heap;
-
-/* --- status and errors --------------------------------------------------- */
-
-typedef enum eph_status {
-  EPH_OK = 0,
-  EPH_ERR_NOMEM,          /* the OS refused memory (mmap/malloc failed) */
-  EPH_ERR_HEAP_EXHAUSTED, /* the maximum heap size would be exceeded */
-  EPH_ERR_INVALID,        /* a bad argument: unknown key, bad value, bad class */
-  EPH_ERR_TOO_LARGE,      /* an object larger than EPH_MAX_PAYLOAD_BYTES */
-  EPH_ERR_CORRUPT,        /* the verifier found a broken invariant */
-  EPH_ERR_IO              /* a file could not be created, written or closed */
-} eph_status;
-
-/* A status with a one-line message saying what went wrong. */
-typedef struct eph_error {
-  eph_status status;
-  char message[256];
-} eph_error;
-
-/* Static name of a status ("heap exhausted", ...). */
-const char *eph_status_name(eph_status s);
-
-/* Fills err (if not NULL) with a status and a printf-style message. */
-void eph_error_fill(eph_error *err, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* --- parameters ---------------------------------------------------------- */
 
@@ -392,8 +371,6 @@ void eph_global_root_remove(eph_heap *h, eph_value *slot);
 
 /* --- collection ----------------------------------------------------------- */
 
-typedef enum eph_gc_kind { EPH_GC_SCAVENGE = 0, EPH_GC_FULL = 1 } eph_gc_kind;
-
 /*
  * Runs a collection now.  A full GC first tenures every young survivor, then
  * mark-compacts old space, so new space is empty afterwards.  Returns
@@ -412,22 +389,7 @@ eph_status eph_heap_verify(eph_heap *h);
 
 /* --- statistics ------------------------------------------------------------ */
 
-/* One collection. */
-typedef struct eph_gc_event {
-  eph_gc_kind kind;
-  uint64_t index;           /* 1-based, counting both kinds */
-  uint64_t start_ns;        /* since heap creation (wall clock) */
-  uint64_t duration_ns;     /* wall */
-  uint64_t cpu_ns;          /* process CPU */
-  uint64_t allocated;       /* bytes allocated before it started (the GC clock) */
-  uint64_t used_before;     /* bytes in objects, new + old space */
-  uint64_t used_after;
-  uint64_t bytes_copied;    /* copied within new space */
-  uint64_t bytes_promoted;  /* tenured into old space */
-  uint64_t bytes_compacted; /* moved by the compactor */
-  uint64_t old_committed;   /* old space size after */
-  uint64_t ephemerons_mourned;
-} eph_gc_event;
+/* One collection: eph_gc_event, in ephemera/gc_event.h. */
 
 typedef struct eph_heap_stats {
   uint64_t scavenges, full_gcs;
@@ -466,6 +428,7 @@ const eph_gc_event *eph_heap_events(const eph_heap *h, size_t *count);
 /* Prints a human-readable summary of the statistics. */
 void eph_heap_stats_print(eph_heap *h, FILE *out);
 
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+EPH_API_BEGIN
 
 typedef struct eph_observer {
   void *data;
@@ -206,6 +207,35 @@ eph_value eph_gc_fate(eph_heap *h, eph_value obj);
  */
 void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n);
 
+/* Bytes every object carries after its payload for a tool (the trailer
+ * words fixed at heap creation: eph_gc_params.trailer_words). */
+size_t eph_heap_trailer_bytes(const eph_heap *h);
+
+/* Eden's allocation top now: the address the next young object gets.  For
+ * a tool that places an old-space allocation among the young ones in an
+ * eden walk.  Inline: read at sample points. */
+static inline uintptr_t eph_heap_eden_top(eph_heap *h) { return (uintptr_t)eph__fast(h)->alloc_top; }
+
+/*
+ * A tool that attaches to every heap made with eph_heap_new(NULL, ...)
+ * (the profiler, from EPHEMERA_PROFILE, registers one when it is linked
+ * in), so the heap never calls a tool by name.
+ *   prepare  before the heap exists, on the defaults before EPHEMERA_GC
+ *            applies: may set parameters the tool needs (trailer words);
+ *            a failure (err filled) fails eph_heap_new.
+ *   attach   once the heap exists: installs the tool's observer; on a
+ *            failure (err filled) the heap is freed and eph_heap_new fails.
+ * Either may be NULL.  One hook per process; the struct must outlive it.
+ */
+typedef struct eph_heap_create_hook {
+  eph_status (*prepare)(eph_gc_params *p, eph_error *err);
+  eph_status (*attach)(eph_heap *h, eph_error *err);
+} eph_heap_create_hook;
+
+/* Registers hook (NULL: none); replaces the previous one. */
+void eph_heap_set_create_hook(const eph_heap_create_hook *hook);
+
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -54,47 +54,16 @@
 
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
+#include "ephemera/spec.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum eph_profile_mode {
-  EPH_MODE_GC = 0,
-  EPH_MODE_FINALIZATION = 1,
-  EPH_MODE_MERLIN = 2, /* exact last-reachable times, every object (needs a heap made for it) */
-  EPH_MODE_BRUTE = 3,  /* a full GC every `granule` bytes (default: every allocation), every object */
-} eph_profile_mode;
-
-typedef struct eph_profile_spec {
-  eph_profile_mode mode;
-  uint64_t sample_every; /* count sampling: 1 in N (1 = every allocation) */
-  uint64_t sample_bytes; /* byte sampling: mean gap in bytes; 0 = count sampling */
-  bool sample_fixed;     /* count sampling with a fixed gap (every:N) instead of random gaps */
-  bool pretenure;        /* finalization mode: pretenure the ephemerons */
-  bool compress;         /* deflate the file's chunks */
-  uint64_t seed;         /* byte sampler's random stream */
-  char out[1024];        /* the .eph file */
-  char classes[1024];    /* comma-separated class filter; "" = all classes */
-  uint64_t granule;      /* brute: bytes between full GCs; 0 = every allocation */
-  bool trace;            /* merlin: write the full event trace */
-  unsigned threads;      /* gc mode sampling every object: threads that walk eden after a
-                            scavenge, 1 or 2; 0 (auto) = 2 if the process may run on two CPUs or more */
-} eph_profile_spec;
-
-/* Defaults: mode=gc, sample=1/1, pretenure=on, compress=off, out=ephemera.eph. */
-void eph_profile_spec_init(eph_profile_spec *s);
-
-/* Applies a SPEC string over s.  A bad key or value: EPH_ERR_INVALID, s
- * unchanged, and err names the key. */
-eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_error *err);
+EPH_API_BEGIN
 
 /* Sets the heap parameters a mode needs at heap creation (merlin: the
  * trailer words); a no-op for the other modes. */
 void eph_profile_prepare_params(const eph_profile_spec *s, eph_gc_params *p);
-
-/* Writes s as a SPEC string. */
-void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len);
 
 /*
  * Starts profiling h into spec->out, with extra metadata pairs (workload,
@@ -124,6 +93,11 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
 /* Statistics of the profiler running on h; false if none runs. */
 bool eph_profile_stats_get(eph_heap *h, eph_profile_stats *out);
 
+/* The heap-creation hook behind EPHEMERA_PROFILE (observer.h), registered
+ * when the library is loaded; named so that a static link can keep it. */
+extern const struct eph_heap_create_hook eph_profile_env_hook;
+
+EPH_API_END
 #ifdef __cplusplus
 }
 #endif

@@ -52,10 +52,10 @@ static bool build_km(eph_analysis *a, eph_km_obs *scratch) {
 
 /* Lua profiles: the collector advice shared with `ephemera lua --summary`. */
 static void lua_advice(eph_analysis *a) {
-  const char *rt = eph_profile_meta(a->profile, "runtime");
+  const char *rt = eph_file_meta(a->profile, "runtime");
   if (!rt || strcmp(rt, "lua")) return;
   a->lua = true;
-  a->lua_gc = eph_profile_meta(a->profile, "gc");
+  a->lua_gc = eph_file_meta(a->profile, "gc");
   double s0 = 0, s1 = 0, freed = 0, cens = 0;
   for (size_t i = 0; i < a->nrecords; i++) {
     const eph_life *l = &a->lives[i];
@@ -78,20 +78,20 @@ static eph_analysis *analysis_new(const eph_analysis_opts *o) {
   return a;
 }
 
-static void describe(eph_analysis *a, const eph_profile *p) {
+static void describe(eph_analysis *a, const eph_file *p) {
   a->profile = p;
-  const char *title = eph_profile_meta(p, "workload");
-  if (!title) title = eph_profile_meta(p, "program");
+  const char *title = eph_file_meta(p, "workload");
+  if (!title) title = eph_file_meta(p, "program");
   a->title = title ? title : "(unnamed run)";
-  a->mode = eph_profile_meta(p, "mode");
+  a->mode = eph_file_meta(p, "mode");
   if (!a->mode) a->mode = "?";
-  a->sample = eph_profile_meta(p, "sample");
+  a->sample = eph_file_meta(p, "sample");
 }
 
 /* The pipeline once every record is in lt: the relative clock, heap views
  * (of `records`, exact profiles only), histograms, class table, curves.
  * Frees lt and, on failure, a. */
-static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_profile *records, eph_error *err) {
+static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_file *records, eph_error *err) {
   eph_km_obs *scratch = NULL;
   eph_lifetimes_finish(lt);
   if (a->exact) {
@@ -124,7 +124,7 @@ nomem:
   return NULL;
 }
 
-eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err) {
+eph_analysis *eph_analysis_run(const eph_file *p, const eph_analysis_opts *o, eph_error *err) {
   if (!p->nrecords) {
     eph_error_fill(err, EPH_ERR_INVALID, "the profile has no records to analyse");
     return NULL;
@@ -148,7 +148,7 @@ nomem:
 
 static bool sink_records(void *ctx, const eph_record *r, size_t n) { return eph_lifetimes_add(ctx, r, n); }
 
-eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, eph_profile **profile, eph_error *err) {
+eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, eph_file **profile, eph_error *err) {
   *profile = NULL;
   eph_analysis *a = analysis_new(o);
   if (!a) {
@@ -158,26 +158,26 @@ eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, ep
   eph_lifetimes lt;
   eph_lifetimes_begin(&lt, a, true);
   eph_record_sink sink = {sink_records, &lt};
-  eph_profile *p = NULL;
-  if (eph_profile_load_with(path, &sink, &p, err) != EPH_OK || !p->nrecords) { /* the loader's message names path */
+  eph_file *p = NULL;
+  if (eph_file_load_with(path, &sink, &p, err) != EPH_OK || !p->nrecords) { /* the loader's message names path */
     if (p) /* a cut file: why there are none */
       eph_error_fill(err, EPH_ERR_INVALID, "%s: the profile has no records to analyse%s%s%s", path,
                      p->warning[0] ? " (" : "", p->warning, p->warning[0] ? ")" : "");
     eph_lifetimes_free(&lt);
     eph_analysis_free(a);
-    eph_profile_free(p);
+    eph_file_free(p);
     return NULL;
   }
   *profile = p;
   describe(a, p);
-  eph_profile kept = *p; /* the same tables, and the records if they are all exact or censored */
+  eph_file kept = *p; /* the same tables, and the records if they are all exact or censored */
   kept.records = lt.kept;
   kept.nrecords = lt.nkept;
   size_t n = a->nrecords;
   a = finish(a, &lt, &kept, err);
   if (!a) { /* finish fails only for memory */
     eph_error_fill(err, EPH_ERR_NOMEM, "%s: out of memory analysing %zu records", path, n);
-    eph_profile_free(p);
+    eph_file_free(p);
     *profile = NULL;
   }
   return a;

@@ -34,7 +34,7 @@
 #include <stdio.h>
 
 #include "ephemera/format.h"
-#include "lua_advice.h"
+#include "lua/lua_advice.h" /* header-only: the Lua adapter's advice, for runtime=lua profiles */
 
 /* Lifetime clocks. */
 typedef enum eph_clock { EPH_CLOCK_BYTES = 0, EPH_CLOCK_SECONDS = 1, EPH_CLOCK_REL = 2, EPH_NCLOCKS = 3 } eph_clock;
@@ -120,7 +120,7 @@ typedef struct eph_heapview {
 } eph_heapview;
 
 typedef struct eph_analysis {
-  const eph_profile *profile;
+  const eph_file *profile;
   eph_analysis_opts opts;
   /* summary */
   const char *title, *mode, *sample;
@@ -156,9 +156,9 @@ typedef struct eph_analysis {
 
 /* Runs the analysis.  Returns NULL and fills err (EPH_ERR_INVALID, ENOMEM as
  * EPH_ERR_NOMEM) on failure, e.g. a profile without records. */
-eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o, eph_error *err);
+eph_analysis *eph_analysis_run(const eph_file *p, const eph_analysis_opts *o, eph_error *err);
 /*
- * Loads path (eph_profile_load_with) and analyses it, each record turned
+ * Loads path (eph_file_load_with) and analyses it, each record turned
  * into its lifetime as it is read: a loaded record takes 112 bytes, its
  * lifetime 56 (and 24 more until the file is read), so a large profile
  * needs less than half the memory.  *profile gets the profile's tables and
@@ -167,7 +167,7 @@ eph_analysis *eph_analysis_run(const eph_profile *p, const eph_analysis_opts *o,
  * err, with a message that names path, if the file does not load or has
  * no records (*profile NULL then), or on running out of memory.
  */
-eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, eph_profile **profile, eph_error *err);
+eph_analysis *eph_analysis_load(const char *path, const eph_analysis_opts *o, eph_file **profile, eph_error *err);
 void eph_analysis_free(eph_analysis *a);
 
 /* --- pieces (each in its own file; exposed for tests) -------------------------- */
@@ -228,7 +228,7 @@ bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch);
 const char *eph_group_name(const eph_analysis *a, uint32_t id);
 
 /* heapview.c */
-eph_heapview *eph_heapview_build(const eph_profile *p, size_t cols, size_t segs);
+eph_heapview *eph_heapview_build(const eph_file *p, size_t cols, size_t segs);
 void eph_heapview_free(eph_heapview *h);
 
 /* --- rendering ------------------------------------------------------------------- */

@@ -12,7 +12,7 @@
 #include "analysis.h"
 
 const char *eph_group_name(const eph_analysis *a, uint32_t id) {
-  const eph_profile *p = a->profile;
+  const eph_file *p = a->profile;
   if (a->opts.by == EPH_BY_SITE) {
     if (a->site_labels && id < p->nsites && a->site_labels[id]) return a->site_labels[id];
     return id ? "?" : "(unknown site)";
@@ -27,7 +27,7 @@ static int row_cmp(const void *x, const void *y) {
 }
 
 static bool site_labels(eph_analysis *a) {
-  const eph_profile *p = a->profile;
+  const eph_file *p = a->profile;
   a->site_labels = calloc(p->nsites ? p->nsites : 1, sizeof(char *));
   if (!a->site_labels) return false;
   for (size_t i = 0; i < p->nsites; i++) {
@@ -44,7 +44,7 @@ static bool site_labels(eph_analysis *a) {
 }
 
 bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
-  const eph_profile *p = a->profile;
+  const eph_file *p = a->profile;
   if (a->opts.by == EPH_BY_SITE && !site_labels(a)) return false;
   size_t nids = a->opts.by == EPH_BY_SITE ? p->nsites : p->nclasses;
   uint32_t maxid = 0;

@@ -53,7 +53,7 @@ static size_t col_of(double t, double tmax, size_t cols) { /* first column with 
   return c >= (double)cols ? cols : (size_t)c;
 }
 
-eph_heapview *eph_heapview_build(const eph_profile *p, size_t cols, size_t segs) {
+eph_heapview *eph_heapview_build(const eph_file *p, size_t cols, size_t segs) {
   size_t n = p->nrecords;
   eph_heapview *h = calloc(1, sizeof *h);
   if (!h) return NULL;

@@ -144,7 +144,7 @@ bool eph_lifetimes_add(eph_lifetimes *lt, const eph_record *recs, size_t n) {
 
 void eph_lifetimes_finish(eph_lifetimes *lt) {
   eph_analysis *a = lt->a;
-  const eph_profile *p = a->profile;
+  const eph_file *p = a->profile;
   /* The run's length: the totals when complete, else the latest stamp seen. */
   double wall = p->complete ? (double)p->totals.wall_ns : 0, bytes = p->complete ? (double)p->totals.bytes_allocated : 0;
   if (lt->max_wall > wall) wall = lt->max_wall;

@@ -268,14 +268,14 @@ static void hist_table(FILE *out, const eph_analysis *a, eph_clock c) {
 }
 
 static void summary(FILE *out, const eph_analysis *a) {
-  const eph_profile *p = a->profile;
+  const eph_file *p = a->profile;
   char b1[48], b2[48], b3[48];
   fputs("<table id=\"summary\" class=\"kv\">", out);
 #define ROW(k) fprintf(out, "<tr><th>%s</th><td>", k)
 #define END() fputs("</td></tr>\n", out)
   ROW("workload");
   eph_html_escape(out, a->title);
-  const char *size = eph_profile_meta(p, "size");
+  const char *size = eph_file_meta(p, "size");
   if (size) fputs(" &middot; size ", out), eph_html_escape(out, size);
   END();
   ROW("profiling");
@@ -345,9 +345,9 @@ void eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir) {
         "</style></head><body>\n<h1>Object lifetimes: ", out);
   eph_html_escape(out, a->title);
   fputs("</h1>\n<div class=sub>Ephemera report &middot; ", out);
-  const char *date = eph_profile_meta(a->profile, "date");
+  const char *date = eph_file_meta(a->profile, "date");
   if (date) eph_html_escape(out, date), fputs(" &middot; ", out);
-  const char *host = eph_profile_meta(a->profile, "host");
+  const char *host = eph_file_meta(a->profile, "host");
   if (host) eph_html_escape(out, host);
   fputs("</div>\n", out);
   if (!pc.have_gnuplot)

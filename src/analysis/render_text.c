@@ -151,13 +151,13 @@ static void lua_advice(FILE *out, const eph_analysis *a) {
 }
 
 void eph_render_text(FILE *out, const eph_analysis *a, bool color) {
-  const eph_profile *p = a->profile;
+  const eph_file *p = a->profile;
   char b1[48], b2[48], b3[48], b4[48];
-  const char *size = eph_profile_meta(p, "size");
+  const char *size = eph_file_meta(p, "size");
   const char *bold = color ? "\033[1m" : "", *off = color ? "\033[0m" : "";
   fprintf(out, "%sEphemera report: %s%s%s%s\n", bold, a->title, size ? " (size " : "", size ? size : "", size ? ")" : "");
   fputs(off, out);
-  const char *gc = eph_profile_meta(p, "gc");
+  const char *gc = eph_file_meta(p, "gc");
   fprintf(out, "mode %s, sampling %s%s%s\n", a->mode, a->sample ? a->sample : "all", gc ? ", gc " : "", gc ? gc : "");
   fprintf(out, "run: %s, %s allocated", eph_fmt_life(B(b1), a->run_wall_s, EPH_CLOCK_SECONDS),
           eph_fmt_life(B(b2), a->run_bytes, EPH_CLOCK_BYTES));

@@ -60,7 +60,7 @@ int cmd_compare(int argc, char **argv) {
     cli_error("compare: --format takes text, csv or json, not '%s'", format);
     return 2;
   }
-  eph_profile *p[2] = {NULL, NULL};
+  eph_file *p[2] = {NULL, NULL};
   eph_analysis *an[2] = {NULL, NULL};
   int rc = 1;
   for (int k = 0; k < 2; k++) {
@@ -85,7 +85,7 @@ int cmd_compare(int argc, char **argv) {
 done:
   for (int k = 0; k < 2; k++) {
     eph_analysis_free(an[k]);
-    eph_profile_free(p[k]);
+    eph_file_free(p[k]);
   }
   return rc;
 }

@@ -32,11 +32,11 @@ static const char *const DEATH_NAMES[] = {"?", "finalized", "scavenge", "full_gc
 
 static const char *death_name(unsigned k) { return k < sizeof DEATH_NAMES / sizeof *DEATH_NAMES ? DEATH_NAMES[k] : "?"; }
 
-static const char *class_name(const eph_profile *p, uint32_t id) {
+static const char *class_name(const eph_file *p, uint32_t id) {
   return id < p->nclasses && p->class_names[id] ? p->class_names[id] : "";
 }
 
-static const eph_site_entry *site_of(const eph_profile *p, uint32_t id) {
+static const eph_site_entry *site_of(const eph_file *p, uint32_t id) {
   return id && id < p->nsites && p->sites[id].file ? &p->sites[id] : NULL;
 }
 
@@ -74,19 +74,19 @@ static bool scan_records(void *ctx, const eph_record *r, size_t n) {
   return true;
 }
 
-static const char *record_class(const eph_profile *p, const eph_record *r) {
+static const char *record_class(const eph_file *p, const eph_record *r) {
   return r->class_id ? class_name(p, r->class_id) : "-";
 }
 
 /* The record's site as file:line:function ("-" if none) into buf; returns
  * its length as shown (cut to the buffer). */
-static int record_site(const eph_profile *p, const eph_record *r, char *buf, size_t size) {
+static int record_site(const eph_file *p, const eph_record *r, char *buf, size_t size) {
   const eph_site_entry *s = site_of(p, r->site_id);
   int n = s ? snprintf(buf, size, "%s:%d:%s", s->file, s->line, s->function) : snprintf(buf, size, "-");
   return n < (int)size ? n : (int)size - 1;
 }
 
-static void dump_text(FILE *out, const char *path, const eph_profile *p, const record_scan *sc) {
+static void dump_text(FILE *out, const char *path, const eph_file *p, const record_scan *sc) {
   fprintf(out, "%s: .eph version %u, %s, %" PRIu64 " bytes read\n", path, (unsigned)p->version,
           p->complete ? "complete" : "INCOMPLETE (no closing chunk)", p->valid_bytes);
   fprintf(out, "metadata:\n");
@@ -161,7 +161,7 @@ static void csv_header(FILE *out) {
   fputs(",death_kind,censored,lifetime_bytes,lifetime_ns\n", out);
 }
 
-static void csv_record(FILE *out, const eph_profile *p, const eph_record *r) {
+static void csv_record(FILE *out, const eph_file *p, const eph_record *r) {
   fprintf(out, "%" PRIu64 ",", r->id);
   csv_field(out, class_name(p, r->class_id));
   fputc(',', out);
@@ -245,7 +245,7 @@ static void json_stamp(FILE *out, const char *name, const eph_stamp *s) {
 }
 
 /* The document up to its records' array. */
-static void json_head(FILE *out, const char *path, const eph_profile *p) {
+static void json_head(FILE *out, const char *path, const eph_file *p) {
   fputs("{\"file\":", out);
   json_str(out, path);
   fprintf(out, ",\"version\":%u,\"complete\":%s,\"valid_bytes\":%" PRIu64 ",\"warning\":", (unsigned)p->version,
@@ -283,7 +283,7 @@ static void json_head(FILE *out, const char *path, const eph_profile *p) {
   fputs("],\n\"records\":[", out);
 }
 
-static void json_record(FILE *out, const eph_profile *p, const eph_record *r, bool first) {
+static void json_record(FILE *out, const eph_file *p, const eph_record *r, bool first) {
   fprintf(out, "%s\n{\"id\":%" PRIu64 ",\"class_id\":%" PRIu32 ",\"class\":", first ? "" : ",", r->id, r->class_id);
   if (r->class_id) json_str(out, class_name(p, r->class_id));
   else fputs("null", out);
@@ -311,7 +311,7 @@ static void json_record(FILE *out, const eph_profile *p, const eph_record *r, bo
 }
 
 /* The document after its records. */
-static void json_tail(FILE *out, const eph_profile *p) {
+static void json_tail(FILE *out, const eph_file *p) {
   fputs("],\n\"gcs\":[", out);
   for (size_t i = 0; i < p->ngcs; i++) {
     const eph_gc_event *g = &p->gcs[i];
@@ -343,7 +343,7 @@ static void json_tail(FILE *out, const eph_profile *p) {
  * first read found (a file still being written may have grown since). */
 typedef struct record_printer {
   FILE *out;
-  const eph_profile *p; /* the first read's tables */
+  const eph_file *p; /* the first read's tables */
   bool json;
   size_t done, limit;
 } record_printer;
@@ -391,12 +391,12 @@ int cmd_dump(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  eph_profile *p = NULL;
+  eph_file *p = NULL;
   eph_error err;
   memset(&err, 0, sizeof err);
   record_scan sc = {.head = fmt == TEXT ? head : 0};
   eph_record_sink scan = {scan_records, &sc};
-  if (eph_profile_load_with(path, &scan, &p, &err) != EPH_OK) {
+  if (eph_file_load_with(path, &scan, &p, &err) != EPH_OK) {
     free(sc.first);
     cli_error("%s", err.message);
     return 1;
@@ -409,17 +409,17 @@ int cmd_dump(int argc, char **argv) {
     else json_head(stdout, path, p);
     record_printer pr = {stdout, p, fmt == JSON, 0, p->nrecords};
     eph_record_sink print = {print_records, &pr};
-    eph_profile *again = NULL;
-    if (eph_profile_load_with(path, &print, &again, &err) != EPH_OK || pr.done != p->nrecords) {
+    eph_file *again = NULL;
+    if (eph_file_load_with(path, &print, &again, &err) != EPH_OK || pr.done != p->nrecords) {
       cli_error("%s: changed while it was read (%s)", path, err.message[0] ? err.message : "fewer records");
       rc = 1;
     }
-    eph_profile_free(again);
+    eph_file_free(again);
     if (fmt == JSON) json_tail(stdout, p);
   }
   free(sc.first);
   if (p->warning[0] && !p->complete) cli_error("%s: warning: %s", path, p->warning);
-  eph_profile_free(p);
+  eph_file_free(p);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     cli_error("dump: cannot write the output");
     return 1;

@@ -37,7 +37,7 @@ static double seconds_since(const struct timespec *t0) {
 }
 
 /* "12345 (Class, 40 bytes)" for the shown differences: one pass over the ALLOC events. */
-static void describe_objects(const eph_profile *p, const eph_trace_diff *d, size_t n, char (*out)[96]) {
+static void describe_objects(const eph_file *p, const eph_trace_diff *d, size_t n, char (*out)[96]) {
   for (size_t k = 0; k < n; k++) snprintf(out[k], sizeof out[k], "%" PRIu64, d[k].id);
   for (size_t i = 0; i < p->nevents; i++) {
     const eph_event *e = &p->events[i];
@@ -76,7 +76,7 @@ static void print_diff(const eph_trace_diff *d, const char *what) {
   }
 }
 
-static int check(const char *path, const eph_profile *p, const eph_trace_merlin *m) {
+static int check(const char *path, const eph_file *p, const eph_trace_merlin *m) {
   eph_trace_diff diffs[MAX_SHOWN];
   size_t compared = 0, n = eph_trace_merlin_check(p, m, diffs, MAX_SHOWN, &compared);
   if (n == SIZE_MAX) {
@@ -130,9 +130,9 @@ int cmd_merlin(int argc, char **argv) {
 
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  eph_profile *p = NULL;
+  eph_file *p = NULL;
   eph_error err = {0};
-  if (eph_profile_load(in, &p, &err) != EPH_OK) {
+  if (eph_file_load(in, &p, &err) != EPH_OK) {
     cli_error("%s", err.message);
     return 1;
   }
@@ -140,14 +140,14 @@ int cmd_merlin(int argc, char **argv) {
   const char *why = eph_trace_unusable(p);
   if (why) {
     cli_error("%s: %s%s%s%s", in, why, p->warning[0] ? " (" : "", p->warning, p->warning[0] ? ")" : "");
-    eph_profile_free(p);
+    eph_file_free(p);
     return 1;
   }
   eph_trace_merlin m;
   if (eph_trace_merlin_run(p, &m, &err) != EPH_OK) {
     cli_error("%s: %s", in, err.message);
     eph_trace_merlin_free(&m);
-    eph_profile_free(p);
+    eph_file_free(p);
     return 1;
   }
   const eph_trace_merlin_stats *s = &m.stats;
@@ -179,6 +179,6 @@ int cmd_merlin(int argc, char **argv) {
     }
   }
   eph_trace_merlin_free(&m);
-  eph_profile_free(p);
+  eph_file_free(p);
   return status;
 }

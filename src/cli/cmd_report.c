@@ -120,7 +120,7 @@ int cmd_report(int argc, char **argv) {
   o.progress = progress;
   o.progress_ctx = &ps;
   o.drop_lives = true; /* rendering needs only the tables and curves */
-  eph_profile *p = NULL;
+  eph_file *p = NULL;
   eph_error err = {0};
   eph_analysis *a = eph_analysis_load(path, &o, &p, &err);
   if (ps.on) fputs("\r\033[K", stderr);
@@ -164,6 +164,6 @@ int cmd_report(int argc, char **argv) {
   } else if (fflush(stdout) != 0) rc = 1;
 done:
   eph_analysis_free(a);
-  eph_profile_free(p);
+  eph_file_free(p);
   return rc;
 }

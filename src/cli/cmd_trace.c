@@ -74,21 +74,21 @@ static int granulate(int argc, char **argv) {
     cli_error("trace granulate: bad granule '%s': it must be at least 1 byte", granule);
     return 2;
   }
-  eph_profile *p = NULL;
+  eph_file *p = NULL;
   eph_error err = {0};
-  if (eph_profile_load(in, &p, &err) != EPH_OK) {
+  if (eph_file_load(in, &p, &err) != EPH_OK) {
     cli_error("%s", err.message);
     return 1;
   }
   const char *why = eph_trace_unusable(p);
   if (why) {
     cli_error("%s: %s%s%s%s", in, why, p->warning[0] ? " (" : "", p->warning, p->warning[0] ? ")" : "");
-    eph_profile_free(p);
+    eph_file_free(p);
     return 1;
   }
   eph_trace_granulate_stats s;
   eph_status st = eph_trace_granulate(p, k, out, compress, &s, &err);
-  eph_profile_free(p);
+  eph_file_free(p);
   if (st != EPH_OK) {
     cli_error("%s: %s", out, err.message);
     return 1;

@@ -1,6 +1,6 @@
 /*
  * decode.c — decoding the payload of each known chunk type into an
- * eph_profile, checking every value: lengths against the payload, enum
+ * eph_file, checking every value: lengths against the payload, enum
  * values, u32 ranges, finite weights, and that every class or site a
  * record or event names was defined by an earlier chunk.
  */
@@ -47,7 +47,7 @@ static bool same(const char *a, const char *s, size_t n) { return strlen(a) == n
 /* --- META, CLASSES, SITES -------------------------------------------------------- */
 
 static eph_status dec_meta(dec *d) {
-  eph_profile *p = d->b->p;
+  eph_file *p = d->b->p;
   for (size_t i = 0; d->c.pos < d->c.len; i++) {
     const char *k, *v;
     size_t kn, vn;
@@ -75,7 +75,7 @@ static eph_status get_id(dec *d, const char *what, size_t i, uint64_t *id) {
 }
 
 static eph_status dec_classes(dec *d) {
-  eph_profile *p = d->b->p;
+  eph_file *p = d->b->p;
   for (size_t i = 0; d->c.pos < d->c.len; i++) {
     uint64_t id;
     const char *s;
@@ -96,7 +96,7 @@ static eph_status dec_classes(dec *d) {
 }
 
 static eph_status dec_sites(dec *d) {
-  eph_profile *p = d->b->p;
+  eph_file *p = d->b->p;
   for (size_t i = 0; d->c.pos < d->c.len; i++) {
     uint64_t id, zline;
     const char *f, *fn;
@@ -129,11 +129,11 @@ static eph_status dec_sites(dec *d) {
   return EPH_OK;
 }
 
-static bool class_defined(const eph_profile *p, uint64_t id) {
+static bool class_defined(const eph_file *p, uint64_t id) {
   return id == 0 || (id < p->nclasses && p->class_names[id] != NULL);
 }
 
-static bool site_defined(const eph_profile *p, uint64_t id) {
+static bool site_defined(const eph_file *p, uint64_t id) {
   return id == 0 || (id < p->nsites && p->sites[id].file != NULL);
 }
 
@@ -162,7 +162,7 @@ static bool get_counts(ephf_cursor *c, const eph_stamp *base, eph_stamp *s) {
 
 /* Version 2 records (docs/eph-format.md §5.4), each against the previous one of the chunk. */
 static eph_status dec_records(dec *d) {
-  eph_profile *p = d->b->p;
+  eph_file *p = d->b->p;
   ephf_builder *b = d->b;
   /* With a sink, the chunk's records are gathered apart and handed over. */
   eph_record **out = b->sink ? &b->chunk_records : &p->records;
@@ -276,7 +276,7 @@ static eph_status dec_records(dec *d) {
 /* --- GCS and EVENTS ------------------------------------------------------------------- */
 
 static eph_status dec_gcs(dec *d) {
-  eph_profile *p = d->b->p;
+  eph_file *p = d->b->p;
   uint64_t prev_index = 0, prev_start = 0, prev_alloc = 0;
   for (size_t i = 0; d->c.pos < d->c.len; i++) {
     eph_gc_event g;
@@ -302,7 +302,7 @@ static eph_status dec_gcs(dec *d) {
 }
 
 static eph_status dec_events(dec *d) {
-  eph_profile *p = d->b->p;
+  eph_file *p = d->b->p;
   uint64_t prev_time = 0, prev_obj = 0;
   for (size_t i = 0; d->c.pos < d->c.len; i++) {
     eph_event e;

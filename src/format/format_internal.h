@@ -206,11 +206,11 @@ bool ephf_get_string(ephf_cursor *c, const char **s, size_t *n);
 void ephf_chunk_header(uint8_t *hdr, uint32_t type, uint32_t flags, const uint8_t *payload, uint32_t stored_len,
                        uint32_t raw_len);
 
-/* --- reading into an eph_profile ---------------------------------------------- */
+/* --- reading into an eph_file ---------------------------------------------- */
 
 /* A profile being read, with the capacities of its growing arrays. */
 typedef struct ephf_builder {
-  eph_profile *p;
+  eph_file *p;
   size_t cap_meta, cap_classes, cap_sites, cap_records, cap_gcs, cap_events;
   const eph_record_sink *sink; /* records go there, a chunk at a time, through chunk_records */
   eph_record *chunk_records;

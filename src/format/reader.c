@@ -1,5 +1,5 @@
 /*
- * reader.c — eph_profile_load: the file header and the chunk framing.
+ * reader.c — eph_file_load: the file header and the chunk framing.
  *
  * Walks the chunks in order, checking each header's CRC, its lengths
  * against the limits and the bytes left, the payload CRC, and the
@@ -78,7 +78,7 @@ static eph_status inflate_payload(reader *r, uint64_t off, const char *name, con
   return EPH_OK;
 }
 
-static eph_status load(reader *r, const eph_record_sink *sink, eph_profile **out) {
+static eph_status load(reader *r, const eph_record_sink *sink, eph_file **out) {
   const uint8_t *data = r->data;
   size_t len = r->len;
   *out = NULL;
@@ -102,7 +102,7 @@ static eph_status load(reader *r, const eph_record_sink *sink, eph_profile **out
   memset(&b, 0, sizeof b);
   b.sink = sink;
   if (!(b.p = calloc(1, sizeof *b.p))) return fail(r, EPH_ERR_NOMEM, "out of memory");
-  eph_profile *p = b.p;
+  eph_file *p = b.p;
   p->version = version;
   size_t off = EPHF_FILE_HEADER_LEN;
   p->valid_bytes = off;
@@ -179,7 +179,7 @@ static eph_status load(reader *r, const eph_record_sink *sink, eph_profile **out
   ephf_buf_free(&r->raw);
   free(b.chunk_records);
   if (st != EPH_OK) {
-    eph_profile_free(p);
+    eph_file_free(p);
     return st;
   }
   if (!p->complete && !p->warning[0])
@@ -193,36 +193,36 @@ static eph_status load(reader *r, const eph_record_sink *sink, eph_profile **out
   return EPH_OK;
 }
 
-static eph_status load_buffer(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_profile **out,
+static eph_status load_buffer(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_file **out,
                               eph_error *err) {
   reader r;
   memset(&r, 0, sizeof r);
   r.data = data;
   r.len = data ? len : 0;
   r.err = err;
-  if (!out) return fail(&r, EPH_ERR_INVALID, "eph_profile_load_buffer: no output pointer");
+  if (!out) return fail(&r, EPH_ERR_INVALID, "eph_file_load_buffer: no output pointer");
   return load(&r, sink, out);
 }
 
-eph_status eph_profile_load_buffer(const uint8_t *data, size_t len, eph_profile **out, eph_error *err) {
+eph_status eph_file_load_buffer(const uint8_t *data, size_t len, eph_file **out, eph_error *err) {
   return load_buffer(data, len, NULL, out, err);
 }
 
-eph_status eph_profile_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_profile **out,
+eph_status eph_file_load_buffer_with(const uint8_t *data, size_t len, const eph_record_sink *sink, eph_file **out,
                                         eph_error *err) {
   return load_buffer(data, len, sink, out, err);
 }
 
-eph_status eph_profile_load(const char *path, eph_profile **out, eph_error *err) {
-  return eph_profile_load_with(path, NULL, out, err);
+eph_status eph_file_load(const char *path, eph_file **out, eph_error *err) {
+  return eph_file_load_with(path, NULL, out, err);
 }
 
-eph_status eph_profile_load_with(const char *path, const eph_record_sink *sink, eph_profile **out, eph_error *err) {
+eph_status eph_file_load_with(const char *path, const eph_record_sink *sink, eph_file **out, eph_error *err) {
   if (out) *out = NULL;
   if (!path || !out) {
     if (err) {
       err->status = EPH_ERR_INVALID;
-      snprintf(err->message, sizeof err->message, "eph_profile_load: no path or no output pointer");
+      snprintf(err->message, sizeof err->message, "eph_file_load: no path or no output pointer");
     }
     return EPH_ERR_INVALID;
   }

@@ -1,5 +1,7 @@
 /*
- * writer.c — eph_writer: appends an .eph file chunk by chunk.
+ * writer.c — eph_writer: appends an .eph file chunk by chunk — the
+ * framing (buffers, chunks, write(2), compression), the tables, GC and
+ * trace events, and forks.  How a record is encoded: writer_records.c.
  *
  * Items are encoded into one buffer per chunk type as they come; a buffer
  * becomes a chunk (one write(2): header + payload) when it reaches
@@ -29,60 +31,13 @@
 #include <zlib.h>
 
 #include "format_internal.h"
-
-enum { B_META, B_CLASSES, B_SITES, B_GCS, B_RECORDS, B_EVENTS, B_CLOSE, NBUF };
-
-static const uint32_t BUF_TYPE[NBUF] = {EPHF_CHUNK_META,    EPHF_CHUNK_CLASSES, EPHF_CHUNK_SITES, EPHF_CHUNK_GCS,
-                                        EPHF_CHUNK_RECORDS, EPHF_CHUNK_EVENTS,  EPHF_CHUNK_CLOSE};
-
-typedef struct site_def {
-  char *file, *function; /* file != NULL: declared */
-  int line;
-} site_def;
-
-struct eph_writer {
-  int fd;
-  char *path;
-  bool compress;
-  eph_status failed; /* sticky: a write failed */
-  char error[256];
-  z_stream z;
-  bool z_ready;
-  ephf_buf zout;
-  ephf_buf buf[NBUF]; /* each starts with EPHF_CHUNK_HEADER_LEN reserved bytes */
-  /* Delta bases, reset with each chunk (chunks decode on their own). */
-  ephf_rec_ctx rec;
-  /* The current batch (eph_writer_batch).  synced: the record context's
-   * death and kind are the batch's; au_synced: so is its alive_until (the
-   * context's au_base, or the death).  Records then need not code them. */
-  struct {
-    eph_stamp death, alive_until;
-    unsigned kind;
-    bool au_is_death;
-    bool synced, au_synced;
-  } batch;
-  uint64_t gc_prev_index, gc_prev_start, gc_prev_allocated;
-  uint64_t ev_prev_time, ev_prev_obj;
-  /* Declared ids as bitmaps (bit 0, "unknown", always set): the per-record check. */
-  uint64_t *class_bits, *site_bits;
-  size_t class_words, site_words;
-  /* A fork (eph_writer_fork): no file; its chunks go to `spool` until
-   * eph_writer_join appends them to the parent's.  The bitmaps above are
-   * the parent's, borrowed. */
-  eph_writer *parent;
-  ephf_buf spool;
-  /* Declared tables, indexed by id. */
-  char **classes;
-  size_t classes_cap;
-  site_def *sites;
-  size_t sites_cap;
-};
+#include "writer_internal.h"
+#include "writer_profiler.h"
 
 /* Message of the last failed close on this thread: eph_writer_error(NULL). */
 static _Thread_local char close_error[256];
 
-static eph_status fail(eph_writer *w, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static eph_status fail(eph_writer *w, eph_status st, const char *fmt, ...) {
+eph_status ephf_writer_fail(eph_writer *w, eph_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(w->error, sizeof w->error, fmt, ap);
@@ -92,7 +47,7 @@ static eph_status fail(eph_writer *w, eph_status st, const char *fmt, ...) {
 
 static eph_status io_fail(eph_writer *w, const char *what, int errnum) {
   w->failed = EPH_ERR_IO;
-  return fail(w, w->failed, "%s %s: %s", what, w->path, strerror(errnum));
+  return ephf_writer_fail(w, w->failed, "%s %s: %s", what, w->path, strerror(errnum));
 }
 
 static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
@@ -106,7 +61,7 @@ static eph_status write_all(eph_writer *w, const uint8_t *p, size_t n) {
       uint8_t *np = cap > b->len ? realloc(b->p, cap) : NULL;
       if (!np) {
         w->failed = EPH_ERR_NOMEM;
-        return fail(w, w->failed, "out of memory holding a forked record stream of %s", w->path);
+        return ephf_writer_fail(w, w->failed, "out of memory holding a forked record stream of %s", w->path);
       }
       b->p = np;
       b->cap = cap;
@@ -171,7 +126,7 @@ static eph_status write_buf(eph_writer *w, int which) {
 }
 
 /* Writes data buffer `which`, after the table entries it may use. */
-static eph_status write_data(eph_writer *w, int which) {
+eph_status ephf_writer_write_data(eph_writer *w, int which) {
   eph_status st = write_buf(w, B_CLASSES);
   if (st == EPH_OK) st = write_buf(w, B_SITES);
   if (st == EPH_OK) st = write_buf(w, which);
@@ -182,32 +137,32 @@ static eph_status write_data(eph_writer *w, int which) {
  * Makes room for an item of at most n bytes in buffer `which`.  A full
  * buffer is written first (tables alone; data after the tables).
  */
-static eph_status make_room(eph_writer *w, int which, size_t n) {
+eph_status ephf_writer_make_room(eph_writer *w, int which, size_t n) {
   if (w->failed) return w->failed;
   ephf_buf *b = &w->buf[which];
-  if (n > EPHF_CHUNK_MAX) return fail(w, EPH_ERR_TOO_LARGE, "an entry of %zu bytes exceeds the chunk limit", n);
+  if (n > EPHF_CHUNK_MAX) return ephf_writer_fail(w, EPH_ERR_TOO_LARGE, "an entry of %zu bytes exceeds the chunk limit", n);
   size_t raw = b->len - EPHF_CHUNK_HEADER_LEN;
   if (raw > 0 && (raw >= EPHF_CHUNK_TARGET || n > EPHF_CHUNK_MAX - raw)) {
-    eph_status st = which <= B_SITES ? write_buf(w, which) : write_data(w, which);
+    eph_status st = which <= B_SITES ? write_buf(w, which) : ephf_writer_write_data(w, which);
     if (st != EPH_OK) return st;
   }
-  if (!ephf_buf_reserve(b, n)) return fail(w, EPH_ERR_NOMEM, "out of memory buffering a chunk of %s", w->path);
+  if (!ephf_buf_reserve(b, n)) return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory buffering a chunk of %s", w->path);
   return EPH_OK;
 }
 
 /* After an item: write the buffer once it reached the target size. */
 static eph_status item_done(eph_writer *w, int which) {
   if (w->buf[which].len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return which <= B_SITES ? write_buf(w, which) : write_data(w, which);
+  return which <= B_SITES ? write_buf(w, which) : ephf_writer_write_data(w, which);
 }
 
 static eph_status put_strings(eph_writer *w, int which, const char *s1, const char *s2, uint64_t id, bool has_id,
                               const int *line, const char *s3) {
   size_t n1 = strlen(s1), n2 = s2 ? strlen(s2) : 0, n3 = s3 ? strlen(s3) : 0;
   if (n1 > EPHF_CHUNK_MAX || n2 > EPHF_CHUNK_MAX || n3 > EPHF_CHUNK_MAX)
-    return fail(w, EPH_ERR_TOO_LARGE, "a string of more than %u bytes", (unsigned)EPHF_CHUNK_MAX);
+    return ephf_writer_fail(w, EPH_ERR_TOO_LARGE, "a string of more than %u bytes", (unsigned)EPHF_CHUNK_MAX);
   size_t need = 4 * EPHF_VARINT_MAX + n1 + n2 + n3;
-  eph_status st = make_room(w, which, need);
+  eph_status st = ephf_writer_make_room(w, which, need);
   if (st != EPH_OK) return st;
   ephf_buf *b = &w->buf[which];
   if (has_id) ephf_put_uvarint(b, id);
@@ -363,20 +318,20 @@ static void clear_bit(uint64_t *bits, uint32_t id) { bits[id >> 6] &= ~((uint64_
 eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
-  if (w->parent) return fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "classes");
+  if (w->parent) return ephf_writer_fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "classes");
   if (id == 0 || id > EPH_FORMAT_MAX_ID)
-    return fail(w, EPH_ERR_INVALID, "class id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
-  if (!name) return fail(w, EPH_ERR_INVALID, "class %u has no name", (unsigned)id);
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "class id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
+  if (!name) return ephf_writer_fail(w, EPH_ERR_INVALID, "class %u has no name", (unsigned)id);
   if (!ephf_grow_table((void **)&w->classes, &w->classes_cap, sizeof *w->classes, (size_t)id + 1))
-    return fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
+    return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
   if (w->classes[id]) {
     if (!strcmp(w->classes[id], name)) return EPH_OK;
-    return fail(w, EPH_ERR_INVALID, "class %u is already declared as '%s'", (unsigned)id, w->classes[id]);
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "class %u is already declared as '%s'", (unsigned)id, w->classes[id]);
   }
   char *copy = strdup(name);
   if (!copy || !set_bit(&w->class_bits, &w->class_words, id)) {
     free(copy);
-    return fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
+    return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory in the class table");
   }
   eph_status st = put_strings(w, B_CLASSES, name, NULL, id, true, NULL, NULL);
   if (st != EPH_OK) {
@@ -391,24 +346,24 @@ eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
 eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int line, const char *function) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
-  if (w->parent) return fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "sites");
+  if (w->parent) return ephf_writer_fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "sites");
   if (id == 0 || id > EPH_FORMAT_MAX_ID)
-    return fail(w, EPH_ERR_INVALID, "site id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "site id %u out of range 1..%u", (unsigned)id, (unsigned)EPH_FORMAT_MAX_ID);
   if (!file) file = "";
   if (!function) function = "";
   if (!ephf_grow_table((void **)&w->sites, &w->sites_cap, sizeof *w->sites, (size_t)id + 1))
-    return fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
+    return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
   site_def *s = &w->sites[id];
   if (s->file) {
     if (!strcmp(s->file, file) && !strcmp(s->function, function) && s->line == line) return EPH_OK;
-    return fail(w, EPH_ERR_INVALID, "site %u is already declared as %s:%d:%s", (unsigned)id, s->file, s->line,
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "site %u is already declared as %s:%d:%s", (unsigned)id, s->file, s->line,
                 s->function);
   }
   char *f = strdup(file), *fn = strdup(function);
   if (!f || !fn || !set_bit(&w->site_bits, &w->site_words, id)) {
     free(f);
     free(fn);
-    return fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
+    return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory in the site table");
   }
   eph_status st = put_strings(w, B_SITES, file, NULL, id, true, &line, function);
   if (st != EPH_OK) {
@@ -423,306 +378,13 @@ eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int lin
   return EPH_OK;
 }
 
-static inline bool bit_set(const uint64_t *bits, size_t words, uint64_t id) {
-  return (id >> 6) < words && ((bits[id >> 6] >> (id & 63)) & 1);
-}
-
-static bool class_declared(const eph_writer *w, uint64_t id) { return bit_set(w->class_bits, w->class_words, id); }
-
-static bool site_declared(const eph_writer *w, uint64_t id) { return bit_set(w->site_bits, w->site_words, id); }
-
-/* Stamp s as four deltas from base. */
-static inline uint8_t *w_stamp(uint8_t *p, const eph_stamp *s, const eph_stamp *base) {
-  p = ephf_w_delta(p, s->bytes, base->bytes);
-  p = ephf_w_delta(p, s->wall_ns, base->wall_ns);
-  p = ephf_w_delta(p, s->scavenges, base->scavenges);
-  return ephf_w_delta(p, s->full_gcs, base->full_gcs);
-}
-
-static inline bool stamp_eq(const eph_stamp *a, const eph_stamp *b) {
-  return a->bytes == b->bytes && a->wall_ns == b->wall_ns && a->scavenges == b->scavenges &&
-         a->full_gcs == b->full_gcs;
-}
-
-static eph_status bad_record(eph_writer *w, const eph_record *r) {
-  if (r->death_kind < EPH_DEATH_FINALIZED || r->death_kind > EPH_DEATH_FREED)
-    return fail(w, EPH_ERR_INVALID, "record %llu: bad death kind %u", (unsigned long long)r->id,
-                (unsigned)r->death_kind);
-  if (!class_declared(w, r->class_id))
-    return fail(w, EPH_ERR_INVALID, "record %llu: class %u was not declared (eph_writer_class)",
-                (unsigned long long)r->id, (unsigned)r->class_id);
-  return fail(w, EPH_ERR_INVALID, "record %llu: site %u was not declared (eph_writer_site)",
-              (unsigned long long)r->id, (unsigned)r->site_id);
-}
-
-/* Room for one more record in the records buffer (open sized it for a
- * chunk and a record: a safety net). */
-static inline eph_status reserve_record(eph_writer *w) {
-  ephf_buf *b = &w->buf[B_RECORDS];
-  return b->cap - b->len >= EPHF_RECORD_MAX ? EPH_OK : make_room(w, B_RECORDS, EPHF_RECORD_MAX);
-}
-
-/* The cache entry of class cls; *cached: it holds this site and size (a
- * cached pair was declared when it was cached). */
-static inline ephf_rec_cache *cache_entry(ephf_rec_ctx *c, uint32_t cls, uint32_t site, uint64_t size, bool *cached) {
-  ephf_rec_cache *e = &c->cache[cls % EPHF_REC_CACHE_SIZE];
-  /* one test, no branch between the three compares */
-  *cached = ((e->class_id ^ cls) | (e->site_id ^ site) | (e->size ^ size)) == 0;
-  return e;
-}
-
-/* The class, then site and size unless cache entry e holds them (CACHED);
- * otherwise they go into e. */
-static inline __attribute__((always_inline)) uint8_t *w_class(uint8_t *p, unsigned *head, ephf_rec_cache *e,
-                                                              bool cached, uint32_t cls, uint32_t site, uint64_t size) {
-  p = ephf_w_uvarint(p, cls);
-  if (cached) {
-    *head |= EPHF_REC_CACHED;
-    return p;
-  }
-  p = ephf_w_uvarint(p, site);
-  p = ephf_w_uvarint(p, size);
-  e->class_id = cls;
-  e->site_id = site;
-  e->size = size;
-  return p;
-}
-
-/* Ends the record begun at p0 (its head byte) and written up to p; the
- * chunk goes out once it reaches its target (which resets the context:
- * update it first). */
-/* The records' chunk, out of line, so that end_record's call to it is a
- * tail call and a record path saves no registers for it. */
-__attribute__((noinline)) static eph_status write_records(eph_writer *w) { return write_data(w, B_RECORDS); }
-
-static inline eph_status end_record(eph_writer *w, uint8_t *p0, uint8_t *p, unsigned head) {
-  ephf_buf *b = &w->buf[B_RECORDS];
-  *p0 = (uint8_t)head;
-  b->len = (size_t)(p - b->p);
-  if (b->len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return write_records(w);
-}
-
-/* Codes birth against the previous record's: bytes and wall deltas, the
- * collection counts only when they differ (BIRTH_GCS). */
-static inline __attribute__((always_inline)) uint8_t *w_birth(uint8_t *p, unsigned *head, const eph_stamp *birth, const eph_stamp *prev) {
-  p = ephf_w_delta(p, birth->bytes, prev->bytes);
-  p = ephf_w_delta(p, birth->wall_ns, prev->wall_ns);
-  if (birth->scavenges != prev->scavenges || birth->full_gcs != prev->full_gcs) {
-    *head |= EPHF_REC_BIRTH_GCS;
-    p = ephf_w_delta(p, birth->scavenges, prev->scavenges);
-    p = ephf_w_delta(p, birth->full_gcs, prev->full_gcs);
-  }
-  return p;
-}
-
-/* Codes death against the context: DEATH 0 or 1 when only wall time (or
- * nothing) differs from the previous death, else 2 or 3 as in
- * eph_writer_record. */
-static inline __attribute__((always_inline)) uint8_t *w_death(uint8_t *p, unsigned *head, const eph_stamp *death, const eph_stamp *birth,
-                               const eph_stamp *prev) {
-  if (death->bytes == prev->bytes && death->scavenges == prev->scavenges && death->full_gcs == prev->full_gcs) {
-    if (death->wall_ns != prev->wall_ns) {
-      *head |= EPHF_REC_DEATH_WALL;
-      p = ephf_w_delta(p, death->wall_ns, prev->wall_ns);
-    }
-    return p;
-  }
-  uint64_t zb_bytes = ephf_zigzag(death->bytes, birth->bytes), zb_wall = ephf_zigzag(death->wall_ns, birth->wall_ns);
-  uint64_t zp_bytes = ephf_zigzag(death->bytes, prev->bytes), zp_wall = ephf_zigzag(death->wall_ns, prev->wall_ns);
-  const eph_stamp *base = birth;
-  if (ephf_uvarint_size(zb_bytes) + ephf_uvarint_size(zb_wall) <= ephf_uvarint_size(zp_bytes) + ephf_uvarint_size(zp_wall)) {
-    *head |= EPHF_REC_DEATH_BIRTH;
-  } else {
-    *head |= EPHF_REC_DEATH_PREV;
-    base = prev;
-    zb_bytes = zp_bytes;
-    zb_wall = zp_wall;
-  }
-  p = ephf_w_uvarint(p, zb_bytes);
-  p = ephf_w_uvarint(p, zb_wall);
-  p = ephf_w_delta(p, death->scavenges, base->scavenges);
-  return ephf_w_delta(p, death->full_gcs, base->full_gcs);
-}
-
-/*
- * The hot path of every profiler: checks that need no table walk (kind
- * range, two bitmap bits, the weight only when it changed), one room check
- * (the buffer always has room for a record below the chunk target), then
- * the fields written through a local pointer.  Each record is coded against
- * the context (the previous record of the chunk, reset with each chunk):
- * docs/eph-format.md §5.4 has the layout and the writer's choices.
- */
-eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
-  if (!w) return EPH_ERR_INVALID;
-  if (w->failed) return w->failed;
-  if (!r) return fail(w, EPH_ERR_INVALID, "eph_writer_record: no record");
-  unsigned kind = r->death_kind;
-  uint32_t cls = r->class_id, site = r->site_id;
-  ephf_rec_ctx *c = &w->rec;
-  bool cached;
-  ephf_rec_cache *e = cache_entry(c, cls, site, r->size, &cached);
-  if (kind - EPH_DEATH_FINALIZED > (unsigned)(EPH_DEATH_FREED - EPH_DEATH_FINALIZED) ||
-      (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
-    return bad_record(w, r);
-  eph_status st = reserve_record(w);
-  if (st != EPH_OK) return st;
-  ephf_buf *b = &w->buf[B_RECORDS];
-  uint64_t wbits;
-  memcpy(&wbits, &r->weight, sizeof wbits);
-  unsigned head = 0, ext = kind != c->kind ? kind : 0;
-  if (wbits != c->weight_bits) {
-    double wt = r->weight;
-    if (!isfinite(wt) || wt < 0)
-      return fail(w, EPH_ERR_INVALID, "record %llu: weight %g is not a finite non-negative number",
-                  (unsigned long long)r->id, wt);
-    /* Integral weights (the usual 1 or a sampling rate) as a varint; -0.0 stays raw. */
-    bool wint = wt <= 9007199254740992.0 && wt == (double)(uint64_t)wt && !signbit(wt);
-    ext |= EPHF_REC_EXT_WEIGHT | (wint ? EPHF_REC_EXT_WEIGHT_INT : 0);
-  }
-  uint8_t *p0 = b->p + b->len, *p = p0 + 1;
-  if (ext) {
-    head = EPHF_REC_EXT;
-    *p++ = (uint8_t)ext;
-    if (ext & EPHF_REC_EXT_WEIGHT_INT) {
-      p = ephf_w_uvarint(p, (uint64_t)r->weight);
-    } else if (ext & EPHF_REC_EXT_WEIGHT) {
-      ephf_store_u32(p, (uint32_t)wbits);
-      ephf_store_u32(p + 4, (uint32_t)(wbits >> 32));
-      p += 8;
-    }
-  }
-  p = w_class(p, &head, e, cached, cls, site, r->size);
-  const eph_stamp *birth = &r->birth, *death = &r->death, *au = &r->alive_until;
-  p = w_birth(p, &head, birth, &c->birth);
-  if (r->id == birth->bytes) head |= EPHF_REC_ID_BIRTH;
-  else p = ephf_w_delta(p, r->id, c->id);
-  p = w_death(p, &head, death, birth, &c->death);
-  if (stamp_eq(au, death)) {
-    /* EPHF_REC_AU_DEATH */
-  } else if (stamp_eq(au, birth)) {
-    head |= EPHF_REC_AU_BIRTH;
-  } else if (stamp_eq(au, &c->au_base)) {
-    head |= EPHF_REC_AU_BASE;
-  } else {
-    head |= EPHF_REC_AU_STORED;
-    p = w_stamp(p, au, birth);
-    c->au_base = *au;
-  }
-  c->id = r->id;
-  c->birth = *birth;
-  c->death = *death;
-  c->weight_bits = wbits;
-  c->kind = kind;
-  w->batch.synced = w->batch.au_synced = false;
-  return end_record(w, p0, p, head);
-}
-
-/* The record the fast paths below write, id = birth, for the general
- * writer when they cannot take it. */
-static eph_record record_of(uint32_t cls, uint32_t site, uint64_t size, double weight, const eph_stamp *birth,
-                            const eph_stamp *death, const eph_stamp *alive_until, unsigned kind) {
-  return (eph_record){.id = birth->bytes, .class_id = cls, .site_id = site, .size = size, .weight = weight,
-                      .birth = *birth, .death = *death, .alive_until = *alive_until, .death_kind = (uint8_t)kind};
-}
-
-__attribute__((noinline)) static eph_status to_death_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size,
-                                                          double weight, const eph_stamp *birth,
-                                                          const eph_stamp *death, unsigned kind) {
-  eph_record r = record_of(cls, site, size, weight, birth, death, death, kind);
-  return eph_writer_record(w, &r);
-}
-
-eph_status eph_writer_record_to_death(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
-                                      const eph_stamp *birth, const eph_stamp *death, unsigned kind) {
-  if (!w) return EPH_ERR_INVALID;
-  if (w->failed) return w->failed;
-  ephf_rec_ctx *c = &w->rec;
-  uint64_t wbits;
-  memcpy(&wbits, &weight, sizeof wbits);
-  bool cached;
-  ephf_rec_cache *e = cache_entry(c, cls, site, size, &cached);
-  /* the general writer for a new kind or weight, an undeclared table entry */
-  if (kind != c->kind || wbits != c->weight_bits || (!cached && (!class_declared(w, cls) || !site_declared(w, site))))
-    return to_death_slow(w, cls, site, size, weight, birth, death, kind);
-  eph_status st = reserve_record(w);
-  if (st != EPH_OK) return st;
-  ephf_buf *b = &w->buf[B_RECORDS];
-  unsigned head = EPHF_REC_ID_BIRTH; /* AU 0: alive until the death */
-  uint8_t *p0 = b->p + b->len, *p = p0 + 1;
-  p = w_class(p, &head, e, cached, cls, site, size);
-  p = w_birth(p, &head, birth, &c->birth);
-  p = w_death(p, &head, death, birth, &c->death);
-  c->id = birth->bytes;
-  c->birth = *birth;
-  c->death = *death;
-  w->batch.synced = w->batch.au_synced = false;
-  return end_record(w, p0, p, head);
-}
-
-void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind) {
-  if (!w) return;
-  w->batch.death = *death;
-  w->batch.alive_until = *alive_until;
-  w->batch.kind = death_kind;
-  w->batch.au_is_death = stamp_eq(alive_until, death);
-  w->batch.synced = w->batch.au_synced = false;
-}
-
-/* The general writer for a batch's record, which leaves the context synced
- * with the batch when it stored (or already had) the batch's alive_until. */
-__attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
-                                    const eph_stamp *birth, bool until_birth) {
-  eph_record r = record_of(cls, site, size, weight, birth, &w->batch.death,
-                           until_birth ? birth : &w->batch.alive_until, w->batch.kind);
-  eph_status st = eph_writer_record(w, &r);
-  if (st == EPH_OK && w->rec.kind == r.death_kind) { /* still in the chunk it went to */
-    w->batch.synced = true;
-    w->batch.au_synced = w->batch.au_is_death || stamp_eq(&w->rec.au_base, &w->batch.alive_until);
-  }
-  return st;
-}
-
-/*
- * With the context synced, a record is: head (DEATH 0, ID_BIRTH, AU 0 if
- * the batch's alive_until is its death, 1 when until_birth, else 2), the
- * class, site and size unless cached (then cached), the birth deltas.  The same choices
- * eph_writer_record makes but for AU 2 over 1 when the birth equals the
- * batch's alive_until, both valid.
- */
-eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
-                                   const eph_stamp *birth, bool until_birth) {
-  if (!w) return EPH_ERR_INVALID;
-  if (w->failed) return w->failed;
-  ephf_rec_ctx *c = &w->rec;
-  uint64_t wbits;
-  memcpy(&wbits, &weight, sizeof wbits);
-  bool cached;
-  ephf_rec_cache *e = cache_entry(c, cls, site, size, &cached);
-  ephf_buf *b = &w->buf[B_RECORDS];
-  /* Calls only in tail position (a full buffer, never met in practice,
-   * goes the general way too): the common path saves no registers. */
-  if (!w->batch.synced || (!until_birth && !w->batch.au_synced) || wbits != c->weight_bits ||
-      (!cached && (!class_declared(w, cls) || !site_declared(w, site))) || b->cap - b->len < EPHF_RECORD_MAX)
-    return batch_record_slow(w, cls, site, size, weight, birth, until_birth);
-  unsigned head = EPHF_REC_ID_BIRTH;
-  if (until_birth) head |= EPHF_REC_AU_BIRTH;
-  else if (!w->batch.au_is_death) head |= EPHF_REC_AU_BASE;
-  uint8_t *p0 = b->p + b->len, *p = p0 + 1;
-  p = w_class(p, &head, e, cached, cls, site, size);
-  p = w_birth(p, &head, birth, &c->birth);
-  c->id = birth->bytes;
-  c->birth = *birth;
-  return end_record(w, p0, p, head);
-}
-
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
-  if (!ev) return fail(w, EPH_ERR_INVALID, "eph_writer_gc: no event");
+  if (!ev) return ephf_writer_fail(w, EPH_ERR_INVALID, "eph_writer_gc: no event");
   if (ev->kind != EPH_GC_SCAVENGE && ev->kind != EPH_GC_FULL)
-    return fail(w, EPH_ERR_INVALID, "gc %llu: bad kind %d", (unsigned long long)ev->index, (int)ev->kind);
-  eph_status st = make_room(w, B_GCS, EPHF_GC_MAX);
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "gc %llu: bad kind %d", (unsigned long long)ev->index, (int)ev->kind);
+  eph_status st = ephf_writer_make_room(w, B_GCS, EPHF_GC_MAX);
   if (st != EPH_OK) return st;
   ephf_buf *b = &w->buf[B_GCS];
   ephf_put_u8(b, (uint8_t)ev->kind);
@@ -747,17 +409,17 @@ eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
 eph_status eph_writer_event(eph_writer *w, const eph_event *ev) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
-  if (!ev) return fail(w, EPH_ERR_INVALID, "eph_writer_event: no event");
+  if (!ev) return ephf_writer_fail(w, EPH_ERR_INVALID, "eph_writer_event: no event");
   if (ev->kind < EPH_EV_ALLOC || ev->kind > EPH_EV_TICK)
-    return fail(w, EPH_ERR_INVALID, "event at time %llu: bad kind %u", (unsigned long long)ev->time,
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "event at time %llu: bad kind %u", (unsigned long long)ev->time,
                 (unsigned)ev->kind);
-  if (ev->kind == EPH_EV_ALLOC && (!class_declared(w, ev->a) || !site_declared(w, (uint32_t)ev->c)))
-    return fail(w, EPH_ERR_INVALID, "alloc event of object %llu: class %llu or site %llu was not declared",
+  if (ev->kind == EPH_EV_ALLOC && (!ephf_class_declared(w, ev->a) || !ephf_site_declared(w, (uint32_t)ev->c)))
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "alloc event of object %llu: class %llu or site %llu was not declared",
                 (unsigned long long)ev->obj, (unsigned long long)ev->a, (unsigned long long)ev->c);
   if (ev->kind == EPH_EV_GC && (ev->a > EPH_GC_FULL || ev->b > 1))
-    return fail(w, EPH_ERR_INVALID, "gc event at time %llu: bad gc kind %llu or phase %llu",
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "gc event at time %llu: bad gc kind %llu or phase %llu",
                 (unsigned long long)ev->time, (unsigned long long)ev->a, (unsigned long long)ev->b);
-  eph_status st = make_room(w, B_EVENTS, EPHF_EVENT_MAX);
+  eph_status st = ephf_writer_make_room(w, B_EVENTS, EPHF_EVENT_MAX);
   if (st != EPH_OK) return st;
   ephf_buf *b = &w->buf[B_EVENTS];
   uint8_t head = ev->kind;
@@ -868,7 +530,7 @@ eph_status eph_writer_join(eph_writer *f) {
     return st;
   }
   if (!f->spool.len) return EPH_OK; /* nothing to put after the parent's: its chunk may go on */
-  st = write_data(w, B_RECORDS); /* the parent's records so far, and the tables the fork's records name */
+  st = ephf_writer_write_data(w, B_RECORDS); /* the parent's records so far, and the tables the fork's records name */
   if (st == EPH_OK) st = write_all(w, f->spool.p, f->spool.len);
   f->spool.len = 0;
   return st;

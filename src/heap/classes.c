@@ -16,28 +16,28 @@ eph_class_id eph_class_find(const eph_heap *h, const char *name) {
 
 eph_class_id eph_class_register(eph_heap *h, const char *name, eph_format fmt) {
   if (!name || !*name) {
-    eph_set_error(h, EPH_ERR_INVALID, "class name is empty");
+    ephh_set_error(h, EPH_ERR_INVALID, "class name is empty");
     return 0;
   }
   if ((unsigned)fmt >= EPH_FORMAT_COUNT_) {
-    eph_set_error(h, EPH_ERR_INVALID, "class '%s': unknown format %d", name, (int)fmt);
+    ephh_set_error(h, EPH_ERR_INVALID, "class '%s': unknown format %d", name, (int)fmt);
     return 0;
   }
   eph_class_id existing = eph_class_find(h, name);
   if (existing) {
     if (h->classes[existing].format == fmt) return existing;
-    eph_set_error(h, EPH_ERR_INVALID, "class '%s' is already registered with another format", name);
+    ephh_set_error(h, EPH_ERR_INVALID, "class '%s' is already registered with another format", name);
     return 0;
   }
   if (h->classes_len >= EPH_MAX_CLASSES) {
-    eph_set_error(h, EPH_ERR_INVALID, "class '%s': the class table is full (%u classes)", name, EPH_MAX_CLASSES);
+    ephh_set_error(h, EPH_ERR_INVALID, "class '%s': the class table is full (%u classes)", name, EPH_MAX_CLASSES);
     return 0;
   }
   if (h->classes_len == h->classes_cap) {
     size_t cap = h->classes_cap * 2;
     eph_class_entry *c = realloc(h->classes, cap * sizeof *c);
     if (!c) {
-      eph_set_error(h, EPH_ERR_NOMEM, "class '%s': cannot grow the class table", name);
+      ephh_set_error(h, EPH_ERR_NOMEM, "class '%s': cannot grow the class table", name);
       return 0;
     }
     h->classes = c;
@@ -45,7 +45,7 @@ eph_class_id eph_class_register(eph_heap *h, const char *name, eph_format fmt) {
   }
   char *copy = strdup(name);
   if (!copy) {
-    eph_set_error(h, EPH_ERR_NOMEM, "class '%s': out of memory", name);
+    ephh_set_error(h, EPH_ERR_NOMEM, "class '%s': out of memory", name);
     return 0;
   }
   h->classes[h->classes_len] = (eph_class_entry){.name = copy, .format = fmt};

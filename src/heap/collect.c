@@ -22,21 +22,21 @@ static void poison_evacuated(eph_heap *h) {
   }
 }
 
-void eph_poison(char *from, char *to) {
+void ephh_poison(char *from, char *to) {
   if (to > from) memset(from, EPH_POISON_BYTE, (size_t)(to - from));
 }
 
-void eph_gc_begin(eph_heap *h, eph_gc_kind kind) {
+void ephh_gc_begin(eph_heap *h, eph_gc_kind kind) {
   if (h->has_observer && h->observer.on_gc_start) h->observer.on_gc_start(h->observer.data, h, kind);
   h->in_gc = true;
-  uint64_t now = eph_now_ns();
-  h->gc_start_cpu_ns = eph_cpu_ns();
+  uint64_t now = ephh_now_ns();
+  h->gc_start_cpu_ns = ephh_cpu_ns();
   h->current = (eph_gc_event){
       .kind = kind,
       .index = h->stats.scavenges + h->stats.full_gcs + 1,
       .start_ns = now - h->start_wall_ns,
       .allocated = eph_heap_allocated(h),
-      .used_before = eph_heap_used(h),
+      .used_before = ephh_heap_used(h),
   };
 }
 
@@ -52,11 +52,11 @@ static void log_event(eph_heap *h, const eph_gc_event *ev) {
   h->events[h->events_len++] = *ev;
 }
 
-void eph_gc_end(eph_heap *h) {
+void ephh_gc_end(eph_heap *h) {
   eph_gc_event *ev = &h->current;
-  ev->duration_ns = eph_now_ns() - h->start_wall_ns - ev->start_ns;
-  ev->cpu_ns = eph_cpu_ns() - h->gc_start_cpu_ns;
-  ev->used_after = eph_heap_used(h);
+  ev->duration_ns = ephh_now_ns() - h->start_wall_ns - ev->start_ns;
+  ev->cpu_ns = ephh_cpu_ns() - h->gc_start_cpu_ns;
+  ev->used_after = ephh_heap_used(h);
   ev->old_committed = h->old_committed;
 
   eph_heap_stats *s = &h->stats;
@@ -75,29 +75,29 @@ void eph_gc_end(eph_heap *h) {
   s->bytes_compacted += ev->bytes_compacted;
   s->bytes_reclaimed += ev->used_before - ev->used_after;
   if (ev->used_before > s->peak_used) s->peak_used = ev->used_before;
-  eph_note_committed(h);
+  ephh_note_committed(h);
   log_event(h, ev);
-  eph_eden_walk_after_gc(h);
+  ephh_eden_walk_after_gc(h);
   h->in_gc = false;
-  if (eph_checking(h)) poison_evacuated(h);
+  if (ephh_checking(h)) poison_evacuated(h);
 
-  if (h->params.verify) eph_verify_after_gc(h);
+  if (h->params.verify) ephh_verify_after_gc(h);
   if (h->has_observer && h->observer.on_gc_end) h->observer.on_gc_end(h->observer.data, h, ev);
 }
 
 eph_status eph_collect(eph_heap *h, eph_gc_kind kind) {
   if (h->in_gc) {
-    eph_set_error(h, EPH_ERR_INVALID, "eph_collect called from inside a collection");
+    ephh_set_error(h, EPH_ERR_INVALID, "eph_collect called from inside a collection");
     return EPH_ERR_INVALID;
   }
   if (kind == EPH_GC_FULL)
-    eph_full_gc(h);
+    ephh_full_gc(h);
   else
-    eph_scavenge(h);
-  eph_safepoint(h);
+    ephh_scavenge(h);
+  ephh_safepoint(h);
   if (h->over_max) {
-    eph_set_error(h, EPH_ERR_HEAP_EXHAUSTED, "heap exhausted: %zu bytes live in old space exceed the maximum heap of %zu bytes",
-                  eph_old_used(h), h->params.max_heap);
+    ephh_set_error(h, EPH_ERR_HEAP_EXHAUSTED, "heap exhausted: %zu bytes live in old space exceed the maximum heap of %zu bytes",
+                  ephh_old_used(h), h->params.max_heap);
     return EPH_ERR_HEAP_EXHAUSTED;
   }
   return EPH_OK;

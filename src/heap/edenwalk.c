@@ -36,20 +36,20 @@ void eph_heap_set_eden_walk(eph_heap *h, bool on) {
   }
 }
 
-bool eph_heap_eden_walk(const eph_heap *h) { return eph_eden_walk_on(h); }
+bool eph_heap_eden_walk(const eph_heap *h) { return ephh_eden_walk_on(h); }
 
 size_t eph_heap_site_log_bytes(const eph_heap *h) { return h->site_log_cap * sizeof *h->site_log_base; }
 
 /* An old-space allocation: an EPH_AT just logged for it must not pass to
  * the next young object, which would be allocated at the same top. */
-void eph_eden_walk_note_old(eph_heap *h) {
+void ephh_eden_walk_note_old(eph_heap *h) {
   if (h->fast.site_log > h->site_log_base && h->fast.site_log[-1].at == (uintptr_t)h->fast.alloc_top)
     h->fast.site_log--;
 }
 
 void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
   *w = (eph_eden_walk){.h = h, .trailer_bytes = h->fast.trailer_bytes, .full = h->phase == PHASE_MARKED};
-  if (!eph_eden_walk_on(h) || h->phase == PHASE_NONE) return;
+  if (!ephh_eden_walk_on(h) || h->phase == PHASE_NONE) return;
   const eph_space *eden = &h->evacuated[0];
   char *from = h->eden_walk_from && h->eden_walk_from > eden->start ? h->eden_walk_from : eden->start;
   w->next = (uintptr_t)from;
@@ -61,8 +61,8 @@ void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
 /* After a collection: eden is empty, so is the log, but for an EPH_AT made
  * for the allocation that triggered the collection (its top was eden's
  * top before it; the object goes where eden starts now). */
-void eph_eden_walk_after_gc(eph_heap *h) {
-  if (!eph_eden_walk_on(h)) return;
+void ephh_eden_walk_after_gc(eph_heap *h) {
+  if (!ephh_eden_walk_on(h)) return;
   eph_site *pending = NULL;
   if (h->fast.site_log > h->site_log_base && h->fast.site_log[-1].at == (uintptr_t)h->evacuated[0].top)
     pending = h->fast.site_log[-1].site;
@@ -71,7 +71,7 @@ void eph_eden_walk_after_gc(eph_heap *h) {
   if (pending) *h->fast.site_log++ = (eph_site_mark){(uintptr_t)h->fast.alloc_top, pending};
 }
 
-void eph_eden_walk_free(eph_heap *h) {
+void ephh_eden_walk_free(eph_heap *h) {
   free(h->site_log_base);
   h->site_log_base = NULL;
   h->fast.site_log = h->fast.site_log_end = NULL;

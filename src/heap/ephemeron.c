@@ -8,17 +8,17 @@
 
 #include "heap_internal.h"
 
-void eph_vec_grow(eph_heap *h, eph_value_vec *v) {
+void ephh_vec_grow(eph_heap *h, eph_value_vec *v) {
   size_t cap = v->cap ? v->cap * 2 : 256;
   eph_value *items = realloc(v->items, cap * sizeof *items);
-  if (!items) eph_fatal(h, "an ephemeron queue cannot grow");
+  if (!items) ephh_fatal(h, "an ephemeron queue cannot grow");
   v->items = items;
   v->cap = cap;
 }
 
 eph_finalizer_id eph_finalizer_register(eph_heap *h, eph_finalizer_fn fn, void *data) {
   if (!fn) {
-    eph_set_error(h, EPH_ERR_INVALID, "finaliser function is NULL");
+    ephh_set_error(h, EPH_ERR_INVALID, "finaliser function is NULL");
     return 0;
   }
   if (h->finalizers_len == 0) h->finalizers_len = 1; /* id 0 means "the class's" */
@@ -26,7 +26,7 @@ eph_finalizer_id eph_finalizer_register(eph_heap *h, eph_finalizer_fn fn, void *
     size_t cap = h->finalizers_cap ? h->finalizers_cap * 2 : 16;
     eph_finalizer_entry *f = realloc(h->finalizers, cap * sizeof *f);
     if (!f) {
-      eph_set_error(h, EPH_ERR_NOMEM, "cannot grow the finaliser table");
+      ephh_set_error(h, EPH_ERR_NOMEM, "cannot grow the finaliser table");
       return 0;
     }
     h->finalizers = f;
@@ -40,11 +40,11 @@ static bool finalizer_ok(const eph_heap *h, eph_finalizer_id fin) { return fin <
 
 eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_id fin) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
-    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
     return EPH_ERR_INVALID;
   }
   if (!finalizer_ok(h, fin)) {
-    eph_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
+    ephh_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
     return EPH_ERR_INVALID;
   }
   h->classes[cls].finalizer = fin;
@@ -53,13 +53,13 @@ eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_
 
 eph_status eph_class_set_compact(eph_heap *h, eph_class_id cls) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
-    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
     return EPH_ERR_INVALID;
   }
   eph_class_entry *c = &h->classes[cls];
   if (c->compact) return EPH_OK;
   if (c->has_ephemerons) {
-    eph_set_error(h, EPH_ERR_INVALID, "class '%s' already has ephemerons: too late to make it compact", c->name);
+    ephh_set_error(h, EPH_ERR_INVALID, "class '%s' already has ephemerons: too late to make it compact", c->name);
     return EPH_ERR_INVALID;
   }
   c->compact = true;
@@ -68,7 +68,7 @@ eph_status eph_class_set_compact(eph_heap *h, eph_class_id cls) {
 
 eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
-    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
     return EPH_ERR_INVALID;
   }
   h->classes[cls].phantom = phantom;
@@ -78,22 +78,22 @@ eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
 eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
                             eph_finalizer_id fin, bool pretenure) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
-    eph_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
+    ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
     return EPH_NIL;
   }
   if (!finalizer_ok(h, fin)) {
-    eph_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
+    ephh_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
     return EPH_NIL;
   }
   eph_class_entry *c = &h->classes[cls];
   if (c->compact && fin) {
-    eph_set_error(h, EPH_ERR_INVALID, "class '%s' is compact: its ephemerons take the class's finaliser, not id %u",
+    ephh_set_error(h, EPH_ERR_INVALID, "class '%s' is compact: its ephemerons take the class's finaliser, not id %u",
                   c->name, fin);
     return EPH_NIL;
   }
-  size_t fixed = eph_ephemeron_fixed_slots(c);
+  size_t fixed = ephh_ephemeron_fixed_slots(c);
   if (user_slots > EPH_MAX_PAYLOAD_BYTES / EPH_WORD - fixed) {
-    eph_set_error(h, EPH_ERR_TOO_LARGE, "ephemeron with %zu user slots is too large", user_slots);
+    ephh_set_error(h, EPH_ERR_TOO_LARGE, "ephemeron with %zu user slots is too large", user_slots);
     return EPH_NIL;
   }
   size_t payload = (fixed + user_slots) * EPH_WORD;
@@ -121,8 +121,8 @@ static bool is_pending(const eph_heap *h, eph_value e) {
 
 eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_value value) {
   if (h->in_gc || !eph_is_ptr(e) || eph_format_of(e) != EPH_FORMAT_EPHEMERON || !eph_ephemeron_is_mourned(e) ||
-      (eph_checking(h) && is_pending(h, e))) {
-    eph_set_error(h, EPH_ERR_INVALID, "eph_ephemeron_rearm: not a finalised ephemeron, or inside a collection");
+      (ephh_checking(h) && is_pending(h, e))) {
+    ephh_set_error(h, EPH_ERR_INVALID, "eph_ephemeron_rearm: not a finalised ephemeron, or inside a collection");
     return EPH_ERR_INVALID;
   }
   /* Slots first, then the flag: nothing collects in between.  One write
@@ -152,11 +152,11 @@ static eph_value tombstone(eph_value key) {
 /* Called by the collectors: e's key died in this collection.  They trace
  * its key and value next; a phantom's key slot is a tombstone by then, so
  * its key is not kept alive. */
-void eph_mourn(eph_heap *h, eph_value e) {
+void ephh_mourn(eph_heap *h, eph_value e) {
   eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
   if (h->classes[eph_class_of(e)].phantom && eph_is_ptr(*key)) *key = tombstone(*key);
   *eph_header_of(e) |= EPH_HDR_MOURNED;
-  eph_vec_push(h, &h->mourn, e);
+  ephh_vec_push(h, &h->mourn, e);
   h->stats.ephemerons_mourned++;
   h->current.ephemerons_mourned++;
 }
@@ -178,7 +178,7 @@ size_t eph_run_finalizers(eph_heap *h) {
   if (h->running_finalizers || h->in_gc) return 0; /* the outer loop will get to them */
   h->running_finalizers = true;
   size_t ran = 0;
-  uint64_t start = eph_now_ns();
+  uint64_t start = ephh_now_ns();
   /* One frame for the whole run: e, rooted during each call, and the
    * shadow stack's height restored after each (a finaliser may leave it
    * higher). */
@@ -198,12 +198,12 @@ size_t eph_run_finalizers(eph_heap *h) {
   EPH_UNFRAME(h);
   h->mourn.len = h->mourn_head = 0;
   h->stats.finalizers_run += ran;
-  h->stats.finalize_ns += eph_now_ns() - start;
+  h->stats.finalize_ns += ephh_now_ns() - start;
   h->running_finalizers = false;
   return ran;
 }
 
-void eph_safepoint(eph_heap *h) {
+void ephh_safepoint(eph_heap *h) {
   if (h->auto_finalize && h->mourn_head < h->mourn.len && !h->running_finalizers) eph_run_finalizers(h);
 }
 
@@ -212,10 +212,10 @@ void eph_heap_set_auto_finalize(eph_heap *h, bool on) { h->auto_finalize = on; }
 void eph_heap_set_exit_finalize(eph_heap *h, eph_exit_finalize mode) { h->exit_finalize = mode; }
 
 /* At heap destruction: run what the embedder asked for. */
-void eph_exit_finalizers(eph_heap *h) {
+void ephh_exit_finalizers(eph_heap *h) {
   if (h->exit_finalize == EPH_EXIT_RUN_ALL) {
     h->mourn_all = true;
-    eph_full_gc(h);
+    ephh_full_gc(h);
     h->mourn_all = false;
   }
   if (h->exit_finalize != EPH_EXIT_DROP_PENDING) eph_run_finalizers(h);

@@ -20,50 +20,13 @@
 #include <string.h>
 
 #include "heap_internal.h"
+#include "markbits.h"
 
-/* Baseline x86-64 has no POPCNT, and __builtin_popcountll then calls a
- * table-driven libgcc routine; this inline SWAR count is faster there. */
-static inline size_t popcount64(uint64_t x) {
-#if defined(__POPCNT__)
-  return (size_t)__builtin_popcountll(x);
-#else
-  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-  x = (x + (x >> 4)) & UINT64_C(0x0F0F0F0F0F0F0F0F);
-  return (size_t)((x * UINT64_C(0x0101010101010101)) >> 56);
-#endif
-}
+bool ephh_full_is_marked(const eph_heap *h, eph_value obj) { return bit_is_set(h->mark_bits, word_index(h, obj)); }
 
-static inline size_t word_index(const eph_heap *h, eph_value obj) {
-  return (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD;
-}
-
-static inline bool bit_is_set(const uint64_t *bits, size_t w) { return (bits[w >> 6] >> (w & 63)) & 1u; }
-
-bool eph_full_is_marked(const eph_heap *h, eph_value obj) { return bit_is_set(h->mark_bits, word_index(h, obj)); }
-
-/* Where the live object at old-space word w goes: after the live words below it. */
-static inline eph_value forward_word(const eph_heap *h, size_t w) {
-  size_t chunk = w >> 6;
-  uint64_t below = h->mark_bits[chunk] & ((UINT64_C(1) << (w & 63)) - 1);
-  size_t live = h->chunk_live_before[chunk] + popcount64(below);
-  return (eph_value)(h->old_base + live * EPH_WORD);
-}
-
-eph_value eph_full_forward(const eph_heap *h, eph_value obj) {
+eph_value ephh_full_forward(const eph_heap *h, eph_value obj) {
   if (obj < (eph_value)h->dense_end) return obj; /* nothing below moves */
   return forward_word(h, word_index(h, obj));
-}
-
-void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n) {
-  if (h->phase != PHASE_MARKED) eph_fatal(h, "eph_gc_old_fates outside a full GC's on_collect");
-  for (size_t i = 0; i < n; i++) {
-    eph_value obj = objs[i];
-    if (eph_checking(h) && !eph_in_old(h, obj)) eph_fatal(h, "eph_gc_old_fates: an object outside old space");
-    size_t w = word_index(h, obj);
-    /* below the dense prefix: alive and unmoved */
-    to[i] = obj < (eph_value)h->dense_end ? obj : bit_is_set(h->mark_bits, w) ? forward_word(h, w) : EPH_NIL;
-  }
 }
 
 static void set_bit_range(uint64_t *bits, size_t from, size_t count) {
@@ -115,7 +78,7 @@ static void prepare_tables(eph_heap *h, size_t nwords) {
     free(h->chunk_live_before);
     h->mark_bits = malloc(nchunks * sizeof *h->mark_bits);
     h->chunk_live_before = malloc(nchunks * sizeof *h->chunk_live_before);
-    if (!h->mark_bits || !h->chunk_live_before) eph_fatal(h, "no memory for the full GC's mark bitmap");
+    if (!h->mark_bits || !h->chunk_live_before) ephh_fatal(h, "no memory for the full GC's mark bitmap");
     h->mark_bits_words = nchunks;
   }
   memset(h->mark_bits, 0, nchunks * sizeof *h->mark_bits);
@@ -125,7 +88,7 @@ static void push_mark(eph_heap *h, eph_value obj) {
   if (h->mark_len == h->mark_cap) {
     size_t cap = h->mark_cap ? h->mark_cap * 2 : 4096;
     eph_value *s = realloc(h->mark_stack, cap * sizeof *s);
-    if (!s) eph_fatal(h, "the mark stack cannot grow");
+    if (!s) ephh_fatal(h, "the mark stack cannot grow");
     h->mark_stack = s;
     h->mark_cap = cap;
   }
@@ -133,10 +96,10 @@ static void push_mark(eph_heap *h, eph_value obj) {
 }
 
 static inline void mark_value(eph_heap *h, eph_value v) {
-  if (!eph_in_old(h, v)) return;
+  if (!ephh_in_old(h, v)) return;
   size_t w = word_index(h, v);
   if (bit_is_set(h->mark_bits, w)) return;
-  set_bit_range(h->mark_bits, w, eph_span(h, v) / EPH_WORD);
+  set_bit_range(h->mark_bits, w, ephh_span(h, v) / EPH_WORD);
   if (eph_format_of(v) != EPH_FORMAT_BYTES && eph_size_bytes(v) != 0) push_mark(h, v);
 }
 
@@ -144,11 +107,11 @@ static inline void mark_value(eph_heap *h, eph_value v) {
 static void mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
   const eph_value *slot = (const eph_value *)(obj + sizeof(eph_header));
   size_t i = 0, n = eph_size_bytes(obj) / EPH_WORD;
-  if (EPH_UNLIKELY(eph_is_live_ephemeron(obj))) {
+  if (EPH_UNLIKELY(ephh_is_live_ephemeron(obj))) {
     (*ephemerons)++;
     eph_value key = slot[EPH_EPHEMERON_KEY];
-    if (h->mourn_all || (eph_in_old(h, key) && !eph_full_is_marked(h, key))) {
-      eph_vec_push(h, &h->deferred, obj);
+    if (h->mourn_all || (ephh_in_old(h, key) && !ephh_full_is_marked(h, key))) {
+      ephh_vec_push(h, &h->deferred, obj);
       i = EPH_EPHEMERON_VALUE + 1; /* skip key and value for now */
     }
   }
@@ -168,7 +131,7 @@ static void settle_ephemerons(eph_heap *h, uint64_t *ephemerons) {
     size_t keep = 0;
     for (size_t i = 0; i < d->len; i++) {
       eph_value e = d->items[i];
-      if (!h->mourn_all && eph_full_is_marked(h, eph_slot(e, EPH_EPHEMERON_KEY))) {
+      if (!h->mourn_all && ephh_full_is_marked(h, eph_slot(e, EPH_EPHEMERON_KEY))) {
         mark_value(h, eph_slot(e, EPH_EPHEMERON_VALUE));
         progress = true;
       } else {
@@ -180,7 +143,7 @@ static void settle_ephemerons(eph_heap *h, uint64_t *ephemerons) {
       size_t n = d->len;
       for (size_t i = 0; i < n; i++) {
         eph_value e = d->items[i];
-        eph_mourn(h, e);
+        ephh_mourn(h, e);
         mark_value(h, eph_slot(e, EPH_EPHEMERON_KEY));
         mark_value(h, eph_slot(e, EPH_EPHEMERON_VALUE));
       }
@@ -228,7 +191,7 @@ static size_t compute_forwarding(eph_heap *h, size_t nwords) {
 }
 
 static inline void update_slot(eph_heap *h, eph_value *slot) {
-  if (eph_in_old(h, *slot)) *slot = eph_full_forward(h, *slot);
+  if (ephh_in_old(h, *slot)) *slot = ephh_full_forward(h, *slot);
 }
 
 /*
@@ -245,7 +208,7 @@ static void update_roots(eph_heap *h) {
   eph_value *target = h->mark_stack;
   for (size_t i = 0; i < n; i++) {
     eph_value v = i < nr ? *h->fast.roots[i] : *h->globals[i - nr];
-    target[i] = eph_in_old(h, v) ? eph_full_forward(h, v) : v;
+    target[i] = ephh_in_old(h, v) ? ephh_full_forward(h, v) : v;
   }
   for (size_t i = 0; i < n; i++) *(i < nr ? h->fast.roots[i] : h->globals[i - nr]) = target[i];
 }
@@ -260,7 +223,7 @@ static void update_pointers(eph_heap *h, size_t nwords) {
       size_t n = eph_size_bytes(obj) / EPH_WORD;
       for (size_t i = 0; i < n; i++) update_slot(h, &slot[i]);
     }
-    w = next_set_bit(h->mark_bits, w + eph_span(h, obj) / EPH_WORD, nwords);
+    w = next_set_bit(h->mark_bits, w + ephh_span(h, obj) / EPH_WORD, nwords);
   }
 }
 
@@ -283,15 +246,15 @@ static uint64_t slide(eph_heap *h, size_t nwords) {
     w = next_set_bit(h->mark_bits, end, nwords);
   }
   h->old_top = dest;
-  if (eph_checking(h)) eph_poison(dest, old_top);
+  if (ephh_checking(h)) ephh_poison(dest, old_top);
   return moved;
 }
 
-void eph_full_gc(eph_heap *h) {
-  eph_gc_begin(h, EPH_GC_FULL);
-  eph_evacuate_young(h, true);
+void ephh_full_gc(eph_heap *h) {
+  ephh_gc_begin(h, EPH_GC_FULL);
+  ephh_evacuate_young(h, true);
 
-  size_t nwords = eph_old_used(h) / EPH_WORD;
+  size_t nwords = ephh_old_used(h) / EPH_WORD;
   prepare_tables(h, nwords);
   mark_from_roots(h);
   size_t live_words = compute_forwarding(h, nwords);
@@ -303,8 +266,8 @@ void eph_full_gc(eph_heap *h) {
   update_pointers(h, nwords);
   h->current.bytes_compacted += slide(h, nwords);
   if ((size_t)(h->old_top - h->old_base) != live_words * EPH_WORD)
-    eph_fatal(h, "full GC: the compacted old space does not hold exactly the marked words");
+    ephh_fatal(h, "full GC: the compacted old space does not hold exactly the marked words");
   h->dense_end = h->old_base;
-  eph_old_space_resize_after_full(h);
-  eph_gc_end(h);
+  ephh_old_space_resize_after_full(h);
+  ephh_gc_end(h);
 }

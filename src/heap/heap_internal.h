@@ -33,6 +33,23 @@
 #define EPH_MiB ((size_t)1 << 20)
 #define EPH_GiB ((size_t)1 << 30)
 
+/* Each survivor space is eden / EPH_SURVIVOR_DIVISOR, so that new space is
+ * eden 5/7 and two survivors 1/7 each, as in Pharo's Spur. */
+#define EPH_SURVIVOR_DIVISOR 5
+/* Objects of half a survivor space would rarely fit one: allocate them old,
+ * and anything this large (256 KiB) however large the survivor spaces. */
+#define EPH_LARGE_OBJECT_MAX (256 * EPH_KiB)
+/* Trailer words a tool may ask for (Merlin needs 2): a bound on the bytes
+ * every object carries for nothing the program asked. */
+#define EPH_MAX_TRAILER_WORDS 4
+/* First sizes of tables that double as they fill: a frame's worth of
+ * shadow-stack roots, and the classes of a small program. */
+#define EPH_ROOTS_INITIAL 256
+#define EPH_CLASSES_INITIAL 64
+/* The remembered set's first size: old objects with young pointers between
+ * two scavenges, for a small program; it doubles as it fills. */
+#define EPH_REMSET_INITIAL 1024
+
 typedef struct eph_space {
   char *start, *top, *end;
 } eph_space;
@@ -48,7 +65,7 @@ typedef struct eph_class_entry {
 
 /* Slots before an ephemeron's user slots: key, value and, unless its class
  * is compact, its finaliser id. */
-static inline size_t eph_ephemeron_fixed_slots(const eph_class_entry *c) {
+static inline size_t ephh_ephemeron_fixed_slots(const eph_class_entry *c) {
   return c->compact ? EPH_EPHEMERON_COMPACT_FIXED_SLOTS : EPH_EPHEMERON_FIXED_SLOTS;
 }
 
@@ -79,7 +96,7 @@ struct eph_heap {
   /* old space */
   char *old_base, *old_top;
   size_t old_reserved, old_committed;
-  size_t full_threshold;  /* counted old bytes (eph_old_counted) above which a full GC runs */
+  size_t full_threshold;  /* counted old bytes (ephh_old_counted) above which a full GC runs */
   size_t permanent_bytes; /* old bytes a tool keeps alive for good: not counted (observer.h) */
   bool over_max;          /* old space had to exceed max_heap during a collection */
 
@@ -167,85 +184,105 @@ struct eph_heap {
 
 /* os.c — virtual memory and clocks */
 #define EPH_HUGE_PAGE (2 * EPH_MiB) /* reservations start on this boundary, so huge pages can back them */
-void *eph_os_reserve(size_t bytes);
+void *ephh_os_reserve(size_t bytes);
 /* Makes [addr, addr+bytes) readable and writable; huge: ask for transparent
  * huge pages there (a hint: ignored where the OS has none). */
-bool eph_os_commit(void *addr, size_t bytes, bool huge);
-void eph_os_decommit(void *addr, size_t bytes);
-void eph_os_release(void *addr, size_t bytes);
-size_t eph_os_page_size(void);
-uint64_t eph_now_ns(void);
-uint64_t eph_cpu_ns(void);
-static inline size_t eph_round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+bool ephh_os_commit(void *addr, size_t bytes, bool huge);
+void ephh_os_decommit(void *addr, size_t bytes);
+void ephh_os_release(void *addr, size_t bytes);
+size_t ephh_os_page_size(void);
+uint64_t ephh_now_ns(void);
+uint64_t ephh_cpu_ns(void);
+static inline size_t ephh_round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 /* heap.c — errors */
-void eph_set_error(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void eph_raise(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void eph_fatal(eph_heap *h, const char *what) __attribute__((noreturn));
-void eph_update_alloc_limit(eph_heap *h);
-void eph_sample_arm(eph_heap *h);
+void ephh_set_error(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ephh_raise(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ephh_fatal(eph_heap *h, const char *what) __attribute__((noreturn));
+void ephh_update_alloc_limit(eph_heap *h);
+void ephh_sample_arm(eph_heap *h);
+
+/* Allocation (alloc.c, sample_point.c). */
+eph_value ephh_alloc_general(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure);
+void ephh_sample_point_slow(eph_heap *h, eph_value *obj, bool old);
+void ephh_notify_alloc_observer(eph_heap *h, eph_value *obj);
+
+static inline bool ephh_class_matches(const eph_heap *h, eph_class_id cls, eph_format fmt) {
+  return cls >= 1 && cls < h->classes_len && h->classes[cls].format == fmt;
+}
+
+/* An object's bytes: header, payload rounded to words, the tools' trailer. */
+static inline size_t ephh_object_total(const eph_heap *h, size_t payload) {
+  return sizeof(eph_header) + ephh_round_up(payload, EPH_WORD) + h->fast.trailer_bytes;
+}
+
+static inline eph_value ephh_init_object(char *p, eph_class_id cls, eph_format fmt, size_t payload, size_t total) {
+  *(eph_header *)(void *)p = eph_make_header(cls, fmt, payload);
+  memset(p + sizeof(eph_header), 0, total - sizeof(eph_header));
+  return (eph_value)p;
+}
 #define EPH_NO_COUNTDOWN (UINT64_MAX / 2)
 
 /* newspace.c */
-eph_status eph_new_space_init(eph_heap *h, size_t eden_bytes);
-void eph_new_space_release(eph_heap *h);
+eph_status ephh_new_space_init(eph_heap *h, size_t eden_bytes);
+void ephh_new_space_release(eph_heap *h);
 
 /* oldspace.c */
-eph_status eph_old_space_init(eph_heap *h);
-size_t eph_old_limit(const eph_heap *h);
-char *eph_old_alloc_gc(eph_heap *h, size_t bytes);
-char *eph_old_alloc_mutator(eph_heap *h, size_t bytes);
-void eph_old_space_resize_after_full(eph_heap *h);
-void eph_set_full_threshold(eph_heap *h);
-static inline size_t eph_old_used(const eph_heap *h) { return (size_t)(h->old_top - h->old_base); }
+eph_status ephh_old_space_init(eph_heap *h);
+size_t ephh_old_limit(const eph_heap *h);
+char *ephh_old_alloc_gc(eph_heap *h, size_t bytes);
+char *ephh_old_alloc_mutator(eph_heap *h, size_t bytes);
+void ephh_old_space_resize_after_full(eph_heap *h);
+void ephh_set_full_threshold(eph_heap *h);
+static inline size_t ephh_old_used(const eph_heap *h) { return (size_t)(h->old_top - h->old_base); }
 /* What the GC-ratio trigger counts: old space less a tool's permanent objects. */
-static inline size_t eph_old_counted(const eph_heap *h) {
-  return eph_old_used(h) > h->permanent_bytes ? eph_old_used(h) - h->permanent_bytes : 0;
+static inline size_t ephh_old_counted(const eph_heap *h) {
+  return ephh_old_used(h) > h->permanent_bytes ? ephh_old_used(h) - h->permanent_bytes : 0;
 }
-static inline bool eph_in_old(const eph_heap *h, eph_value v) {
+static inline bool ephh_in_old(const eph_heap *h, eph_value v) {
   return (v & 7) == 0 && v - (uintptr_t)h->old_base < (uintptr_t)(h->old_top - h->old_base);
 }
 
 /* edenwalk.c */
-static inline bool eph_eden_walk_on(const eph_heap *h) { return h->fast.site_log != NULL; }
-void eph_eden_walk_after_gc(eph_heap *h);
-void eph_eden_walk_free(eph_heap *h);
-void eph_eden_walk_note_old(eph_heap *h);
+static inline bool ephh_eden_walk_on(const eph_heap *h) { return h->fast.site_log != NULL; }
+void ephh_eden_walk_after_gc(eph_heap *h);
+void ephh_eden_walk_free(eph_heap *h);
+void ephh_eden_walk_note_old(eph_heap *h);
 
 /* ephemeron.c */
-void eph_vec_grow(eph_heap *h, eph_value_vec *v);
+void ephh_vec_grow(eph_heap *h, eph_value_vec *v);
 /* Inline: the collectors push every deferred and mourned ephemeron. */
-static inline void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
-  if (EPH_UNLIKELY(v->len == v->cap)) eph_vec_grow(h, v);
+static inline void ephh_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
+  if (EPH_UNLIKELY(v->len == v->cap)) ephh_vec_grow(h, v);
   v->items[v->len++] = x;
 }
-void eph_mourn(eph_heap *h, eph_value e); /* before its key and value are traced */
-void eph_safepoint(eph_heap *h);
-void eph_exit_finalizers(eph_heap *h);
-static inline bool eph_is_live_ephemeron(eph_value obj) {
+void ephh_mourn(eph_heap *h, eph_value e); /* before its key and value are traced */
+void ephh_safepoint(eph_heap *h);
+void ephh_exit_finalizers(eph_heap *h);
+static inline bool ephh_is_live_ephemeron(eph_value obj) {
   return eph_format_of(obj) == EPH_FORMAT_EPHEMERON && !(*eph_header_of(obj) & EPH_HDR_MOURNED);
 }
 
 /* remset.c */
-void eph_remset_add(eph_heap *h, eph_value obj);
+void ephh_remset_add(eph_heap *h, eph_value obj);
 
 /* scavenge.c */
-void eph_evacuate_young(eph_heap *h, bool tenure_all);
-void eph_scavenge(eph_heap *h);
+void ephh_evacuate_young(eph_heap *h, bool tenure_all);
+void ephh_scavenge(eph_heap *h);
 
 /* fullgc.c */
-void eph_full_gc(eph_heap *h);
-eph_value eph_full_forward(const eph_heap *h, eph_value obj);
-bool eph_full_is_marked(const eph_heap *h, eph_value obj);
+void ephh_full_gc(eph_heap *h);
+eph_value ephh_full_forward(const eph_heap *h, eph_value obj);
+bool ephh_full_is_marked(const eph_heap *h, eph_value obj);
 
 /* stats.c */
-void eph_gc_begin(eph_heap *h, eph_gc_kind kind);
-void eph_gc_end(eph_heap *h);
-uint64_t eph_heap_used(const eph_heap *h);
-void eph_note_committed(eph_heap *h);
+void ephh_gc_begin(eph_heap *h, eph_gc_kind kind);
+void ephh_gc_end(eph_heap *h);
+uint64_t ephh_heap_used(const eph_heap *h);
+void ephh_note_committed(eph_heap *h);
 /* Checked builds and verify mode: the slow checks (poisoning vacated
  * memory, the O(pending) queue check of eph_ephemeron_rearm). */
-static inline bool eph_checking(const eph_heap *h) {
+static inline bool ephh_checking(const eph_heap *h) {
 #ifdef EPH_CHECKED
   (void)h;
   return true;
@@ -253,23 +290,23 @@ static inline bool eph_checking(const eph_heap *h) {
   return h->params.verify != 0;
 #endif
 }
-void eph_poison(char *from, char *to);
+void ephh_poison(char *from, char *to);
 
 /* verify.c */
-void eph_verify_after_gc(eph_heap *h);
+void ephh_verify_after_gc(eph_heap *h);
 
 /* The space an object takes: header, payload and the heap's trailer words. */
-static inline size_t eph_span(const eph_heap *h, eph_value obj) { return eph_object_bytes(obj) + h->fast.trailer_bytes; }
+static inline size_t ephh_span(const eph_heap *h, eph_value obj) { return eph_object_bytes(obj) + h->fast.trailer_bytes; }
 
 /* Walk [from, to) object by object. */
-static inline char *eph_next_object(const eph_heap *h, char *p) { return p + eph_span(h, (eph_value)p); }
+static inline char *ephh_next_object(const eph_heap *h, char *p) { return p + ephh_span(h, (eph_value)p); }
 
-static inline bool eph_in_space(const eph_space *s, eph_value v) {
+static inline bool ephh_in_space(const eph_space *s, eph_value v) {
   return v - (uintptr_t)s->start < (uintptr_t)(s->top - s->start);
 }
 
 /* Eden's fill level lives in fast.alloc_top (eden.top is unused). */
-static inline bool eph_in_eden(const eph_heap *h, eph_value v) {
+static inline bool ephh_in_eden(const eph_heap *h, eph_value v) {
   return v - (uintptr_t)h->eden.start < (uintptr_t)(h->fast.alloc_top - h->eden.start);
 }
 

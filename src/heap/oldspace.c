@@ -12,33 +12,33 @@
 
 /* Headroom above max_heap that promotion may borrow: all of new space, twice. */
 static size_t reservation_for(const eph_heap *h) {
-  if (h->params.max_heap) return eph_round_up(h->params.max_heap + 4 * h->new_bytes, h->page);
+  if (h->params.max_heap) return ephh_round_up(h->params.max_heap + 4 * h->new_bytes, h->page);
   return 256 * EPH_GiB;
 }
 
-size_t eph_old_limit(const eph_heap *h) {
+size_t ephh_old_limit(const eph_heap *h) {
   if (!h->params.max_heap) return h->old_reserved;
   return h->params.max_heap > h->new_bytes ? (h->params.max_heap - h->new_bytes) / h->page * h->page : 0;
 }
 
-eph_status eph_old_space_init(eph_heap *h) {
+eph_status ephh_old_space_init(eph_heap *h) {
   size_t want = reservation_for(h);
   char *base = NULL;
-  while (!(base = eph_os_reserve(want)) && want > EPH_GiB) want /= 2;
+  while (!(base = ephh_os_reserve(want)) && want > EPH_GiB) want /= 2;
   if (!base) {
-    eph_set_error(h, EPH_ERR_NOMEM, "cannot reserve address space for old space");
+    ephh_set_error(h, EPH_ERR_NOMEM, "cannot reserve address space for old space");
     return EPH_ERR_NOMEM;
   }
   h->old_base = h->old_top = base;
   h->old_reserved = want;
-  size_t first = eph_round_up(h->params.growth_headroom, h->page);
-  if (first > eph_old_limit(h)) first = eph_old_limit(h);
+  size_t first = ephh_round_up(h->params.growth_headroom, h->page);
+  if (first > ephh_old_limit(h)) first = ephh_old_limit(h);
   /* Small pages here even with params.huge_pages: old space is decommitted
    * and committed again as it shrinks and grows, and faulting huge pages
    * back in made the kernel compact memory (dataframe and lambda at
    * default size spent 0.2-0.5 s more in the system, for no gain). */
-  if (!eph_os_commit(base, first, false)) {
-    eph_set_error(h, EPH_ERR_NOMEM, "cannot commit %zu bytes of old space", first);
+  if (!ephh_os_commit(base, first, false)) {
+    ephh_set_error(h, EPH_ERR_NOMEM, "cannot commit %zu bytes of old space", first);
     return EPH_ERR_NOMEM;
   }
   h->old_committed = first;
@@ -47,23 +47,23 @@ eph_status eph_old_space_init(eph_heap *h) {
 }
 
 static bool grow_to(eph_heap *h, size_t committed) {
-  if (!eph_os_commit(h->old_base + h->old_committed, committed - h->old_committed, false)) return false;
+  if (!ephh_os_commit(h->old_base + h->old_committed, committed - h->old_committed, false)) return false;
   h->old_committed = committed;
-  eph_note_committed(h);
+  ephh_note_committed(h);
   return true;
 }
 
 /* Promotion target during a collection: may exceed max_heap, never fails
  * short of the reservation or the OS refusing memory. */
-char *eph_old_alloc_gc(eph_heap *h, size_t bytes) {
-  size_t need = eph_old_used(h) + bytes;
+char *ephh_old_alloc_gc(eph_heap *h, size_t bytes) {
+  size_t need = ephh_old_used(h) + bytes;
   if (need > h->old_committed) {
     size_t step = need - h->old_committed;
     if (step < h->params.growth_headroom) step = h->params.growth_headroom;
-    size_t target = eph_round_up(h->old_committed + step, h->page);
-    if (target > h->old_reserved) target = eph_round_up(need, h->page);
-    if (target > h->old_reserved || !grow_to(h, target)) eph_fatal(h, "old space cannot grow during a collection");
-    if (h->old_committed > eph_old_limit(h)) h->over_max = true;
+    size_t target = ephh_round_up(h->old_committed + step, h->page);
+    if (target > h->old_reserved) target = ephh_round_up(need, h->page);
+    if (target > h->old_reserved || !grow_to(h, target)) ephh_fatal(h, "old space cannot grow during a collection");
+    if (h->old_committed > ephh_old_limit(h)) h->over_max = true;
   }
   char *p = h->old_top;
   h->old_top += bytes;
@@ -72,22 +72,22 @@ char *eph_old_alloc_gc(eph_heap *h, size_t bytes) {
 
 /* Allocation outside a collection: NULL when the maximum heap or the OS
  * says no (the heap error says which); the caller may collect and retry. */
-char *eph_old_alloc_mutator(eph_heap *h, size_t bytes) {
-  size_t need = eph_old_used(h) + bytes;
+char *ephh_old_alloc_mutator(eph_heap *h, size_t bytes) {
+  size_t need = ephh_old_used(h) + bytes;
   if (need > h->old_committed) {
-    size_t limit = eph_old_limit(h);
+    size_t limit = ephh_old_limit(h);
     size_t step = need - h->old_committed;
     if (step < h->params.growth_headroom) step = h->params.growth_headroom;
-    size_t target = eph_round_up(h->old_committed + step, h->page);
+    size_t target = ephh_round_up(h->old_committed + step, h->page);
     if (target > limit) target = limit;
     if (target < need) {
-      eph_set_error(h, EPH_ERR_HEAP_EXHAUSTED,
+      ephh_set_error(h, EPH_ERR_HEAP_EXHAUSTED,
                     "heap exhausted: %zu bytes needed in old space, %zu in use, maximum heap %zu bytes", bytes,
-                    eph_old_used(h), h->params.max_heap);
+                    ephh_old_used(h), h->params.max_heap);
       return NULL;
     }
     if (!grow_to(h, target)) {
-      eph_set_error(h, EPH_ERR_NOMEM, "the OS refused %zu more bytes of old space", target - h->old_committed);
+      ephh_set_error(h, EPH_ERR_NOMEM, "the OS refused %zu more bytes of old space", target - h->old_committed);
       return NULL;
     }
   }
@@ -96,26 +96,24 @@ char *eph_old_alloc_mutator(eph_heap *h, size_t bytes) {
   return p;
 }
 
-void eph_old_space_resize_after_full(eph_heap *h) {
-  size_t used = eph_round_up(eph_old_used(h), h->page);
+void ephh_old_space_resize_after_full(eph_heap *h) {
+  size_t used = ephh_round_up(ephh_old_used(h), h->page);
   size_t target = h->old_committed;
   if (h->old_committed - used > h->params.shrink_threshold)
-    target = eph_round_up(used + h->params.shrink_threshold, h->page);
-  size_t limit = eph_old_limit(h);
+    target = ephh_round_up(used + h->params.shrink_threshold, h->page);
+  size_t limit = ephh_old_limit(h);
   if (target > limit) target = used > limit ? used : limit;
   if (target < h->old_committed) {
-    eph_os_decommit(h->old_base + target, h->old_committed - target);
+    ephh_os_decommit(h->old_base + target, h->old_committed - target);
     h->old_committed = target;
   }
-  h->over_max = eph_old_used(h) > limit;
-  eph_set_full_threshold(h);
+  h->over_max = ephh_old_used(h) > limit;
+  ephh_set_full_threshold(h);
 }
 
 /* The next full GC comes when old space (as counted) has grown by the GC
  * ratio, from at least the growth headroom. */
-void eph_set_full_threshold(eph_heap *h) {
-  size_t base = eph_old_counted(h) > h->params.growth_headroom ? eph_old_counted(h) : h->params.growth_headroom;
+void ephh_set_full_threshold(eph_heap *h) {
+  size_t base = ephh_old_counted(h) > h->params.growth_headroom ? ephh_old_counted(h) : h->params.growth_headroom;
   h->full_threshold = (size_t)((double)base * (1.0 + h->params.gc_ratio));
 }
-
-void eph_heap_set_permanent_bytes(eph_heap *h, size_t bytes) { h->permanent_bytes = bytes; }

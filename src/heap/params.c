@@ -38,15 +38,6 @@ void eph_gc_params_init(eph_gc_params *p) {
 #undef X
 }
 
-void eph_error_fill(eph_error *err, eph_status st, const char *fmt, ...) {
-  if (!err) return;
-  err->status = st;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
-  va_end(ap);
-}
-
 /* "64M", "1g", "4096", "1.5G" -> bytes.  Rejects negatives and junk. */
 static bool parse_size(const char *s, size_t *out) {
   if (!*s || *s == '-' || *s == '+' || isspace((unsigned char)*s)) return false;

@@ -8,9 +8,9 @@
 #include "heap_internal.h"
 
 static void remset_grow(eph_heap *h) {
-  size_t cap = h->remset_cap ? h->remset_cap * 2 : 1024;
+  size_t cap = h->remset_cap ? h->remset_cap * 2 : EPH_REMSET_INITIAL;
   eph_value *r = realloc(h->remset, cap * sizeof *r);
-  if (!r) eph_fatal(h, "the remembered set cannot grow");
+  if (!r) ephh_fatal(h, "the remembered set cannot grow");
   h->remset = r;
   h->remset_cap = cap;
 }
@@ -21,7 +21,7 @@ static inline void remset_add(eph_heap *h, eph_value obj) {
   h->remset[h->remset_len++] = obj;
 }
 
-void eph_remset_add(eph_heap *h, eph_value obj) { remset_add(h, obj); }
+void ephh_remset_add(eph_heap *h, eph_value obj) { remset_add(h, obj); }
 
 void eph_remember_slow(eph_heap *h, eph_value obj) {
   if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) remset_add(h, obj);

@@ -8,7 +8,7 @@
 void eph_roots_grow(eph_heap *h) {
   size_t cap = h->fast.roots_cap * 2;
   eph_value **r = realloc(h->fast.roots, cap * sizeof *r);
-  if (!r) eph_fatal(h, "the shadow stack cannot grow");
+  if (!r) ephh_fatal(h, "the shadow stack cannot grow");
   h->fast.roots = r;
   h->fast.roots_cap = cap;
 }
@@ -18,7 +18,7 @@ eph_status eph_global_root_add(eph_heap *h, eph_value *slot) {
     size_t cap = h->globals_cap ? h->globals_cap * 2 : 16;
     eph_value **g = realloc(h->globals, cap * sizeof *g);
     if (!g) {
-      eph_set_error(h, EPH_ERR_NOMEM, "cannot grow the global root table");
+      ephh_set_error(h, EPH_ERR_NOMEM, "cannot grow the global root table");
       return EPH_ERR_NOMEM;
     }
     h->globals = g;

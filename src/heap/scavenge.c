@@ -42,12 +42,12 @@ static eph_value copy_object(scavenger *s, eph_value obj) {
   eph_header hdr = *eph_header_of(obj);
   if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
   eph_heap *h = s->h;
-  size_t bytes = eph_span(h, obj);
+  size_t bytes = ephh_span(h, obj);
   unsigned age = (unsigned)((hdr & EPH_HDR_AGE_MASK) >> EPH_HDR_AGE_SHIFT);
   if (age < 15) age++;
   char *dest;
   if (age >= s->tenure_age || (size_t)(h->future.end - h->future.top) < bytes) {
-    dest = eph_old_alloc_gc(h, bytes);
+    dest = ephh_old_alloc_gc(h, bytes);
     s->promoted += bytes;
   } else {
     dest = h->future.top;
@@ -79,14 +79,14 @@ static bool scan_object(scavenger *s, eph_value obj) {
   eph_value *slot = (eph_value *)(obj + sizeof(eph_header));
   eph_value *end = slot + eph_size_bytes(obj) / sizeof(eph_value);
   bool young = false;
-  if (EPH_UNLIKELY(eph_is_live_ephemeron(obj))) {
+  if (EPH_UNLIKELY(ephh_is_live_ephemeron(obj))) {
     s->ephemerons++;
     if (!key_reached(s, slot[EPH_EPHEMERON_KEY])) {
       /* A phantom's key is not traced when it is mourned: with a value
        * that needs no copy either, settling it can reach nothing. */
       bool inert = !s->full_gc_step && s->h->classes[eph_class_of(obj)].phantom &&
                    !in_from_space(s, slot[EPH_EPHEMERON_VALUE]);
-      eph_vec_push(s->h, inert ? &s->h->deferred_inert : &s->h->deferred, obj);
+      ephh_vec_push(s->h, inert ? &s->h->deferred_inert : &s->h->deferred, obj);
       young = true; /* the key is young whatever becomes of it */
       slot += EPH_EPHEMERON_VALUE + 1; /* skip key and value */
     }
@@ -155,12 +155,12 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
   while (young_scan < h->future.top || old_scan < h->old_top) {
     while (young_scan < h->future.top) {
       scan_object(s, (eph_value)young_scan);
-      young_scan = eph_next_object(h, young_scan);
+      young_scan = ephh_next_object(h, young_scan);
     }
     while (old_scan < h->old_top) {
       eph_value obj = (eph_value)old_scan;
-      if (scan_object(s, obj) && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) eph_remset_add(h, obj);
-      old_scan = eph_next_object(h, old_scan);
+      if (scan_object(s, obj) && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) ephh_remset_add(h, obj);
+      old_scan = ephh_next_object(h, old_scan);
     }
   }
   s->young_scan = young_scan;
@@ -180,7 +180,7 @@ static void settle_inert(scavenger *s) {
     if (key_reached(s, *key))
       scavenge_slot(s, key);
     else
-      eph_mourn(s->h, e);
+      ephh_mourn(s->h, e);
   }
   v->len = 0;
 }
@@ -228,7 +228,7 @@ static void settle_ephemerons(scavenger *s, char **old_scan) {
         PREFETCH_AHEAD(d->items, i, n);
         eph_value e = d->items[i];
         eph_value *slot = (eph_value *)(e + sizeof(eph_header));
-        if (!s->full_gc_step) eph_mourn(h, e);
+        if (!s->full_gc_step) ephh_mourn(h, e);
         scavenge_slot(s, &slot[EPH_EPHEMERON_KEY]);
         scavenge_slot(s, &slot[EPH_EPHEMERON_VALUE]);
       }
@@ -245,7 +245,7 @@ static void settle_ephemerons(scavenger *s, char **old_scan) {
  * and `past`.  With tenure_all (the first step of a full GC), everything
  * goes to old space and new space ends empty.
  */
-void eph_evacuate_young(eph_heap *h, bool tenure_all) {
+void ephh_evacuate_young(eph_heap *h, bool tenure_all) {
   scavenger s = {
       .h = h,
       .from_lo = (uintptr_t)h->eden.start,
@@ -283,15 +283,15 @@ void eph_evacuate_young(eph_heap *h, bool tenure_all) {
   h->future.top = h->future.start;
   h->eden_retired += eden_used;
   h->fast.alloc_top = h->eden.start;
-  eph_update_alloc_limit(h);
+  ephh_update_alloc_limit(h);
 
   h->current.bytes_copied += s.copied;
   h->current.bytes_promoted += s.promoted;
   h->stats.ephemerons_traced += s.ephemerons;
 }
 
-void eph_scavenge(eph_heap *h) {
-  eph_gc_begin(h, EPH_GC_SCAVENGE);
-  eph_evacuate_young(h, false);
-  eph_gc_end(h);
+void ephh_scavenge(eph_heap *h) {
+  ephh_gc_begin(h, EPH_GC_SCAVENGE);
+  ephh_evacuate_young(h, false);
+  ephh_gc_end(h);
 }

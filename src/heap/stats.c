@@ -8,11 +8,11 @@ uint64_t eph_heap_allocated(const eph_heap *h) {
   return h->eden_retired + (uint64_t)(h->fast.alloc_top - h->eden.start) + h->stats.bytes_allocated_old;
 }
 
-uint64_t eph_heap_used(const eph_heap *h) {
-  return (uint64_t)(h->fast.alloc_top - h->eden.start) + (uint64_t)(h->past.top - h->past.start) + eph_old_used(h);
+uint64_t ephh_heap_used(const eph_heap *h) {
+  return (uint64_t)(h->fast.alloc_top - h->eden.start) + (uint64_t)(h->past.top - h->past.start) + ephh_old_used(h);
 }
 
-void eph_note_committed(eph_heap *h) {
+void ephh_note_committed(eph_heap *h) {
   h->stats.heap_committed = h->new_bytes + h->old_committed;
   if (h->stats.heap_committed > h->stats.peak_committed) h->stats.peak_committed = h->stats.heap_committed;
 }
@@ -21,14 +21,14 @@ void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out) {
   eph_heap_stats *s = &h->stats;
   s->bytes_allocated = eph_heap_allocated(h);
   s->objects_allocated = eph_heap_objects_allocated(h);
-  s->used = eph_heap_used(h);
+  s->used = ephh_heap_used(h);
   if (s->used > s->peak_used) s->peak_used = s->used;
-  s->old_used = eph_old_used(h);
+  s->old_used = ephh_old_used(h);
   s->old_committed = h->old_committed;
   s->new_space_bytes = h->new_bytes;
-  eph_note_committed(h);
-  s->wall_ns = eph_now_ns() - h->start_wall_ns;
-  s->cpu_ns = eph_cpu_ns() - h->start_cpu_ns;
+  ephh_note_committed(h);
+  s->wall_ns = ephh_now_ns() - h->start_wall_ns;
+  s->cpu_ns = ephh_cpu_ns() - h->start_cpu_ns;
   s->mutator_wall_ns = s->wall_ns > s->gc_wall_ns ? s->wall_ns - s->gc_wall_ns : 0;
   s->mutator_cpu_ns = s->cpu_ns > s->gc_cpu_ns ? s->cpu_ns - s->gc_cpu_ns : 0;
   s->remembered = h->remset_len;

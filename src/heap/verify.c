@@ -31,9 +31,9 @@ static void set_start(uint64_t *bits, size_t w) { bits[w >> 6] |= UINT64_C(1) <<
 static bool is_start(const uint64_t *bits, size_t w) { return (bits[w >> 6] >> (w & 63)) & 1u; }
 
 static const char *space_name(const eph_heap *h, eph_value p) {
-  if (eph_in_eden(h, p)) return "eden";
-  if (eph_in_space(&h->past, p)) return "survivor space";
-  if (eph_in_old(h, p)) return "old space";
+  if (ephh_in_eden(h, p)) return "eden";
+  if (ephh_in_space(&h->past, p)) return "survivor space";
+  if (ephh_in_old(h, p)) return "old space";
   return "nowhere";
 }
 
@@ -52,11 +52,11 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
     if (eph_format_of(obj) != EPH_FORMAT_BYTES && eph_size_bytes(obj) % EPH_WORD)
       return fail(v, "object %p (%s) has a pointer payload of %zu bytes, not whole slots", (void *)p,
                   h->classes[cls].name, eph_size_bytes(obj));
-    if ((size_t)(top - p) < eph_span(h, obj))
+    if ((size_t)(top - p) < ephh_span(h, obj))
       return fail(v, "object %p (%s, %zu bytes) runs past the end of %s", (void *)p, h->classes[cls].name,
-                  eph_span(h, obj), space_name(h, obj));
+                  ephh_span(h, obj), space_name(h, obj));
     if (eph_format_of(obj) == EPH_FORMAT_EPHEMERON) {
-      size_t fixed = eph_ephemeron_fixed_slots(&h->classes[cls]);
+      size_t fixed = ephh_ephemeron_fixed_slots(&h->classes[cls]);
       if (eph_size_bytes(obj) < fixed * EPH_WORD)
         return fail(v, "ephemeron %p (%s) has fewer than %zu slots", (void *)p, h->classes[cls].name, fixed);
       eph_value fin = fixed > EPH_EPHEMERON_FINALIZER ? eph_slot(obj, EPH_EPHEMERON_FINALIZER) : EPH_NIL;
@@ -72,7 +72,7 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
       v->remembered_seen++;
     }
     set_start(starts, (size_t)(p - bitmap_base) / EPH_WORD);
-    p = eph_next_object(v->h, p);
+    p = ephh_next_object(v->h, p);
   }
 }
 
@@ -87,13 +87,13 @@ static bool check_value(verifier *v, eph_value val, const char *what, eph_value 
     return false;
   }
   bool ok, young = false;
-  if (eph_in_eden(h, val)) {
+  if (ephh_in_eden(h, val)) {
     ok = is_start(v->new_starts, (size_t)(val - (uintptr_t)h->new_base) / EPH_WORD);
     young = true;
-  } else if (eph_in_space(&h->past, val)) {
+  } else if (ephh_in_space(&h->past, val)) {
     ok = is_start(v->new_starts, (size_t)(val - (uintptr_t)h->new_base) / EPH_WORD);
     young = true;
-  } else if (eph_in_old(h, val)) {
+  } else if (ephh_in_old(h, val)) {
     ok = is_start(v->old_starts, (size_t)(val - (uintptr_t)h->old_base) / EPH_WORD);
   } else {
     const char *where = eph_is_young(h, val) ? "the empty survivor space or free eden" : "outside the heap";
@@ -108,7 +108,7 @@ static bool check_value(verifier *v, eph_value val, const char *what, eph_value 
 }
 
 static void check_slots(verifier *v, char *start, char *top, bool old) {
-  for (char *p = start; p < top && !v->failed; p = eph_next_object(v->h, p)) {
+  for (char *p = start; p < top && !v->failed; p = ephh_next_object(v->h, p)) {
     eph_value obj = (eph_value)p;
     if (eph_format_of(obj) == EPH_FORMAT_BYTES) continue;
     size_t n = eph_size_bytes(obj) / EPH_WORD;
@@ -126,7 +126,7 @@ static void check_layout(verifier *v) {
   if (h->fast.alloc_top < h->eden.start || h->fast.alloc_top > h->eden.end) fail(v, "eden top out of bounds");
   if (h->past.top < h->past.start || h->past.top > h->past.end) fail(v, "survivor top out of bounds");
   if (h->future.top != h->future.start) fail(v, "the empty survivor space is not empty");
-  if (h->old_top < h->old_base || eph_old_used(h) > h->old_committed) fail(v, "old space top out of bounds");
+  if (h->old_top < h->old_base || ephh_old_used(h) > h->old_committed) fail(v, "old space top out of bounds");
   if (h->fast.alloc_limit > h->eden.end) fail(v, "allocation limit beyond eden");
 }
 
@@ -134,7 +134,7 @@ static void check_remset(verifier *v) {
   eph_heap *h = v->h;
   for (size_t i = 0; i < h->remset_len && !v->failed; i++) {
     eph_value obj = h->remset[i];
-    if (!eph_in_old(h, obj) || !is_start(v->old_starts, (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD))
+    if (!ephh_in_old(h, obj) || !is_start(v->old_starts, (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD))
       return fail(v, "remembered set entry %zu (%p) is not an old object", i, (void *)obj);
     if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED))
       return fail(v, "remembered set entry %zu (%p) lacks the remembered flag", i, (void *)obj);
@@ -146,13 +146,13 @@ static void check_remset(verifier *v) {
 
 eph_status eph_heap_verify(eph_heap *h) {
   verifier v = {.h = h};
-  size_t new_words = h->new_bytes / EPH_WORD, old_words = eph_old_used(h) / EPH_WORD;
+  size_t new_words = h->new_bytes / EPH_WORD, old_words = ephh_old_used(h) / EPH_WORD;
   v.new_starts = calloc(new_words / 64 + 1, sizeof(uint64_t));
   v.old_starts = calloc(old_words / 64 + 1, sizeof(uint64_t));
   if (!v.new_starts || !v.old_starts) {
     free(v.new_starts);
     free(v.old_starts);
-    eph_set_error(h, EPH_ERR_NOMEM, "verifier: no memory for its tables");
+    ephh_set_error(h, EPH_ERR_NOMEM, "verifier: no memory for its tables");
     return EPH_ERR_NOMEM;
   }
   check_layout(&v);
@@ -176,11 +176,11 @@ eph_status eph_heap_verify(eph_heap *h) {
   return v.failed ? EPH_ERR_CORRUPT : EPH_OK;
 }
 
-void eph_verify_after_gc(eph_heap *h) {
+void ephh_verify_after_gc(eph_heap *h) {
   if (eph_heap_verify(h) == EPH_OK) return;
   char msg[sizeof h->error];
   memcpy(msg, h->error, sizeof msg);
-  eph_raise(h, EPH_ERR_CORRUPT, "verifier after collection %llu: %s",
+  ephh_raise(h, EPH_ERR_CORRUPT, "verifier after collection %llu: %s",
             (unsigned long long)(h->stats.scavenges + h->stats.full_gcs), msg);
   abort();
 }

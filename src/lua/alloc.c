@@ -87,7 +87,7 @@ static inline uint64_t stamp_ns(lt_tracker *t) {
 uint64_t lt_stamp_ns(lt_tracker *t) { return stamp_ns(t); }
 
 static inline double weight_of(const lt_tracker *t, uint64_t size) {
-  if (t->by_bytes) return 1.0 / -expm1(-(double)size / (double)t->opt.sample_bytes);
+  if (t->by_bytes) return ephs_byte_weight(size, t->opt.sample_bytes);
   return t->count_weight;
 }
 

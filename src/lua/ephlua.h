@@ -25,6 +25,7 @@
 #include <lua.h>
 
 #include "ephemera/format.h"
+#include "sampling/sampling.h"
 
 /* Class ids written to the file (1-based, dense). */
 enum {
@@ -145,8 +146,7 @@ struct lt_tracker {
   bool by_bytes;
   int64_t fixed_gap; /* count sampling with a fixed gap (every:N, 1/1): the gap; else 0 */
   double count_weight; /* count sampling: what each sample stands for */
-  double log_keep;     /* count sampling: log(1 - 1/N), for the geometric gaps */
-  uint64_t rng;
+  ephs_rng rng; /* the sampling core's stream (src/sampling) */
 
   /* state */
   bool closing;  /* lua_close is freeing everything: deaths are censored */

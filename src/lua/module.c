@@ -24,7 +24,7 @@
 
 static const char TRACKER_KEY = 't';
 
-int luaopen_ephemera(lua_State *L);
+EPH_API int luaopen_ephemera(lua_State *L); /* the only symbol the module exports */
 
 static lt_tracker *current(lua_State *L) {
   lua_rawgetp(L, LUA_REGISTRYINDEX, &TRACKER_KEY);

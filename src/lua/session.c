@@ -10,9 +10,9 @@
 
 #include <lauxlib.h>
 
-#include "ephemera/profile.h"
+#include "ephemera/spec.h"
 #include "ephlua.h"
-#include "../analysis/lua_advice.h"
+#include "lua_advice.h"
 
 static const char *const CLASS_NAMES[LT_CLS_COUNT] = {
     NULL,       "short string", "long string", "table",  "Lua closure", "C closure",

@@ -70,7 +70,7 @@ static void thin(eph_profiler *p) {
   p->clock_cache[0].wall_span = p->clock_cache[1].wall_span = 0; /* the cached intervals may be gone */
 }
 
-void clocks_point(eph_profiler *p, uint64_t bytes) {
+void prof_clocks_point(eph_profiler *p, uint64_t bytes) {
   /* bounded: at most CLOCK_POINTS_MAX points, and 4x as many buckets */
   if (p->nclock_points >= CLOCK_POINTS_MAX) thin(p);
   while (p->nclock_points && bytes > p->clock_points[0].bytes && p->clock_shift < 48 &&
@@ -83,13 +83,13 @@ void clocks_point(eph_profiler *p, uint64_t bytes) {
   p->next_clock_point = bytes + p->clock_gap;
 }
 
-void clocks_start(eph_profiler *p) {
+void prof_clocks_start(eph_profiler *p) {
   p->clock_gap = CLOCK_POINT_GAP;
   p->clock_shift = CLOCK_POINT_SHIFT;
-  clocks_point(p, prof_clock(p));
+  prof_clocks_point(p, prof_clock(p));
 }
 
-void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
+void prof_clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
   p->gc_clocks = prof_grow(p, p->gc_clocks, &p->gc_clocks_cap, p->ngc_clocks + 1, sizeof *p->gc_clocks);
   struct gc_clock c = {bytes, p->scavenges0, p->full_gcs0};
   if (p->ngc_clocks) c.scavenges = p->gc_clocks[p->ngc_clocks - 1].scavenges, c.full_gcs = p->gc_clocks[p->ngc_clocks - 1].full_gcs;
@@ -121,14 +121,14 @@ void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
 /* Both lookups keep the interval they found in the caller's entry:
  * records are written in batches of nearby births (or deaths), so most
  * stamps fall in the last one. */
-eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c) {
+eph_stamp prof_clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c) {
   eph_stamp s = {.bytes = bytes};
   /* Interpolated in the interval (a, b] of clock points that holds bytes:
    * an object born when the clock reached a collection's byte count was
    * allocated before that collection, so it gets the wall time before the
    * pause, and one born just after gets the time after it. */
   if (bytes - c->wall_lo - 1 < c->wall_span) {
-    s.wall_ns = clocks_wall_in(c, bytes);
+    s.wall_ns = prof_clocks_wall_in(c, bytes);
   } else if (bytes <= p->clock_points[0].bytes) {
     s.wall_ns = p->clock_points[0].wall_ns;
   } else {
@@ -144,7 +144,7 @@ eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cac
       c->wall_span = b->bytes - a->bytes;
       c->wall_at_lo = a->wall_ns;
       c->wall_slope = a->slope;
-      s.wall_ns = clocks_wall_in(c, bytes);
+      s.wall_ns = prof_clocks_wall_in(c, bytes);
     }
   }
   if (bytes - c->gc_lo < c->gc_span) {

@@ -1,7 +1,7 @@
 /*
  * gc_eden.c — gc mode's eden walk: how sampling every object (or most of
  * them) costs no call per allocation.  The heap's eden-walk mode keeps the
- * inline allocation path; after each collection gc_settle_eden walks what
+ * inline allocation path; after each collection prof_gc_settle_eden walks what
  * eden held, in allocation order, the sampler choosing as it goes, and
  * each object's birth is the clock when eden was last empty plus the
  * bytes before it (old-space allocations in between, which still reach
@@ -13,7 +13,7 @@
  * pieces at EPH_AT marks (marks are object starts, and a mark's clock
  * follows from the old-space allocations before it), and both threads
  * take pieces in turn until none is left.  Below 100 % the sampler draws
- * by each object's clock (sampler_walk_draw), the same on either thread.
+ * by each object's clock (prof_sampler_walk_draw), the same on either thread.
  * Each piece's records go to a fork of the writer, appended to the file
  * in eden's order, and its survivors are kept in that order, so the
  * profile holds the same records in the same order as a walk on one
@@ -63,7 +63,7 @@ typedef struct walk_thread {
   eph_profiler *p;
   struct walk_split *split;
   struct clock_cache *clock;
-  struct site_cache_entry *site_cache; /* SITE_CACHE entries */
+  struct prof_site_cache_entry *site_cache; /* SITE_CACHE entries */
   bool main;
   unsigned joined;    /* pieces [0, joined) are in the file and the lists */
   const walk_pos *start; /* each piece's start */
@@ -80,9 +80,9 @@ struct walk_split {
   unsigned npieces;
   atomic_uint next_piece;
   struct clock_cache clock; /* the second thread's */
-  struct site_cache_entry site_cache[SITE_CACHE];
+  struct prof_site_cache_entry site_cache[SITE_CACHE];
   bool busy;     /* the second thread runs: the pieces' memory is in use */
-  size_t memory; /* gc_eden_memory before it started */
+  size_t memory; /* prof_gc_eden_memory before it started */
 };
 
 /* Sharing costs a thread start (tens of microseconds): only for an eden
@@ -107,10 +107,10 @@ static long usable_cpus(void) {
  * held, and their births follow from the order.  Here come old-space
  * allocations, sampled and tracked as usual, and the byte trigger's
  * wall-clock points. */
-void gc_walk_start(eph_profiler *p) {
+void prof_gc_walk_start(eph_profiler *p) {
   p->eden_clock = prof_clock(p);
   eph_heap_set_eden_walk(p->h, true);
-  sampler_walk_arm(p);
+  prof_sampler_walk_arm(p);
   arm_clock_point(p, p->eden_clock);
   unsigned threads = p->spec.threads;
   if (!threads) threads = usable_cpus() > 1 ? 2 : 1;
@@ -119,15 +119,15 @@ void gc_walk_start(eph_profiler *p) {
   p->walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
 }
 
-void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
+void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
   uint64_t t = prof_clock(p);
   if (!eph_is_young(h, obj)) {
     p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
-    p->old_allocs[p->nold_allocs++] = (struct old_alloc){(uintptr_t)eph__fast(h)->alloc_top, t - p->eden_clock};
-    if (sampler_take_walked(p, eph_class_of(obj), t)) gc_mode_track(p, obj, prof_birth_at(p, t));
+    p->old_allocs[p->nold_allocs++] = (struct old_alloc){eph_heap_eden_top(h), t - p->eden_clock};
+    if (prof_sampler_take_walked(p, eph_class_of(obj), t)) prof_gc_mode_track(p, obj, prof_birth_at(p, t));
   }
-  clocks_tick(p, t);
+  prof_clocks_tick(p, t);
   arm_clock_point(p, t);
 }
 
@@ -176,14 +176,14 @@ static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_st
   bool dead;
   eph_site *site;
   while (next_object(&olds, &q, &was, &at, &dead, &site)) {
-    if (!p->take_all && !sampler_take_walked(p, eph_class_of(at), q.clock)) continue;
+    if (!p->take_all && !prof_sampler_take_walked(p, eph_class_of(at), q.clock)) continue;
     uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
     p->stats.samples++;
     if (dead) {
       prof_batch_record(p, at, birth, true); /* born since the last collection */
       continue;
     }
-    keep = gc_keep_survivor(p, full ? eph_gc_fate(p->h, was) : at, birth, keep, span_open, now);
+    keep = prof_gc_keep_survivor(p, full ? eph_gc_fate(p->h, was) : at, birth, keep, span_open, now);
   }
   *pos = q;
   return keep;
@@ -193,9 +193,9 @@ static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_st
 
 /* The profile's id of site s if the file has it (0 for none), through
  * cache c; false if s is new. */
-static inline bool known_site(const eph_profiler *p, struct site_cache_entry *cache, const eph_site *s, uint32_t *id) {
+static inline bool known_site(const eph_profiler *p, struct prof_site_cache_entry *cache, const eph_site *s, uint32_t *id) {
   if (!s) return *id = 0, true;
-  struct site_cache_entry *c = site_cache_entry(cache, s);
+  struct prof_site_cache_entry *c = prof_site_cache_entry(cache, s);
   if (c->site != s) {
     uint32_t found = prof_site_find(p, s);
     if (!found) return false;
@@ -235,7 +235,7 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
   eden_olds olds = eden_olds_of(p);
   eph_writer *out = piece->out;
   struct clock_cache *clock = t->clock;
-  struct site_cache_entry *site_cache = t->site_cache;
+  struct prof_site_cache_entry *site_cache = t->site_cache;
   uint64_t samples = 0, deaths = 0;
   for (;;) {
     walk_pos before = q;
@@ -245,13 +245,13 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
     if (!next_object(&olds, &q, &was, &at, &dead, &site)) break;
     eph_class_id cls = eph_class_of(at);
     if (!p->take_all) {
-      int selected = sampler_class_state(p, cls);
+      int selected = prof_sampler_class_state(p, cls);
       if (EPH_UNLIKELY(!selected)) { /* a class the filter has not looked up yet */
         q = before;
         piece->stopped = true;
         break;
       }
-      if (selected != 1 || !sampler_walk_draw(p, q.clock)) continue;
+      if (selected != 1 || !prof_sampler_walk_draw(p, q.clock)) continue;
     }
     uint32_t site_id; /* a survivor's class is written with its record, later */
     if (EPH_UNLIKELY((dead && !known_class(p, cls)) || !known_site(p, site_cache, site, &site_id))) {
@@ -262,9 +262,9 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
     uint64_t birth = birth_word(q.clock, site_id);
     if (dead) {
       size_t size = eph_object_bytes(at);
-      eph_stamp b = clocks_stamp_in(p, birth & BIRTH_MASK, clock);
+      eph_stamp b = prof_clocks_stamp_in(p, birth & BIRTH_MASK, clock);
       eph_status st = eph_writer_batch_record(out, cls, (uint32_t)(birth >> BIRTH_BITS), size,
-                                              sampler_weight(p, size), &b, true);
+                                              prof_sampler_weight(p, size), &b, true);
       if (EPH_UNLIKELY(st != EPH_OK)) { /* the thread alone writes it again, and reports */
         q = before;
         piece->stopped = true;
@@ -303,7 +303,7 @@ static void join_done(walk_thread *t, bool alone) {
     if (!atomic_load_explicit(&piece->done, memory_order_acquire) || (piece->stopped && !alone)) return;
     prof_write_error(p, eph_writer_join(piece->out));
     for (size_t k = 0; k < piece->nsurvivors; k++)
-      *t->keep = gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *t->keep, t->span_open, t->now);
+      *t->keep = prof_gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *t->keep, t->span_open, t->now);
     p->stats.samples += piece->samples;
     p->stats.deaths += piece->deaths;
     if (piece->stopped) *t->keep = walk_alone(p, &piece->pos, false, t->now, *t->keep, t->span_open);
@@ -411,7 +411,7 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
   }
   s->npieces = n;
   atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
-  s->memory = gc_eden_memory(p);
+  s->memory = prof_gc_eden_memory(p);
   s->busy = true;
   s->clock = p->clock_cache[0];
   walk_thread second = {.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
@@ -432,7 +432,7 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
 
 /* After a collection: walks what eden held (see the top); returns the
  * young entries kept. */
-size_t gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
+size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
   walk_pos pos = {.clock = p->eden_clock};
   eph_gc_eden_walk_begin(p->h, &pos.w);
   bool split = p->walk_threads > 1 && !full && p->batch_kind != EPH_DEATH_CENSORED &&
@@ -451,7 +451,7 @@ size_t gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t k
   return keep;
 }
 
-void gc_eden_free(eph_profiler *p) {
+void prof_gc_eden_free(eph_profiler *p) {
   struct walk_split *s = p->split;
   if (!s) return;
   for (unsigned i = 0; i < PIECES_MAX; i++) {
@@ -462,7 +462,7 @@ void gc_eden_free(eph_profiler *p) {
   p->split = NULL;
 }
 
-size_t gc_eden_memory(const eph_profiler *p) {
+size_t prof_gc_eden_memory(const eph_profiler *p) {
   const struct walk_split *s = p->split;
   if (!s) return 0;
   if (s->busy) return s->memory;

@@ -62,7 +62,7 @@ static void on_finalize_nothing(eph_heap *h, eph_value e, void *data) {
   (void)data;
 }
 
-eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
+eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err) {
   p->eph_class = eph_class_register(p->h, "ProfilerEphemeron", EPH_FORMAT_EPHEMERON);
   eph_class_register(p->h, "ProfilerRegistryChunk", EPH_FORMAT_POINTERS);
   p->fin = eph_finalizer_register(p->h, on_finalize, p);
@@ -70,7 +70,7 @@ eph_status fin_mode_start(eph_profiler *p, eph_error *err) {
   size_t reserved;
   eph_heap_old_range(p->h, &p->old_base, &reserved);
   /* Compact: 24 bytes an ephemeron, and the class's finaliser is this
-   * profile's (the class outlives a profile; see fin_mode_stop). */
+   * profile's (the class outlives a profile; see prof_fin_mode_stop). */
   if (!p->eph_class || !p->fin || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK ||
       eph_class_set_compact(p->h, p->eph_class) != EPH_OK || eph_class_set_finalizer(p->h, p->eph_class, p->fin) != EPH_OK) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
@@ -216,11 +216,11 @@ static void clear_fresh(eph_profiler *p) {
 }
 
 /* A full GC slid old space: the marked addresses are stale. */
-void fin_mode_after_full_gc(eph_profiler *p) { clear_fresh(p); }
+void prof_fin_mode_after_full_gc(eph_profiler *p) { clear_fresh(p); }
 
 static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
 
-void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
+void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
   if (EPH_LIKELY(p->spares)) track_with_spare(p, obj, birth);
   else track_with_new(p, obj, birth);
 }
@@ -302,11 +302,11 @@ static void on_finalize(eph_heap *h, eph_value e, void *data) {
  * samples are dead and which alive (censored), not to mourn them: at
  * 100 % on dataframe mourning and finalising the 10 M samples that die with
  * the workload, and sliding their ephemerons, took 1 s, five times the
- * stop of gc mode.  So the registry is unrooted first (fin_mode_before_stop).
+ * stop of gc mode.  So the registry is unrooted first (prof_fin_mode_before_stop).
  * To that GC the armed ephemerons are then garbage: it neither marks, moves
  * nor mourns them; but in its on_collect, before the compaction, they are
  * still readable, and eph_gc_where tells each key's fate
- * (fin_mode_collect_at_stop).  (Its first step, the scavenge that tenures
+ * (prof_fin_mode_collect_at_stop).  (Its first step, the scavenge that tenures
  * everything, takes the unrooted registry chunks in the remembered set for
  * live: it promotes the young ephemerons and keys they hold and updates
  * their slots, so every key read there is an address the GC knows.)  The
@@ -315,16 +315,16 @@ static void on_finalize(eph_heap *h, eph_value e, void *data) {
  * it.  Ephemerons already mourned, whose finaliser had not run, are
  * recorded the same way and disarmed (nil key and value): they stay queued.
  * The class outlives the profile and gets a no-op finaliser
- * (fin_mode_stop); a later profile makes its own finaliser the class's
+ * (prof_fin_mode_stop); a later profile makes its own finaliser the class's
  * again, and that finaliser passes over the disarmed ones still queued
  * (their value is nil, never a birth word).
  */
-void fin_mode_before_stop(eph_profiler *p) {
+void prof_fin_mode_before_stop(eph_profiler *p) {
   for (size_t c = 0; c < p->nchunks; c++) eph_global_root_remove(p->h, &p->chunks[c]);
   p->stopping = true;
 }
 
-void fin_mode_collect_at_stop(eph_profiler *p) {
+void prof_fin_mode_collect_at_stop(eph_profiler *p) {
   eph_heap *h = p->h;
   eph_stamp end = prof_now(p);
   end.full_gcs++; /* this one */
@@ -361,7 +361,7 @@ void fin_mode_collect_at_stop(eph_profiler *p) {
 }
 
 /* After that GC the registry's chunks are gone: forget them. */
-void fin_mode_stop(eph_profiler *p) {
+void prof_fin_mode_stop(eph_profiler *p) {
   eph_heap *h = p->h;
   eph_class_set_finalizer(h, p->eph_class, p->noop_fin);
   p->spare_cursor = p->spares = 0;

@@ -14,7 +14,7 @@
  * allocated old since, or survivors of the last full GC).
  *
  * Sampling every object (take_all), most objects (1/N with N up to 8) or
- * through a class filter (sampler_walks), young objects are not
+ * through a class filter (prof_sampler_walks), young objects are not
  * tracked as they are allocated: after each collection gc_eden.c walks
  * what eden held.
  */
@@ -86,7 +86,7 @@ static void trim_old(eph_profiler *p) {
   while (l->nblocks > need) free(l->blocks[--l->nblocks].entries);
 }
 
-eph_status gc_mode_start(eph_profiler *p, eph_error *err) {
+eph_status prof_gc_mode_start(eph_profiler *p, eph_error *err) {
   size_t reserved;
   eph_heap_old_range(p->h, &p->old_base, &reserved);
   if (reserved >> 3 > OFFSET_MASK + 1) {
@@ -98,8 +98,8 @@ eph_status gc_mode_start(eph_profiler *p, eph_error *err) {
   return EPH_OK;
 }
 
-void gc_mode_free(eph_profiler *p) {
-  gc_eden_free(p);
+void prof_gc_mode_free(eph_profiler *p) {
+  prof_gc_eden_free(p);
   free(p->young.items);
   free(p->old_allocs);
   p->old.len = 0;
@@ -123,7 +123,7 @@ static void open_span(eph_profiler *p, const eph_stamp *until) {
   p->spans[p->nspans++] = (span){p->old.len, *until};
 }
 
-void gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
+void prof_gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
   if (eph_is_young(p->h, obj)) {
     push_young(p, obj, birth);
     return;
@@ -199,7 +199,7 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
  * entry `keep` (the young list is rebuilt in place) or, promoted, appended
  * to the old list in this collection's span.  Returns the young entries
  * kept so far. */
-size_t gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
+size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
                         const eph_stamp *now) {
   if (eph_is_young(p->h, to)) {
     p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + 1, sizeof *p->young.items);
@@ -229,15 +229,15 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
       prof_batch_record(p, at, t.birth, !exact && i >= p->young_settled);
       continue;
     }
-    keep = gc_keep_survivor(p, to, t.birth, keep, &span_open, now);
+    keep = prof_gc_keep_survivor(p, to, t.birth, keep, &span_open, now);
   }
-  if (eph_heap_eden_walk(p->h)) keep = gc_settle_eden(p, full, now, keep, span_open);
+  if (eph_heap_eden_walk(p->h)) keep = prof_gc_settle_eden(p, full, now, keep, span_open);
   p->young.len = keep;
   p->young_settled = keep;
   p->young_until = *now;
 }
 
-void gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
+void prof_gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
   eph_stamp now = prof_now(p);
   eph_death_kind how = death_kind(p, kind);
   /* Old first: eph_gc_fate maps pre-collection addresses, and settling the
@@ -247,7 +247,7 @@ void gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
   settle_young(p, how, kind == EPH_GC_FULL, &now);
 }
 
-void gc_mode_stop(eph_profiler *p) {
+void prof_gc_mode_stop(eph_profiler *p) {
   eph_stamp end = prof_now(p);
   prof_batch(p, &end, NULL, EPH_DEATH_CENSORED);
   for (size_t i = 0; i < p->young.len; i++) prof_batch_record(p, p->young.items[i].addr, p->young.items[i].birth, false);

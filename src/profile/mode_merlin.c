@@ -54,14 +54,14 @@ static void trace(eph_profiler *p, eph_event_kind kind, uint64_t time, uint64_t 
 
 static uint64_t id_of(eph_value v) { return eph_is_ptr(v) ? birth_of(v) : 0; }
 
-eph_status merlin_mode_start(eph_profiler *p, eph_error *err) {
-  if (eph__fast(p->h)->trailer_bytes != 2 * sizeof(uint64_t)) {
+eph_status prof_merlin_mode_start(eph_profiler *p, eph_error *err) {
+  if (eph_heap_trailer_bytes(p->h) != 2 * sizeof(uint64_t)) {
     eph_error_fill(err, EPH_ERR_INVALID,
                    "mode=merlin needs a heap created for it (two trailer words per object): start it with "
                    "EPHEMERA_PROFILE or `ephemera run`, or call eph_profile_prepare_params before eph_heap_new");
     return EPH_ERR_INVALID;
   }
-  p->last_check = prof_clock(p); /* the clock at start (see merlin_on_alloc) */
+  p->last_check = prof_clock(p); /* the clock at start (see prof_merlin_on_alloc) */
   return EPH_OK; /* profiler.c took the first clock point */
 }
 
@@ -134,7 +134,7 @@ static inline void check_roots(eph_profiler *p, uint64_t now) {
 /* The application clock advances only at allocations, and in this mode
  * every allocation comes here (the profiler allocates nothing): the clock
  * is the last check's plus this object's bytes, without asking the heap. */
-void merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
+void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
   (void)h;
   eph_profiler *p = data;
   uint64_t t = p->last_check + eph_object_bytes(obj);
@@ -152,31 +152,31 @@ void merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
     trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
           (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32);
   check_roots(p, t);
-  clocks_tick(p, t);
+  prof_clocks_tick(p, t);
 }
 
 /* The write barrier (observer.on_store).  Stores do not move the clock:
  * now is the last allocation's time, that of the last root check. */
-void merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
+void prof_merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
   (void)h;
   eph_profiler *p = data;
   if (eph_is_ptr(old)) stamp_max(old, p->last_check);
   if (p->spec.trace) trace(p, EPH_EV_STORE, p->last_check, birth_of(obj), i, id_of(old), id_of(new_value));
 }
 
-void merlin_on_gc_start(eph_profiler *p) { check_roots(p, p->last_check); }
+void prof_merlin_on_gc_start(eph_profiler *p) { check_roots(p, p->last_check); }
 
-void merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
+void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
   uint64_t now = prof_clock(p);
-  clocks_note_gc(p, kind, now);
+  prof_clocks_note_gc(p, kind, now);
   trace(p, EPH_EV_GC, now, 0, kind, 1, 0);
 }
 
 static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_death_kind kind) {
   uint64_t word = eph_trailer(obj)[0], birth = word & BIRTH_MASK;
   if (!birth) return; /* allocated before the profiler started */
-  eph_stamp b = clocks_stamp_at(p, birth);
-  eph_stamp d = death == birth ? b : clocks_stamp_with(p, death, 1); /* own cache entry */
+  eph_stamp b = prof_clocks_stamp_at(p, birth);
+  eph_stamp d = death == birth ? b : prof_clocks_stamp_with(p, death, 1); /* own cache entry */
   eph_status st = eph_writer_record_to_death(p->out, prof_class_id(p, eph_class_of(obj)), (uint32_t)(word >> BIRTH_BITS),
                                              eph_object_bytes(obj), 1.0, &b, &d, kind);
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
@@ -313,11 +313,11 @@ static void write_dead(void *data, eph_value obj) {
   write_record(p, obj, stamp_of(obj), EPH_DEATH_EXACT);
 }
 
-void merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
+void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   /* A clock sample now, so that every time written below lies within the
    * samples and gets the same interpolated wall time whenever it is written. */
   uint64_t now = prof_clock(p);
-  if (!p->nclock_points || now > p->clock_points[p->nclock_points - 1].bytes) clocks_point(p, now);
+  if (!p->nclock_points || now > p->clock_points[p->nclock_points - 1].bytes) prof_clocks_point(p, now);
   for (size_t i = 0; i < p->seen_len; i++)
     if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
   p->ndead = 0;
@@ -334,9 +334,9 @@ static void censor(void *data, eph_value obj) {
 }
 
 /* After the last full GC (eph_profile_stop): what is left is reachable. */
-void merlin_mode_stop(eph_profiler *p) {
+void prof_merlin_mode_stop(eph_profiler *p) {
   uint64_t end = prof_clock(p);
-  if (end >= p->next_clock_point || p->nclock_points < 2) clocks_point(p, end);
+  if (end >= p->next_clock_point || p->nclock_points < 2) prof_clocks_point(p, end);
   if (p->spec.trace)
     for (size_t i = 0; i < p->seen_len; i++)
       if (eph_is_ptr(p->seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->seen[i]), 1, 0, 0);

@@ -34,7 +34,7 @@ void prof_note_memory(eph_profiler *p) {
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
                p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0) +
-               eph_writer_memory(p->out) + gc_eden_memory(p);
+               eph_writer_memory(p->out) + prof_gc_eden_memory(p);
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
 }
@@ -128,8 +128,8 @@ void prof_write_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64
   r.class_id = prof_class_id(p, cls);
   r.site_id = (uint32_t)(birth >> BIRTH_BITS);
   r.size = size;
-  r.weight = sampler_weight(p, r.size);
-  r.birth = clocks_stamp_at(p, birth & BIRTH_MASK);
+  r.weight = prof_sampler_weight(p, r.size);
+  r.birth = prof_clocks_stamp_at(p, birth & BIRTH_MASK);
   r.death = *death;
   r.alive_until = !alive_until ? *death : alive_until->bytes == UINT64_MAX ? r.birth : *alive_until;
   r.death_kind = (uint8_t)kind;
@@ -147,13 +147,13 @@ void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_
 
 static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
-  if (!sampler_take(p, obj)) return;
+  if (!prof_sampler_take(p, obj)) return;
   uint64_t birth = prof_birth(p);
   if (p->spec.mode == EPH_MODE_FINALIZATION) {
-    fin_mode_track(p, obj, birth);
+    prof_fin_mode_track(p, obj, birth);
     return;
   }
-  gc_mode_track(p, obj, birth);
+  prof_gc_mode_track(p, obj, birth);
   if (p->spec.mode == EPH_MODE_BRUTE) {
     /* Brute force: a full GC before the next allocation, at every
      * allocation or whenever the clock crosses a multiple of the granule. */
@@ -170,21 +170,21 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)kind;
   eph_profiler *p = data;
   if (p->spec.mode == EPH_MODE_MERLIN) {
-    merlin_on_gc_start(p);
+    prof_merlin_on_gc_start(p);
     return;
   }
   /* The wall clock before the pause: births just before a collection are
    * interpolated up to here, not into the pause. */
   uint64_t now = prof_clock(p);
-  if (now > p->clock_points[p->nclock_points - 1].bytes) clocks_point(p, now);
+  if (now > p->clock_points[p->nclock_points - 1].bytes) prof_clocks_point(p, now);
 }
 
 static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   eph_profiler *p = data;
-  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) gc_mode_collect(p, kind);
-  else if (p->spec.mode == EPH_MODE_MERLIN) merlin_on_collect(p, kind);
-  else if (p->stopping && kind == EPH_GC_FULL) fin_mode_collect_at_stop(p);
+  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) prof_gc_mode_collect(p, kind);
+  else if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_on_collect(p, kind);
+  else if (p->stopping && kind == EPH_GC_FULL) prof_fin_mode_collect_at_stop(p);
 }
 
 static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
@@ -192,13 +192,13 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
   eph_profiler *p = data;
   if (ev->kind == EPH_GC_SCAVENGE) p->scavenges++;
   else p->full_gcs++;
-  if (ev->kind == EPH_GC_FULL && p->spec.mode == EPH_MODE_FINALIZATION) fin_mode_after_full_gc(p);
+  if (ev->kind == EPH_GC_FULL && p->spec.mode == EPH_MODE_FINALIZATION) prof_fin_mode_after_full_gc(p);
   if (p->spec.mode == EPH_MODE_MERLIN) {
-    merlin_note_gc(p, ev->kind);
+    prof_merlin_note_gc(p, ev->kind);
   } else {
     uint64_t now = prof_clock(p);
-    clocks_note_gc(p, ev->kind, now);
-    clocks_point(p, now); /* after the pause */
+    prof_clocks_note_gc(p, ev->kind, now);
+    prof_clocks_point(p, now); /* after the pause */
   }
   prof_write_error(p, eph_writer_gc(p->out, ev));
 }
@@ -208,7 +208,7 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
 static void warn_unmatched_classes(const eph_profiler *p) {
   for (const char *c = p->spec.classes, *at; *c;) {
     size_t len;
-    at = c, c = class_list_next(c, &len);
+    at = c, c = prof_class_list_next(c, &len);
     char name[sizeof p->spec.classes];
     snprintf(name, sizeof name, "%.*s", (int)len, at);
     if (*name && !eph_class_find(p->h, name))
@@ -229,12 +229,12 @@ static void on_heap_free(void *data, eph_heap *h) {
 static void on_alloc_gc(void *data, eph_heap *h, eph_value obj) {
   (void)h;
   eph_profiler *p = data;
-  if (EPH_LIKELY(p->take_all) || sampler_take(p, obj)) gc_mode_track(p, obj, prof_birth(p));
+  if (EPH_LIKELY(p->take_all) || prof_sampler_take(p, obj)) prof_gc_mode_track(p, obj, prof_birth(p));
 }
 
 static bool is_profiler_hook(void (*on_alloc_fn)(void *, eph_heap *, eph_value)) {
-  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc || on_alloc_fn == gc_walk_on_alloc ||
-         on_alloc_fn == merlin_on_alloc;
+  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc || on_alloc_fn == prof_gc_walk_on_alloc ||
+         on_alloc_fn == prof_merlin_on_alloc;
 }
 
 static eph_profiler *profiler_of(eph_heap *h) {
@@ -291,7 +291,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   p->h = h;
   p->spec = *spec;
   p->count_weight = (double)spec->sample_every;
-  p->rng = spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1;
+  ephs_rng_init(&p->rng, spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1);
   p->start_ns = prof_wall_ns();
   eph_heap_stats s;
   eph_heap_stats_get(h, &s);
@@ -307,11 +307,11 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     free(p);
     return err ? err->status : EPH_ERR_INVALID;
   }
-  clocks_start(p);
+  prof_clocks_start(p);
   {
-    eph_status st = spec->mode == EPH_MODE_MERLIN         ? merlin_mode_start(p, err)
-                    : spec->mode == EPH_MODE_FINALIZATION ? fin_mode_start(p, err)
-                                                          : gc_mode_start(p, err);
+    eph_status st = spec->mode == EPH_MODE_MERLIN         ? prof_merlin_mode_start(p, err)
+                    : spec->mode == EPH_MODE_FINALIZATION ? prof_fin_mode_start(p, err)
+                                                          : prof_gc_mode_start(p, err);
     if (st != EPH_OK) { /* no profile: do not leave a file that looks complete */
       eph_writer_close(p->out, NULL);
       unlink(spec->out);
@@ -322,12 +322,12 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     }
   }
   p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
-  bool walk = sampler_walks(p); /* gc mode, most allocations sampled: the eden walk */
+  bool walk = prof_sampler_walks(p); /* gc mode, most allocations sampled: the eden walk */
   eph_observer obs = {
       .data = p,
-      .on_alloc = walk                            ? gc_walk_on_alloc
+      .on_alloc = walk                            ? prof_gc_walk_on_alloc
                   : spec->mode == EPH_MODE_GC     ? on_alloc_gc
-                  : spec->mode == EPH_MODE_MERLIN ? merlin_on_alloc
+                  : spec->mode == EPH_MODE_MERLIN ? prof_merlin_on_alloc
                                                   : on_alloc,
       .on_gc_start = on_gc_start,
       .on_collect = on_collect,
@@ -335,12 +335,12 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
       .on_heap_free = on_heap_free,
       /* only finalization mode allocates (its ephemerons) in on_alloc */
       .on_alloc_is_leaf = spec->mode != EPH_MODE_FINALIZATION};
-  if (spec->mode == EPH_MODE_MERLIN) obs.on_store = merlin_on_store;
+  if (spec->mode == EPH_MODE_MERLIN) obs.on_store = prof_merlin_on_store;
   eph_heap_set_observer(h, &obs);
   /* Exact modes see every object; the others sample. */
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
-  else if (walk) gc_walk_start(p);
-  else sampler_arm(p);
+  else if (walk) prof_gc_walk_start(p);
+  else prof_sampler_arm(p);
   prof_note_memory(p);
   return EPH_OK;
 }
@@ -350,12 +350,12 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   if (!p) return EPH_OK;
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
-  if (p->spec.mode == EPH_MODE_MERLIN) merlin_on_gc_start(p); /* the last root check */
-  if (p->spec.mode == EPH_MODE_FINALIZATION) fin_mode_before_stop(p);
+  if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_on_gc_start(p); /* the last root check */
+  if (p->spec.mode == EPH_MODE_FINALIZATION) prof_fin_mode_before_stop(p);
   eph_collect(h, EPH_GC_FULL);
-  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) gc_mode_stop(p);
-  else if (p->spec.mode == EPH_MODE_MERLIN) merlin_mode_stop(p);
-  else fin_mode_stop(p);
+  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) prof_gc_mode_stop(p);
+  else if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_mode_stop(p);
+  else prof_fin_mode_stop(p);
   eph_heap_set_observer(h, NULL);
 
   eph_heap_stats s;
@@ -383,7 +383,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   if (final) *final = p->stats;
   if (result != EPH_OK) eph_error_fill(err, result, "profile %s: %s", p->spec.out, p->error_message);
   free(p->spans);
-  gc_mode_free(p);
+  prof_gc_mode_free(p);
   free(p->chunks);
   free(p->fresh_bits);
   free(p->fresh_summary);

@@ -24,6 +24,8 @@
 #include "ephemera/heap.h"
 #include "ephemera/observer.h"
 #include "ephemera/profile.h"
+#include "format/writer_profiler.h"
+#include "sampling/sampling.h"
 
 #define BIRTH_BITS 48
 #define BIRTH_MASK ((UINT64_C(1) << BIRTH_BITS) - 1)
@@ -81,9 +83,8 @@ typedef struct eph_profiler {
   uint64_t start_ns;
 
   /* sampling */
-  uint64_t rng;               /* xorshift state for byte gaps */
+  ephs_rng rng;       /* the sampler's stream (src/sampling) */
   double count_weight;        /* spec.sample_every as a double: converted at every record, it cost 7 instructions */
-  double log_keep;            /* log(1 - 1/N) for count gaps, 0 until first used */
   uint8_t *class_state;       /* per heap class: 0 unknown, 1 sampled, 2 filtered out */
   size_t class_state_len;
   uint8_t *class_written;     /* class entry already in the file */
@@ -154,7 +155,7 @@ typedef struct eph_profiler {
   eph_stamp fin_stamp;        /* the last death stamp, reused within a run of finalisers */
   size_t fin_pending;         /* finalisers pending after the one that took it */
   unsigned fin_reused;        /* times it was used */
-  bool stopping;              /* the registry is unrooted for the last GC (fin_mode_before_stop) */
+  bool stopping;              /* the registry is unrooted for the last GC (prof_fin_mode_before_stop) */
 
   /* merlin mode */
   eph_value *seen;            /* root slot values at the last check: globals then shadow stack */
@@ -171,7 +172,7 @@ typedef struct eph_profiler {
   site_map sites;
   uint32_t next_site_id;
 #define SITE_CACHE 256
-  struct site_cache_entry { const eph_site *site; uint32_t id; } site_cache[SITE_CACHE];
+  struct prof_site_cache_entry { const eph_site *site; uint32_t id; } site_cache[SITE_CACHE];
   eph_profile_stats stats;
   eph_status error;           /* first write error, reported at stop */
   char error_message[256];
@@ -218,43 +219,43 @@ static inline void *prof_grow(eph_profiler *p, void *items, size_t *cap, size_t 
 
 /* clocks.c */
 uint64_t prof_wall_ns(void);
-void clocks_start(eph_profiler *p);
-void clocks_point(eph_profiler *p, uint64_t bytes); /* a wall-clock sample at `bytes` (now) */
-static inline void clocks_tick(eph_profiler *p, uint64_t bytes) {
-  if (bytes >= p->next_clock_point) clocks_point(p, bytes);
+void prof_clocks_start(eph_profiler *p);
+void prof_clocks_point(eph_profiler *p, uint64_t bytes); /* a wall-clock sample at `bytes` (now) */
+static inline void prof_clocks_tick(eph_profiler *p, uint64_t bytes) {
+  if (bytes >= p->next_clock_point) prof_clocks_point(p, bytes);
 }
-void clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
+void prof_clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
 /* Reads p's clock tables and writes only c: a thread with a cache entry of
  * its own may take stamps while the tables stand still (in on_collect). */
-eph_stamp clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c);
+eph_stamp prof_clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c);
 /* The wall time at `bytes` in the interval of cache entry c: integer
  * arithmetic, since a double's conversions sat on the path of every record. */
-static inline uint64_t clocks_wall_in(const struct clock_cache *c, uint64_t bytes) {
+static inline uint64_t prof_clocks_wall_in(const struct clock_cache *c, uint64_t bytes) {
   return c->wall_at_lo + (uint64_t)(((unsigned __int128)(bytes - c->wall_lo) * c->wall_slope) >> 32);
 }
 
 /* The stamp of a past point of the allocation clock (see clocks.c), with
  * cache entry k; the common case, a point in the intervals last looked up
  * with it, inline. */
-static inline eph_stamp clocks_stamp_in(eph_profiler *p, uint64_t bytes, struct clock_cache *c) {
+static inline eph_stamp prof_clocks_stamp_in(eph_profiler *p, uint64_t bytes, struct clock_cache *c) {
   if (bytes - c->wall_lo - 1 < c->wall_span && bytes - c->gc_lo < c->gc_span)
     return (eph_stamp){.bytes = bytes,
-                       .wall_ns = clocks_wall_in(c, bytes),
+                       .wall_ns = prof_clocks_wall_in(c, bytes),
                        .scavenges = c->gc_scavenges,
                        .full_gcs = c->gc_full_gcs};
-  return clocks_stamp_at_slow(p, bytes, c);
+  return prof_clocks_stamp_at_slow(p, bytes, c);
 }
-static inline eph_stamp clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
-  return clocks_stamp_in(p, bytes, &p->clock_cache[k]);
+static inline eph_stamp prof_clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
+  return prof_clocks_stamp_in(p, bytes, &p->clock_cache[k]);
 }
-static inline eph_stamp clocks_stamp_at(eph_profiler *p, uint64_t bytes) { return clocks_stamp_with(p, bytes, 0); }
+static inline eph_stamp prof_clocks_stamp_at(eph_profiler *p, uint64_t bytes) { return prof_clocks_stamp_with(p, bytes, 0); }
 
 /* sampler.c */
-void sampler_arm(eph_profiler *p);
-bool sampler_take(eph_profiler *p, eph_value obj);
-bool sampler_walks(const eph_profiler *p);
-void sampler_walk_arm(eph_profiler *p);
-bool sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock);
+void prof_sampler_arm(eph_profiler *p);
+bool prof_sampler_take(eph_profiler *p, eph_value obj);
+bool prof_sampler_walks(const eph_profiler *p);
+void prof_sampler_walk_arm(eph_profiler *p);
+bool prof_sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock);
 
 /* The eden walk's draw for the object whose allocation ended at `clock`:
  * kept with probability 1/N.  A hash of the clock, not a random stream,
@@ -262,7 +263,7 @@ bool sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock);
  * clock, and splitmix64's finaliser spreads clocks that differ in a few
  * low bits over all 64, so the draws are independent Bernoulli trials
  * as the sample points' geometric gaps are. */
-static inline bool sampler_walk_draw(const eph_profiler *p, uint64_t clock) {
+static inline bool prof_sampler_walk_draw(const eph_profiler *p, uint64_t clock) {
   if (p->walk_threshold == UINT64_MAX) return true;
   uint64_t x = clock ^ p->walk_salt;
   x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -272,7 +273,7 @@ static inline bool sampler_walk_draw(const eph_profiler *p, uint64_t clock) {
 
 /* The name at c of a comma-separated class list (spec.classes): its length
  * in *len; returns where the next one starts ("" after the last). */
-static inline const char *class_list_next(const char *c, size_t *len) {
+static inline const char *prof_class_list_next(const char *c, size_t *len) {
   const char *end = strchr(c, ',');
   *len = end ? (size_t)(end - c) : strlen(c);
   return c + *len + (end ? 1 : 0);
@@ -281,44 +282,43 @@ static inline const char *class_list_next(const char *c, size_t *len) {
 /* With a class filter, whether cls is in it, as far as known: 1 yes, 2
  * no, 0 not looked up yet (a class registered since; class_selected in
  * sampler.c resolves it, on the main thread). */
-static inline int sampler_class_state(const eph_profiler *p, eph_class_id cls) {
+static inline int prof_sampler_class_state(const eph_profiler *p, eph_class_id cls) {
   if (!p->spec.classes[0]) return 1;
   return cls < p->class_state_len ? p->class_state[cls] : 0;
 }
-double sampler_weight_bytes(const eph_profiler *p, uint64_t size);
 /* How many allocated objects a sample of this size stands for. */
-static inline double sampler_weight(const eph_profiler *p, uint64_t size) {
-  return p->spec.sample_bytes ? sampler_weight_bytes(p, size) : p->count_weight;
+static inline double prof_sampler_weight(const eph_profiler *p, uint64_t size) {
+  return p->spec.sample_bytes ? ephs_byte_weight(size, p->spec.sample_bytes) : p->count_weight;
 }
 
 /* mode_gc.c */
-eph_status gc_mode_start(eph_profiler *p, eph_error *err);
-void gc_mode_free(eph_profiler *p);
-void gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
-void gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
-void gc_mode_stop(eph_profiler *p);
+eph_status prof_gc_mode_start(eph_profiler *p, eph_error *err);
+void prof_gc_mode_free(eph_profiler *p);
+void prof_gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
+void prof_gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
+void prof_gc_mode_stop(eph_profiler *p);
 /* A tracked object that survived this collection, now at `to`: young
  * entry `keep` or, promoted, appended to the old list in this
  * collection's span.  Returns the young entries kept so far. */
-size_t gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
+size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
                         const eph_stamp *now);
 
 /* gc_eden.c */
-void gc_walk_start(eph_profiler *p);
-void gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
-size_t gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open);
-void gc_eden_free(eph_profiler *p);
-size_t gc_eden_memory(const eph_profiler *p); /* bytes the split walk holds */
+void prof_gc_walk_start(eph_profiler *p);
+void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
+size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open);
+void prof_gc_eden_free(eph_profiler *p);
+size_t prof_gc_eden_memory(const eph_profiler *p); /* bytes the split walk holds */
 
 /* mode_merlin.c */
-eph_status merlin_mode_start(eph_profiler *p, eph_error *err);
+eph_status prof_merlin_mode_start(eph_profiler *p, eph_error *err);
 /* observer.on_alloc and on_store, installed directly (data: the profiler) */
-void merlin_on_alloc(void *data, eph_heap *h, eph_value obj);
-void merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
-void merlin_on_gc_start(eph_profiler *p);
-void merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
-void merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
-void merlin_mode_stop(eph_profiler *p);
+void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj);
+void prof_merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
+void prof_merlin_on_gc_start(eph_profiler *p);
+void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
+void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
+void prof_merlin_mode_stop(eph_profiler *p);
 uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s);
 uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls);
 /* The profile's id of site s, or 0 if it has none yet (changes nothing). */
@@ -332,12 +332,12 @@ static inline uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {
 
 /* The profile's id of a site (0: none); a direct-mapped cache in front of
  * the site map, since every sample asks. */
-static inline struct site_cache_entry *site_cache_entry(struct site_cache_entry *cache, const eph_site *s) {
+static inline struct prof_site_cache_entry *prof_site_cache_entry(struct prof_site_cache_entry *cache, const eph_site *s) {
   return &cache[((uintptr_t)s >> 4) & (SITE_CACHE - 1)];
 }
 static inline uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
   if (!s) return 0;
-  struct site_cache_entry *c = site_cache_entry(p->site_cache, s);
+  struct prof_site_cache_entry *c = prof_site_cache_entry(p->site_cache, s);
   if (c->site == s) return c->id;
   uint32_t id = prof_site_id_slow(p, s);
   c->site = s;
@@ -357,27 +357,27 @@ static inline uint64_t prof_birth_at(eph_profiler *p, uint64_t t) {
 static inline uint64_t prof_birth(eph_profiler *p) {
   uint64_t t = prof_clock(p);
   uint64_t birth = prof_birth_at(p, t);
-  clocks_tick(p, t);
+  prof_clocks_tick(p, t);
   return birth;
 }
 
 /* Inline: gc mode writes a record for every object it sees die. */
 static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth,
                                         bool until_birth) {
-  eph_stamp b = clocks_stamp_at(p, birth & BIRTH_MASK);
+  eph_stamp b = prof_clocks_stamp_at(p, birth & BIRTH_MASK);
   eph_status st = eph_writer_batch_record(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
-                                          sampler_weight(p, size), &b, until_birth);
+                                          prof_sampler_weight(p, size), &b, until_birth);
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
   if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;
 }
 
 /* mode_finalization.c */
-eph_status fin_mode_start(eph_profiler *p, eph_error *err);
-void fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
-void fin_mode_before_stop(eph_profiler *p);
-void fin_mode_collect_at_stop(eph_profiler *p);
-void fin_mode_stop(eph_profiler *p);
-void fin_mode_after_full_gc(eph_profiler *p);
+eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err);
+void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
+void prof_fin_mode_before_stop(eph_profiler *p);
+void prof_fin_mode_collect_at_stop(eph_profiler *p);
+void prof_fin_mode_stop(eph_profiler *p);
+void prof_fin_mode_after_full_gc(eph_profiler *p);
 
 #endif

@@ -1,19 +1,12 @@
 /*
- * sampler.c — which allocations get a record, and what each stands for.
+ * sampler.c — which allocations get a record, and what each stands for:
+ * the gaps of src/sampling/sampling.h applied to the heap.
  *
  * The heap calls on_alloc only at sample points (observer.h), so unsampled
- * allocations keep the inline fast path:
- *   1/N            the heap counts a gap of allocations down; gaps are
- *                  geometric with mean N (each allocation sampled with
- *                  probability 1/N), so periodic allocation sequences do not
- *                  alias with the sampler; each sample stands for N objects.
- *   every:N        the same with a fixed gap N (FiLiP's counter).
- *                  With a class filter the profiler sees every allocation
- *                  and applies the gaps to the filtered classes only.
- *   bytes:B        points on the allocation clock with exponential gaps of
- *                  mean B (a Poisson process): an object of s bytes is hit
- *                  with probability 1 - exp(-s/B), so its weight is the
- *                  inverse (tcmalloc's unbiased estimator).
+ * allocations keep the inline fast path: for 1/N and every:N the heap
+ * counts a gap of allocations down, for bytes:B a gap of bytes.  With a
+ * class filter the profiler sees every allocation and applies the gaps to
+ * the filtered classes only.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,34 +14,13 @@
 
 #include "profiler.h"
 
-static inline uint64_t next_u64(eph_profiler *p) {
-  uint64_t x = p->rng;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  p->rng = x;
-  return x;
-}
+static uint64_t exponential_gap(eph_profiler *p) { return ephs_byte_gap(&p->rng, p->spec.sample_bytes); }
 
-static double next_unit(eph_profiler *p) {
-  return ((double)(next_u64(p) >> 11) + 0.5) * 0x1.0p-53; /* (0, 1) */
-}
-
-static uint64_t exponential_gap(eph_profiler *p) {
-  double gap = -log(next_unit(p)) * (double)p->spec.sample_bytes;
-  return gap < 1.0 ? 1 : (uint64_t)gap;
-}
-
-/* Allocations until the next count sample: geometric with mean N. */
 static uint64_t count_gap(eph_profiler *p) {
-  uint64_t n = p->spec.sample_every;
-  if (n <= 1 || p->spec.sample_fixed) return n ? n : 1;
-  if (p->log_keep == 0.0) p->log_keep = log1p(-1.0 / (double)n); /* log(1 - 1/N), once */
-  double gap = 1.0 + floor(log(next_unit(p)) / p->log_keep);
-  return gap < 1.0 ? 1 : gap > 1e18 ? UINT64_C(1000000000000000000) : (uint64_t)gap;
+  return ephs_count_gap(&p->rng, p->spec.sample_every, p->spec.sample_fixed);
 }
 
-void sampler_arm(eph_profiler *p) {
+void prof_sampler_arm(eph_profiler *p) {
   if (p->spec.sample_bytes)
     eph_heap_sample_next(p->h, 0, exponential_gap(p));
   else if (p->spec.classes[0]) {
@@ -61,7 +33,7 @@ void sampler_arm(eph_profiler *p) {
 /* Is class cls in the filter?  Resolved by name on first sight and cached:
  * classes may be registered after the profiler starts. */
 static bool class_selected(eph_profiler *p, eph_class_id cls) {
-  int known = sampler_class_state(p, cls);
+  int known = prof_sampler_class_state(p, cls);
   if (known) return known == 1;
   if (cls >= p->class_state_len) {
     size_t len = (size_t)cls * 2 + 16;
@@ -76,7 +48,7 @@ static bool class_selected(eph_profiler *p, eph_class_id cls) {
   bool found = false;
   for (const char *c = p->spec.classes, *at; name && *c && !found;) {
     size_t len;
-    at = c, c = class_list_next(c, &len);
+    at = c, c = prof_class_list_next(c, &len);
     found = len == n && !strncmp(at, name, n);
   }
   p->class_state[cls] = found ? 1 : 2;
@@ -91,7 +63,7 @@ static bool take_counted(eph_profiler *p, bool selected) {
   return true;
 }
 
-bool sampler_take(eph_profiler *p, eph_value obj) {
+bool prof_sampler_take(eph_profiler *p, eph_value obj) {
   bool selected = class_selected(p, eph_class_of(obj));
   if (p->spec.sample_bytes) {
     eph_heap_sample_next(p->h, 0, exponential_gap(p));
@@ -111,7 +83,7 @@ bool sampler_take(eph_profiler *p, eph_value obj) {
  * Not for fixed gaps (every:N keeps exactly every N-th allocation, and
  * the walk meets old-space allocations out of order; every:1 is how to
  * ask for sample points at 100 %) nor byte sampling. */
-bool sampler_walks(const eph_profiler *p) {
+bool prof_sampler_walks(const eph_profiler *p) {
   const eph_profile_spec *s = &p->spec;
   return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed &&
          (s->sample_every <= WALK_MAX_N || s->classes[0]);
@@ -119,20 +91,17 @@ bool sampler_walks(const eph_profiler *p) {
 
 /* The walk's sampler: the same process as the sample points' (each
  * allocation of a selected class kept with probability 1/N), drawn per
- * object by sampler_walk_draw.  A draw per object, not a geometric gap
+ * object by prof_sampler_walk_draw.  A draw per object, not a geometric gap
  * per sample: a gap costs a log(), which at 1/2 made the walk dearer than
  * at 1/1; and a hash, not a stream, so that two threads can share the
  * walk (gc_eden.c). */
-void sampler_walk_arm(eph_profiler *p) {
+void prof_sampler_walk_arm(eph_profiler *p) {
   uint64_t n = p->spec.sample_every;
   p->walk_threshold = n > 1 ? UINT64_MAX / n : UINT64_MAX;
-  p->walk_salt = next_u64(p);
+  p->walk_salt = ephs_next_u64(&p->rng);
 }
 
-bool sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock) {
-  return p->take_all || (class_selected(p, cls) && sampler_walk_draw(p, clock));
+bool prof_sampler_take_walked(eph_profiler *p, eph_class_id cls, uint64_t clock) {
+  return p->take_all || (class_selected(p, cls) && prof_sampler_walk_draw(p, clock));
 }
 
-double sampler_weight_bytes(const eph_profiler *p, uint64_t size) {
-  return 1.0 / -expm1(-(double)size / (double)p->spec.sample_bytes);
-}

@@ -17,7 +17,7 @@ double ephtr_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-const char *eph_trace_unusable(const eph_profile *p) {
+const char *eph_trace_unusable(const eph_file *p) {
   if (!p->complete)
     return "incomplete trace (no closing chunk: a killed run or a truncated copy); the trace tools need the whole "
            "file";
@@ -114,7 +114,7 @@ void ephtr_clock_free(ephtr_clock *c) {
   memset(c, 0, sizeof *c);
 }
 
-static const eph_stamp *record_stamp(const eph_profile *p, uint64_t k) {
+static const eph_stamp *record_stamp(const eph_file *p, uint64_t k) {
   const eph_record *r = &p->records[k / 3];
   switch (k % 3) {
     case 0: return &r->birth;
@@ -123,7 +123,7 @@ static const eph_stamp *record_stamp(const eph_profile *p, uint64_t k) {
   }
 }
 
-bool ephtr_clock_build(const eph_profile *p, ephtr_clock *c) {
+bool ephtr_clock_build(const eph_file *p, ephtr_clock *c) {
   memset(c, 0, sizeof *c);
   /* Wall time: every stamp of every record, by bytes, one point per time. */
   size_t n = 0;
@@ -251,7 +251,7 @@ eph_status ephtr_close(eph_writer *w, const eph_totals *totals, const char *path
   return st;
 }
 
-eph_writer *ephtr_open_copy(const eph_profile *p, const char *path, const char *key, const char *value, bool compress,
+eph_writer *ephtr_open_copy(const eph_file *p, const char *path, const char *key, const char *value, bool compress,
                             eph_error *err) {
   eph_meta_pair *meta = malloc((p->nmeta + 1) * sizeof *meta);
   if (!meta) {

@@ -47,7 +47,7 @@ static bool move_stamp(ephtr_clock *clock, uint64_t k, eph_stamp *s) {
   return true;
 }
 
-eph_status eph_trace_granulate(const eph_profile *p, uint64_t k, const char *path, bool compress,
+eph_status eph_trace_granulate(const eph_file *p, uint64_t k, const char *path, bool compress,
                                eph_trace_granulate_stats *stats, eph_error *err) {
   double t0 = ephtr_now();
   eph_trace_granulate_stats local;

@@ -150,7 +150,7 @@ static void run_free(run *r) {
 
 /* Step 1 (objects): the sorted object table, its index and the slot
  * offsets (r->start), in one pass over the ALLOC events. */
-static eph_status collect_objects(const eph_profile *p, eph_trace_merlin *m, run *r, eph_error *err) {
+static eph_status collect_objects(const eph_file *p, eph_trace_merlin *m, run *r, eph_error *err) {
   size_t n = 0, cap = 0;
   ephtr_pair *objs = NULL; /* (id, pointer slots), in ALLOC order */
   bool sorted = true;
@@ -211,7 +211,7 @@ static inline void stamp_max(uint64_t *stamp, size_t i, uint64_t t) {
 }
 
 /* Step 1 (replay): slots and stamps; the final roots onto roots. */
-static eph_status replay(const eph_profile *p, eph_trace_merlin *m, run *r, stack32 *roots, eph_error *err) {
+static eph_status replay(const eph_file *p, eph_trace_merlin *m, run *r, stack32 *roots, eph_error *err) {
   size_t n = m->nobjects;
   eph_trace_merlin_stats *st = &m->stats;
   m->death = malloc((n ? n : 1) * sizeof *m->death);
@@ -343,7 +343,7 @@ static eph_status propagate(eph_trace_merlin *m, run *r, eph_error *err) {
   return EPH_OK;
 }
 
-eph_status eph_trace_merlin_run(const eph_profile *p, eph_trace_merlin *m, eph_error *err) {
+eph_status eph_trace_merlin_run(const eph_file *p, eph_trace_merlin *m, eph_error *err) {
   double t0 = ephtr_now();
   memset(m, 0, sizeof *m);
   const char *why = eph_trace_unusable(p);
@@ -379,7 +379,7 @@ static void add_diff(diff_sink *d, eph_trace_diff_kind kind, uint64_t id, uint64
   d->count++;
 }
 
-size_t eph_trace_merlin_check(const eph_profile *p, const eph_trace_merlin *m, eph_trace_diff *diffs, size_t max,
+size_t eph_trace_merlin_check(const eph_file *p, const eph_trace_merlin *m, eph_trace_diff *diffs, size_t max,
                               size_t *compared) {
   size_t n = m->nobjects;
   uint64_t *rec = calloc(n ? n : 1, sizeof *rec), *ev = calloc(n ? n : 1, sizeof *ev);
@@ -445,7 +445,7 @@ out:
 
 /* --- the recomputed profile ---------------------------------------------------------- */
 
-eph_status eph_trace_merlin_write(const eph_profile *p, const eph_trace_merlin *m, const char *path, bool compress,
+eph_status eph_trace_merlin_write(const eph_file *p, const eph_trace_merlin *m, const char *path, bool compress,
                                   eph_error *err) {
   ephtr_clock clock;
   if (!ephtr_clock_build(p, &clock)) return nomem(err);

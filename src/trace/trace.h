@@ -10,7 +10,7 @@
  *     granule of K bytes would give, deaths moved to the next multiple of K,
  *     TICK events at the points of perfect knowledge.
  *
- * Everything works on an eph_profile loaded with eph_profile_load; memory
+ * Everything works on an eph_file loaded with eph_file_load; memory
  * is plain malloc in dense arrays indexed by object (no per-object malloc).
  */
 #ifndef EPH_TRACE_H
@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ephemera/format.h"
+#include "ephemera/value.h" /* object formats and sizes, as ALLOC events carry them */
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,7 +33,7 @@ extern "C" {
 
 /* Problems with a file as a trace: NULL if p is a usable whole trace, else
  * static text ("no events: ..."), for "ephemera: FILE: <text>". */
-const char *eph_trace_unusable(const eph_profile *p);
+const char *eph_trace_unusable(const eph_file *p);
 
 /* Parses a size in bytes with an optional K, M or G suffix (binary units,
  * an optional trailing B or iB: 4K, 4KiB, 65536, 1M).  False on junk,
@@ -79,7 +80,7 @@ typedef struct eph_trace_merlin {
  * a file that is not a usable trace, duplicate ids, more than 2^32 - 2
  * objects or no memory.
  */
-eph_status eph_trace_merlin_run(const eph_profile *p, eph_trace_merlin *m, eph_error *err);
+eph_status eph_trace_merlin_run(const eph_file *p, eph_trace_merlin *m, eph_error *err);
 void eph_trace_merlin_free(eph_trace_merlin *m);
 
 /* The dense index of object id, or false if no ALLOC event created it. */
@@ -110,7 +111,7 @@ typedef struct eph_trace_diff {
  * many there are in all; *compared = objects compared.  SIZE_MAX if memory
  * ran out.
  */
-size_t eph_trace_merlin_check(const eph_profile *p, const eph_trace_merlin *m, eph_trace_diff *diffs, size_t max,
+size_t eph_trace_merlin_check(const eph_file *p, const eph_trace_merlin *m, eph_trace_diff *diffs, size_t max,
                               size_t *compared);
 
 /*
@@ -120,7 +121,7 @@ size_t eph_trace_merlin_check(const eph_profile *p, const eph_trace_merlin *m, e
  * plus offline_merlin=yes, its class and site tables, GC table and totals
  * (records and censored recounted).  On failure removes path.
  */
-eph_status eph_trace_merlin_write(const eph_profile *p, const eph_trace_merlin *m, const char *path, bool compress,
+eph_status eph_trace_merlin_write(const eph_file *p, const eph_trace_merlin *m, const char *path, bool compress,
                                   eph_error *err);
 
 /* --- granulation ------------------------------------------------------------- */
@@ -141,7 +142,7 @@ typedef struct eph_trace_granulate_stats {
  * Writes the trace p granulated to `granule` bytes at path (the event order
  * is in docs/traces.md).  stats may be NULL.  On failure removes path.
  */
-eph_status eph_trace_granulate(const eph_profile *p, uint64_t granule, const char *path, bool compress,
+eph_status eph_trace_granulate(const eph_file *p, uint64_t granule, const char *path, bool compress,
                                eph_trace_granulate_stats *stats, eph_error *err);
 
 #ifdef __cplusplus

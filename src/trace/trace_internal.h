@@ -49,7 +49,7 @@ typedef struct ephtr_clock {
   size_t hint; /* the last lookup's point */
 } ephtr_clock;
 
-bool ephtr_clock_build(const eph_profile *p, ephtr_clock *c);
+bool ephtr_clock_build(const eph_file *p, ephtr_clock *c);
 eph_stamp ephtr_clock_at(ephtr_clock *c, uint64_t bytes);
 void ephtr_clock_free(ephtr_clock *c);
 
@@ -60,7 +60,7 @@ void ephtr_clock_free(ephtr_clock *c);
  * is set to `value` (replaced if present, else appended), and p's class,
  * site and GC tables.  NULL with err filled on failure.
  */
-eph_writer *ephtr_open_copy(const eph_profile *p, const char *path, const char *key, const char *value, bool compress,
+eph_writer *ephtr_open_copy(const eph_file *p, const char *path, const char *key, const char *value, bool compress,
                             eph_error *err);
 
 /* Fills err with the writer's message for a failed call, closes the writer

@@ -43,11 +43,11 @@ static inline void write_sample(const sample *s, const char *path, bool compress
 }
 
 /* Loads path; fails the test on error. */
-static inline eph_profile *load_ok(const char *path) {
-  eph_profile *p = NULL;
+static inline eph_file *load_ok(const char *path) {
+  eph_file *p = NULL;
   eph_error err;
   memset(&err, 0, sizeof err);
-  if (eph_profile_load(path, &p, &err) != EPH_OK) fail_msg("loading %s: %s", path, err.message);
+  if (eph_file_load(path, &p, &err) != EPH_OK) fail_msg("loading %s: %s", path, err.message);
   assert_non_null(p);
   return p;
 }
@@ -156,10 +156,10 @@ static inline void img_free(img *m) {
 
 /* Loads an image expecting failure; the message must name `off` and contain `what`. */
 static inline void expect_invalid(const img *m, size_t off, const char *what) {
-  eph_profile *p = (eph_profile *)1;
+  eph_file *p = (eph_file *)1;
   eph_error err;
   memset(&err, 0, sizeof err);
-  eph_status st = eph_profile_load_buffer(m->p, m->len, &p, &err);
+  eph_status st = eph_file_load_buffer(m->p, m->len, &p, &err);
   if (st != EPH_ERR_INVALID) fail_msg("expected a failure about '%s', got status %d (%s)", what, (int)st, err.message);
   assert_null(p);
   char at[64];
@@ -168,11 +168,11 @@ static inline void expect_invalid(const img *m, size_t off, const char *what) {
     fail_msg("message \"%s\" should name '%s' and '%s'", err.message, at, what);
 }
 
-static inline eph_profile *expect_loads(const img *m) {
-  eph_profile *p = NULL;
+static inline eph_file *expect_loads(const img *m) {
+  eph_file *p = NULL;
   eph_error err;
   memset(&err, 0, sizeof err);
-  if (eph_profile_load_buffer(m->p, m->len, &p, &err) != EPH_OK) fail_msg("expected to load: %s", err.message);
+  if (eph_file_load_buffer(m->p, m->len, &p, &err) != EPH_OK) fail_msg("expected to load: %s", err.message);
   return p;
 }
 

@@ -1,11 +1,11 @@
 /*
  * fuzz_reader.c — fuzz target for the .eph reader.
  *
- * LLVMFuzzerTestOneInput loads the input with eph_profile_load_buffer and,
+ * LLVMFuzzerTestOneInput loads the input with eph_file_load_buffer and,
  * when it loads, checks what the reader promises about the result (ids that
  * resolve, enum values in range, valid_bytes within the input, a warning
  * exactly when incomplete); a broken promise aborts.  It loads the input
- * again through a record sink (eph_profile_load_buffer_with), which must
+ * again through a record sink (eph_file_load_buffer_with), which must
  * end the same way and hand over exactly the records the first load kept.  Built with
  * -fsanitize=fuzzer (EPH_LIBFUZZER) it also installs a custom mutator that
  * repairs the CRCs after libFuzzer's mutations, so that most inputs reach
@@ -28,7 +28,7 @@
     }                                                                       \
   } while (0)
 
-static void check_profile(const eph_profile *p, size_t size) {
+static void check_profile(const eph_file *p, size_t size) {
   CHECK(p->version == EPH_FORMAT_VERSION);
   CHECK(p->valid_bytes <= size && p->valid_bytes >= 16);
   CHECK(p->complete == (p->warning[0] == 0));
@@ -55,13 +55,13 @@ static void check_profile(const eph_profile *p, size_t size) {
     }
     if (e->kind == EPH_EV_GC) CHECK(e->a <= 1 && e->b <= 1);
   }
-  const char *v = eph_profile_meta(p, "runtime");
+  const char *v = eph_file_meta(p, "runtime");
   (void)v;
 }
 
 /* The records a sink is handed, compared as they come with a first load's. */
 typedef struct sunk {
-  const eph_profile *first; /* NULL: the first load failed */
+  const eph_file *first; /* NULL: the first load failed */
   size_t n;
   bool same;
 } sunk;
@@ -75,13 +75,13 @@ static bool compare_records(void *ctx, const eph_record *r, size_t n) {
   return true;
 }
 
-static void check_sink(const uint8_t *data, size_t size, const eph_profile *first, eph_status first_st) {
+static void check_sink(const uint8_t *data, size_t size, const eph_file *first, eph_status first_st) {
   sunk s = {first, 0, true};
   eph_record_sink sink = {compare_records, &s};
-  eph_profile *q = NULL;
+  eph_file *q = NULL;
   eph_error err;
   memset(&err, 0, sizeof err);
-  eph_status st = eph_profile_load_buffer_with(data, size, &sink, &q, &err);
+  eph_status st = eph_file_load_buffer_with(data, size, &sink, &q, &err);
   CHECK(st == first_st);
   if (st != EPH_OK) {
     CHECK(q == NULL);
@@ -91,19 +91,19 @@ static void check_sink(const uint8_t *data, size_t size, const eph_profile *firs
   CHECK(q->nrecords == first->nrecords && s.n == first->nrecords && s.same);
   CHECK(q->complete == first->complete && q->valid_bytes == first->valid_bytes);
   CHECK(q->nevents == first->nevents && q->ngcs == first->ngcs && q->nclasses == first->nclasses);
-  eph_profile_free(q);
+  eph_file_free(q);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  eph_profile *p = NULL;
+  eph_file *p = NULL;
   eph_error err;
   memset(&err, 0, sizeof err);
-  eph_status st = eph_profile_load_buffer(data, size, &p, &err);
+  eph_status st = eph_file_load_buffer(data, size, &p, &err);
   check_sink(data, size, p, st);
   if (st == EPH_OK) {
     CHECK(p != NULL);
     check_profile(p, size);
-    eph_profile_free(p);
+    eph_file_free(p);
   } else {
     CHECK(p == NULL);
     CHECK(st == EPH_ERR_INVALID || st == EPH_ERR_NOMEM);

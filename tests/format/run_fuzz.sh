@@ -2,7 +2,7 @@
 # run_fuzz.sh SECONDS [BUILD_DIR] — builds the .eph reader fuzz target with
 # clang and libFuzzer (+ AddressSanitizer and UBSan) in its own build
 # directory (default: build-fmt-fuzz in the source tree) and fuzzes
-# eph_profile_load_buffer for SECONDS, starting from a generated seed
+# eph_file_load_buffer for SECONDS, starting from a generated seed
 # corpus.  Needs clang and libFuzzer (Debian: clang and libclang-rt-dev,
 # i.e. libclang-rt-14-dev on bookworm).  Findings: crash-* files in the
 # build directory; the exit status is non-zero.

@@ -409,7 +409,7 @@ static bool totals_eq(const eph_totals *a, const eph_totals *b) {
          a->full_gcs == b->full_gcs && a->peak_heap == b->peak_heap;
 }
 
-const char *sample_check(const sample *s, const eph_profile *p, bool prefix_ok) {
+const char *sample_check(const sample *s, const eph_file *p, bool prefix_ok) {
   bool all = p->complete || !prefix_ok;
   if (p->version != EPH_FORMAT_VERSION) return "version differs";
   if (p->nmeta > s->nmeta || (all && p->nmeta != s->nmeta)) return "metadata count differs";

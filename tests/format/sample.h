@@ -65,7 +65,7 @@ eph_status sample_write(const sample *s, const char *path, bool compress, size_t
  * complete, that it holds everything with the totals.  NULL if all is
  * well, else a static message saying what differs.
  */
-const char *sample_check(const sample *s, const eph_profile *p, bool prefix_ok);
+const char *sample_check(const sample *s, const eph_file *p, bool prefix_ok);
 
 /* Field-by-field equality (weights compared bit for bit). */
 bool sample_record_eq(const eph_record *a, const eph_record *b);

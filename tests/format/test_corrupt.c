@@ -111,7 +111,7 @@ static void test_base_image_loads(void **state) {
   img_chunk(&m, "RECS", &r);
   img_free(&r);
   put_close(&m);
-  eph_profile *p = expect_loads(&m);
+  eph_file *p = expect_loads(&m);
   assert_true(p->complete);
   assert_int_equal(p->nrecords, 2);
   assert_int_equal(p->records[0].class_id, 1);
@@ -119,7 +119,7 @@ static void test_base_image_loads(void **state) {
   assert_int_equal(p->records[0].birth.bytes, 100);
   assert_int_equal(p->records[0].death.bytes, 200);
   assert_int_equal(p->totals.peak_heap, 9);
-  eph_profile_free(p);
+  eph_file_free(p);
   img_free(&m);
 }
 
@@ -200,7 +200,7 @@ static void test_record_shortcuts(void **state) {
   img_chunk(&m, "RECS", &r);
   img_free(&r);
   put_close(&m);
-  eph_profile *p = expect_loads(&m);
+  eph_file *p = expect_loads(&m);
   assert_int_equal(p->nrecords, 5);
   const eph_stamp b0 = {100, 1000, 3, 1}, d0 = {500, 9000, 4, 1}, a0 = {300, 5000, 4, 1};
   const eph_record want[5] = {
@@ -212,7 +212,7 @@ static void test_record_shortcuts(void **state) {
   };
   for (size_t i = 0; i < 5; i++)
     if (!sample_record_eq(&p->records[i], &want[i])) fail_msg("record %zu decoded wrong", i);
-  eph_profile_free(p);
+  eph_file_free(p);
   img_free(&m);
 }
 
@@ -448,9 +448,9 @@ static void test_bad_framing(void **state) {
   base_image(&m);
   img_chunk_z(&m, "CLAS", &pay, (uint32_t)pay.len);
   put_close(&m);
-  eph_profile *p = expect_loads(&m);
+  eph_file *p = expect_loads(&m);
   assert_string_equal(p->class_names[2], "B");
-  eph_profile_free(p);
+  eph_file_free(p);
   img_free(&m);
   /* checksums */
   base_image(&m);
@@ -485,17 +485,17 @@ static void test_unknown_chunks_skipped(void **state) {
   put_record(&r, FIRST_HEAD, FIRST_EXT(EPH_DEATH_FREED), 1, 0);
   img_chunk(&m, "RECS", &r);
   img_chunk(&m, "ZZZZ", &junk);
-  eph_profile *p = expect_loads(&m); /* no CLOSE yet */
+  eph_file *p = expect_loads(&m); /* no CLOSE yet */
   assert_false(p->complete);
   assert_non_null(strstr(p->warning, "no closing chunk"));
   assert_int_equal(p->nrecords, 1);
-  eph_profile_free(p);
+  eph_file_free(p);
   put_close(&m);
   p = expect_loads(&m);
   assert_true(p->complete);
   assert_int_equal(p->nrecords, 1);
   assert_int_equal(p->records[0].death_kind, EPH_DEATH_FREED);
-  eph_profile_free(p);
+  eph_file_free(p);
   /* Non-minimal varints are accepted. */
   img_free(&r);
   img_u8(&r, FIRST_HEAD);
@@ -515,7 +515,7 @@ static void test_unknown_chunks_skipped(void **state) {
   assert_int_equal(p->nrecords, 1);
   assert_int_equal(p->records[0].id, 1);
   assert_int_equal(p->records[0].class_id, 1);
-  eph_profile_free(p);
+  eph_file_free(p);
   img_free(&m);
   img_free(&r);
   img_free(&cls);
@@ -566,16 +566,16 @@ static void flip_every_byte(bool compress) {
     for (size_t mi = 0; mi < sizeof masks; mi++) {
       memcpy(d, orig, n);
       d[pos] ^= masks[mi];
-      eph_profile *p = NULL;
+      eph_file *p = NULL;
       eph_error err;
       memset(&err, 0, sizeof err);
-      eph_status st = eph_profile_load_buffer(d, n, &p, &err);
+      eph_status st = eph_file_load_buffer(d, n, &p, &err);
       if (st == EPH_OK) {
         /* Only the header's reserved flags may change without notice. */
         if (pos < 12 || pos >= 16) fail_msg("flip at byte %zu went unnoticed", pos);
         const char *diff = sample_check(&s, p, false);
         if (diff) fail_msg("flip at byte %zu: loads but %s", pos, diff);
-        eph_profile_free(p);
+        eph_file_free(p);
         loaded++;
         continue;
       }
@@ -623,11 +623,11 @@ static void test_mutations_with_fixed_crcs(void **state) {
     memcpy(d, orig, n);
     size_t len = fuzz_mutate(d, n, max, orig, n, &rng);
     LLVMFuzzerTestOneInput(d, len); /* checks the invariants, aborts if broken */
-    eph_profile *p = NULL;
+    eph_file *p = NULL;
     eph_error err;
-    if (eph_profile_load_buffer(d, len, &p, &err) == EPH_OK) ok++;
+    if (eph_file_load_buffer(d, len, &p, &err) == EPH_OK) ok++;
     else bad++;
-    eph_profile_free(p);
+    eph_file_free(p);
   }
   assert_true(ok > 0 && bad > 0);
   free(d);

@@ -71,10 +71,10 @@ static void child(const char *path, how h, bool compress) {
   }
 }
 
-static void check_prefix(const eph_profile *p) {
+static void check_prefix(const eph_file *p) {
   assert_false(p->complete);
   assert_true(p->warning[0] != 0);
-  assert_string_equal(eph_profile_meta(p, "workload"), "kill-test");
+  assert_string_equal(eph_file_meta(p, "workload"), "kill-test");
   for (size_t i = 0; i < p->nrecords; i++) {
     eph_record want = nth_record(i);
     if (!sample_record_eq(&p->records[i], &want)) fail_msg("record %zu differs", i);
@@ -105,7 +105,7 @@ static void killed_after_flushes(bool compress, how h) {
   int status = run_child(path, h, compress, -1);
   if (h == EXIT_AFTER_FLUSHES) assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   else assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  eph_profile *p = load_ok(path);
+  eph_file *p = load_ok(path);
   check_prefix(p);
   /* Five explicit flushes of 1000 records each; the last 500 were only buffered. */
   assert_int_equal(p->nrecords, 5000);
@@ -116,7 +116,7 @@ static void killed_after_flushes(bool compress, how h) {
   struct stat sb;
   assert_int_equal(stat(path, &sb), 0);
   assert_int_equal(p->valid_bytes, (uint64_t)sb.st_size);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 static void test_sigkill_after_flushes(void **state) {
@@ -137,13 +137,13 @@ static void test_sigkill_after_automatic_flushes(void **state) {
     const char *path = tmp_path("kill-auto.eph");
     int status = run_child(path, KILL_AFTER_AUTO, z, -1);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    eph_profile *p = load_ok(path);
+    eph_file *p = load_ok(path);
     check_prefix(p);
     assert_true(p->nrecords > 1000);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal(p->valid_bytes, (uint64_t)sb.st_size);
-    eph_profile_free(p);
+    eph_file_free(p);
   }
 }
 
@@ -159,16 +159,16 @@ static void test_killed_at_random_moments(void **state) {
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     struct stat sb;
     if (stat(path, &sb) != 0) continue; /* killed before it even created the file */
-    eph_profile *p = NULL;
+    eph_file *p = NULL;
     eph_error err;
-    eph_status st = eph_profile_load(path, &p, &err);
+    eph_status st = eph_file_load(path, &p, &err);
     if (sb.st_size < 16) { /* killed before the header was out */
       assert_int_equal(st, EPH_ERR_INVALID);
       continue;
     }
     if (st != EPH_OK) fail_msg("round %d: %s", round, err.message);
     check_prefix(p);
-    eph_profile_free(p);
+    eph_file_free(p);
   }
 }
 

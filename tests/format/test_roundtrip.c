@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "format_test.h"
+#include "format/writer_profiler.h" /* the profiler-only calls are tested here too */
 
 /* A sink that gathers what it is handed. */
 typedef struct gathered {
@@ -27,7 +28,7 @@ static bool gather(void *ctx, const eph_record *r, size_t n) {
   return true;
 }
 
-/* eph_profile_load_with hands over exactly the records eph_profile_load
+/* eph_file_load_with hands over exactly the records eph_file_load
  * keeps, in order, a chunk at a time, and keeps none; the same for the
  * file cut at `cut` bytes (a killed run's). */
 static void check_sink(const char *path, size_t cut) {
@@ -43,12 +44,12 @@ static void check_sink(const char *path, size_t cut) {
     fclose(f);
     free(data);
   }
-  eph_profile *p = NULL, *q = NULL;
+  eph_file *p = NULL, *q = NULL;
   eph_error err;
-  assert_int_equal(eph_profile_load(at, &p, &err), EPH_OK);
+  assert_int_equal(eph_file_load(at, &p, &err), EPH_OK);
   gathered g = {0};
   eph_record_sink sink = {gather, &g};
-  assert_int_equal(eph_profile_load_with(at, &sink, &q, &err), EPH_OK);
+  assert_int_equal(eph_file_load_with(at, &sink, &q, &err), EPH_OK);
   assert_null(q->records);
   assert_int_equal(q->nrecords, p->nrecords);
   assert_int_equal(g.n, p->nrecords);
@@ -58,8 +59,8 @@ static void check_sink(const char *path, size_t cut) {
   assert_string_equal(q->warning, p->warning);
   if (p->nrecords > 10000) assert_true(g.calls > 1); /* chunk by chunk, not all at the end */
   free(g.r);
-  eph_profile_free(p);
-  eph_profile_free(q);
+  eph_file_free(p);
+  eph_file_free(q);
 }
 
 static void roundtrip(const sample_spec *spec, bool compress, size_t flush_every) {
@@ -67,7 +68,7 @@ static void roundtrip(const sample_spec *spec, bool compress, size_t flush_every
   sample_build(&s, spec);
   const char *path = tmp_path(compress ? "rt-z.eph" : "rt.eph");
   write_sample(&s, path, compress, flush_every, true);
-  eph_profile *p = load_ok(path);
+  eph_file *p = load_ok(path);
   assert_true(p->complete);
   assert_string_equal(p->warning, "");
   const char *diff = sample_check(&s, p, false);
@@ -79,15 +80,15 @@ static void roundtrip(const sample_spec *spec, bool compress, size_t flush_every
   size_t len;
   uint8_t *data = sample_read_file(path, &len);
   assert_non_null(data);
-  eph_profile *q = NULL;
+  eph_file *q = NULL;
   eph_error err;
-  assert_int_equal(eph_profile_load_buffer(data, len, &q, &err), EPH_OK);
+  assert_int_equal(eph_file_load_buffer(data, len, &q, &err), EPH_OK);
   assert_null(sample_check(&s, q, false));
-  eph_profile_free(q);
+  eph_file_free(q);
   check_sink(path, 0);
   check_sink(path, len / 2);
   free(data);
-  eph_profile_free(p);
+  eph_file_free(p);
   sample_free(&s);
 }
 
@@ -142,11 +143,11 @@ static eph_writer *open_declared(const char *path) {
 /* Closes w, reads path back and compares its records with recs[0..n). */
 static void close_and_compare(eph_writer *w, const char *path, const eph_record *recs, size_t n) {
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
-  eph_profile *p = load_ok(path);
+  eph_file *p = load_ok(path);
   assert_int_equal(p->nrecords, n);
   for (size_t i = 0; i < n; i++)
     if (!sample_record_eq(&p->records[i], &recs[i])) fail_msg("%s: record %zu differs after reading back", path, i);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 /* Writes recs with eph_writer_record, reads them back, compares; returns
@@ -438,13 +439,13 @@ static void test_roundtrip_empty(void **state) {
   eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
   assert_non_null(w);
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
-  eph_profile *p = load_ok(path);
+  eph_file *p = load_ok(path);
   assert_true(p->complete);
   assert_int_equal(p->nmeta + p->nclasses + p->nsites + p->nrecords + p->ngcs + p->nevents, 0);
   assert_int_equal(p->totals.records, 0);
-  assert_null(eph_profile_meta(p, "runtime"));
-  eph_profile_free(p);
-  eph_profile_free(NULL);
+  assert_null(eph_file_meta(p, "runtime"));
+  eph_file_free(p);
+  eph_file_free(NULL);
   assert_int_equal(eph_writer_close(NULL, NULL), EPH_OK);
 }
 
@@ -456,14 +457,14 @@ static void test_meta_lookup(void **state) {
   eph_writer *w = eph_writer_open(path, meta, 3, true, &err);
   assert_non_null(w);
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
-  eph_profile *p = load_ok(path);
-  assert_string_equal(eph_profile_meta(p, "runtime"), "lua");
-  assert_string_equal(eph_profile_meta(p, "workload"), "binarytrees");
-  assert_string_equal(eph_profile_meta(p, "empty"), "");
-  assert_null(eph_profile_meta(p, "nope"));
-  assert_null(eph_profile_meta(p, NULL));
-  assert_null(eph_profile_meta(NULL, "runtime"));
-  eph_profile_free(p);
+  eph_file *p = load_ok(path);
+  assert_string_equal(eph_file_meta(p, "runtime"), "lua");
+  assert_string_equal(eph_file_meta(p, "workload"), "binarytrees");
+  assert_string_equal(eph_file_meta(p, "empty"), "");
+  assert_null(eph_file_meta(p, "nope"));
+  assert_null(eph_file_meta(p, NULL));
+  assert_null(eph_file_meta(NULL, "runtime"));
+  eph_file_free(p);
 }
 
 static eph_record good_record(uint32_t cls, uint32_t site) {
@@ -545,7 +546,7 @@ static void test_writer_arguments(void **state) {
 
   /* The rejected calls left no trace: the file holds exactly the accepted items. */
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
-  eph_profile *p = load_ok(path);
+  eph_file *p = load_ok(path);
   assert_true(p->complete);
   assert_int_equal(p->nrecords, 2);
   assert_int_equal(p->ngcs, 1);
@@ -560,7 +561,7 @@ static void test_writer_arguments(void **state) {
   assert_string_equal(p->sites[4].function, "");
   assert_int_equal(p->sites[4].line, -5);
   assert_null(p->sites[3].file);
-  eph_profile_free(p);
+  eph_file_free(p);
 
   /* NULL writers and open arguments. */
   assert_int_equal(eph_writer_record(NULL, &r), EPH_ERR_INVALID);
@@ -620,10 +621,10 @@ static void test_write_errors(void **state) {
   assert_int_equal(eph_writer_close(w, NULL), st);
   assert_non_null(strstr(eph_writer_error(NULL), strerror(ENOSPC)));
   /* What reached the file before the failure still reads. */
-  eph_profile *p = load_ok(path);
+  eph_file *p = load_ok(path);
   assert_false(p->complete);
   assert_int_equal(p->nrecords, 100);
-  eph_profile_free(p);
+  eph_file_free(p);
 
   /* A bad descriptor (EBADF) at close time. */
   w = eph_writer_open(path, NULL, 0, true, &err);

@@ -29,10 +29,10 @@ static void cut_everywhere(bool compress, bool extreme) {
     uint8_t *d = malloc(len ? len : 1);
     assert_non_null(d);
     memcpy(d, orig, len);
-    eph_profile *p = NULL;
+    eph_file *p = NULL;
     eph_error err;
     memset(&err, 0, sizeof err);
-    eph_status st = eph_profile_load_buffer(d, len, &p, &err);
+    eph_status st = eph_file_load_buffer(d, len, &p, &err);
     free(d);
     if (len < 16) {
       assert_int_equal(st, EPH_ERR_INVALID);
@@ -61,17 +61,17 @@ static void cut_everywhere(bool compress, bool extreme) {
     prev_records = p->nrecords;
     prev_events = p->nevents;
     prev_valid = p->valid_bytes;
-    eph_profile_free(p);
+    eph_file_free(p);
   }
   assert_true(boundaries > 10);
   assert_int_equal(prev_records, s.nrecords);
 
-  /* The same through eph_profile_load on a file cut in the middle. */
+  /* The same through eph_file_load on a file cut in the middle. */
   assert_int_equal(truncate(path, (off_t)(n / 2)), 0);
-  eph_profile *p = load_ok(path);
+  eph_file *p = load_ok(path);
   assert_false(p->complete);
   assert_null(sample_check(&s, p, true));
-  eph_profile_free(p);
+  eph_file_free(p);
   free(orig);
   sample_free(&s);
 }
@@ -94,12 +94,12 @@ static void test_cut_extreme(void **state) {
 
 static void test_load_errors(void **state) {
   (void)state;
-  eph_profile *p = (eph_profile *)1;
+  eph_file *p = (eph_file *)1;
   eph_error err;
-  assert_int_equal(eph_profile_load("/nonexistent/x.eph", &p, &err), EPH_ERR_INVALID);
+  assert_int_equal(eph_file_load("/nonexistent/x.eph", &p, &err), EPH_ERR_INVALID);
   assert_null(p);
   assert_non_null(strstr(err.message, "/nonexistent/x.eph"));
-  assert_int_equal(eph_profile_load("/tmp", &p, &err), EPH_ERR_INVALID);
+  assert_int_equal(eph_file_load("/tmp", &p, &err), EPH_ERR_INVALID);
   assert_non_null(strstr(err.message, "not a regular file"));
   /* The file name prefixes the message. */
   const char *path = tmp_path("junk.eph");
@@ -107,14 +107,14 @@ static void test_load_errors(void **state) {
   assert_non_null(f);
   fputs("this is not a profile at all", f);
   fclose(f);
-  assert_int_equal(eph_profile_load(path, &p, &err), EPH_ERR_INVALID);
+  assert_int_equal(eph_file_load(path, &p, &err), EPH_ERR_INVALID);
   char want[600];
   snprintf(want, sizeof want, "%s: not an .eph file: bad magic at byte 0", path);
   assert_string_equal(err.message, want);
-  assert_int_equal(eph_profile_load_buffer(NULL, 0, &p, &err), EPH_ERR_INVALID);
-  assert_int_equal(eph_profile_load_buffer((const uint8_t *)"x", 1, NULL, &err), EPH_ERR_INVALID);
-  assert_int_equal(eph_profile_load(path, NULL, NULL), EPH_ERR_INVALID);
-  assert_int_equal(eph_profile_load(path, &p, NULL), EPH_ERR_INVALID); /* err may be NULL */
+  assert_int_equal(eph_file_load_buffer(NULL, 0, &p, &err), EPH_ERR_INVALID);
+  assert_int_equal(eph_file_load_buffer((const uint8_t *)"x", 1, NULL, &err), EPH_ERR_INVALID);
+  assert_int_equal(eph_file_load(path, NULL, NULL), EPH_ERR_INVALID);
+  assert_int_equal(eph_file_load(path, &p, NULL), EPH_ERR_INVALID); /* err may be NULL */
 }
 
 int main(void) {

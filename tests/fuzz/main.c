@@ -462,12 +462,12 @@ static const char *death_name(uint8_t k) {
 
 /* Loads both files; every object must have the same record (size, class, death time and kind). */
 static int compare_profiles(const fuzz *fz, const char *merlin_path, const char *brute_path) {
-  eph_profile *p[2];
+  eph_file *p[2];
   eph_error err;
   const char *paths[2] = {merlin_path, brute_path};
   for (int i = 0; i < 2; i++) {
-    if (eph_profile_load(paths[i], &p[i], &err) != EPH_OK) {
-      printf("FAIL seed=%" PRIu64 " merlin-check: eph_profile_load(%s): %s\n", fz->seed, paths[i], err.message);
+    if (eph_file_load(paths[i], &p[i], &err) != EPH_OK) {
+      printf("FAIL seed=%" PRIu64 " merlin-check: eph_file_load(%s): %s\n", fz->seed, paths[i], err.message);
       return 1;
     }
     qsort(p[i]->records, p[i]->nrecords, sizeof *p[i]->records, cmp_record);
@@ -509,8 +509,8 @@ static int compare_profiles(const fuzz *fz, const char *merlin_path, const char 
     printf("ok seed=%" PRIu64 " merlin-check: %zu objects, identical death times and kinds in merlin and brute force (%" PRIu64
            " censored)\n",
            fz->seed, n, censored);
-  eph_profile_free(p[0]);
-  eph_profile_free(p[1]);
+  eph_file_free(p[0]);
+  eph_file_free(p[1]);
   return rc;
 }
 

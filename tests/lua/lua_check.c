@@ -24,9 +24,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: lua_check FILE.eph\n");
     return 2;
   }
-  eph_profile *p;
+  eph_file *p;
   eph_error err;
-  if (eph_profile_load(argv[1], &p, &err) != EPH_OK) {
+  if (eph_file_load(argv[1], &p, &err) != EPH_OK) {
     fprintf(stderr, "lua_check: %s\n", err.message);
     return 1;
   }
@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
   }
   printf("total complete=%d records=%zu censored=%" PRIu64 " objects=%" PRIu64 " cycles=%" PRIu64 " runtime=%s\n",
          p->complete, p->nrecords, p->totals.censored, p->totals.objects_allocated, p->totals.full_gcs,
-         eph_profile_meta(p, "runtime") ? eph_profile_meta(p, "runtime") : "?");
+         eph_file_meta(p, "runtime") ? eph_file_meta(p, "runtime") : "?");
   for (size_t k = 0; k < ng; k++) {
     const char *name = g[k].cls < p->nclasses && p->class_names[g[k].cls] ? p->class_names[g[k].cls] : "?";
     char cname[64];
@@ -70,6 +70,6 @@ int main(int argc, char **argv) {
     printf("group class=%s line=%d freed=%" PRIu64 " censored=%" PRIu64 " weight=%.0f smin=%u smax=%u\n", cname,
            g[k].line, g[k].freed, g[k].censored, g[k].weight, g[k].freed ? g[k].smin : 0, g[k].smax);
   }
-  eph_profile_free(p);
+  eph_file_free(p);
   return 0;
 }

@@ -29,11 +29,11 @@ static inline void test_profile_start(eph_heap *h, const eph_profile_spec *spec)
 
 /* Stops the profiler on h (its last statistics into *final unless NULL),
  * loads the file it wrote to path, and removes the file. */
-static inline eph_profile *test_profile_finish(eph_heap *h, const char *path, eph_profile_stats *final) {
+static inline eph_file *test_profile_finish(eph_heap *h, const char *path, eph_profile_stats *final) {
   eph_error err;
   if (eph_profile_stop(h, final, &err) != EPH_OK) fail_msg("stop: %s", err.message);
-  eph_profile *prof;
-  if (eph_profile_load(path, &prof, &err) != EPH_OK) fail_msg("load: %s", err.message);
+  eph_file *prof;
+  if (eph_file_load(path, &prof, &err) != EPH_OK) fail_msg("load: %s", err.message);
   unlink(path);
   return prof;
 }

@@ -131,7 +131,7 @@ static void run(const char *gc, const char *spec_text, int nobjects, uint64_t se
   EPH_UNFRAME(h);
 
   eph_profile_stats final;
-  eph_profile *p = test_profile_finish(h, spec.out, &final);
+  eph_file *p = test_profile_finish(h, spec.out, &final);
   assert_true(p->complete);
 
   char *seen = calloc((size_t)nobjects, 1);
@@ -176,7 +176,7 @@ static void run(const char *gc, const char *spec_text, int nobjects, uint64_t se
   free(objs);
   free(log.deaths_before);
   free(log.clock_after);
-  eph_profile_free(p);
+  eph_file_free(p);
   eph_heap_free(h);
 }
 

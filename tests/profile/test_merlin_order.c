@@ -25,7 +25,7 @@
 
 /* Runs the chain program of `length` nodes profiled with spec_text;
  * returns the profile and, in *stats, the profiler's last statistics. */
-static eph_profile *run_chain(const char *spec_text, size_t length, eph_profile_stats *stats) {
+static eph_file *run_chain(const char *spec_text, size_t length, eph_profile_stats *stats) {
   eph_profile_spec spec = test_spec(spec_text, "merlin-order");
   eph_error err;
   eph_gc_params params = params_with("eden=4M");
@@ -62,7 +62,7 @@ static eph_profile *run_chain(const char *spec_text, size_t length, eph_profile_
   }
   index = prev = node = EPH_NIL;
   EPH_UNFRAME(h);
-  eph_profile *prof = test_profile_finish(h, spec.out, stats);
+  eph_file *prof = test_profile_finish(h, spec.out, stats);
   eph_heap_free(h);
   return prof;
 }
@@ -76,8 +76,8 @@ static void test_chain_falls_back_and_stays_exact(void **state) {
   (void)state;
   size_t length = 3000;
   eph_profile_stats ms, bs;
-  eph_profile *m = run_chain("mode=merlin", length, &ms);
-  eph_profile *b = run_chain("mode=brute", length, &bs);
+  eph_file *m = run_chain("mode=merlin", length, &ms);
+  eph_file *b = run_chain("mode=brute", length, &bs);
   /* The chain made the sweep give up at least once. */
   assert_true(ms.merlin_resorts >= 1);
   assert_int_equal(m->nrecords, b->nrecords);
@@ -95,8 +95,8 @@ static void test_chain_falls_back_and_stays_exact(void **state) {
     chain_deaths += x->death.bytes > x->birth.bytes;
   }
   assert_true(chain_deaths > length);
-  eph_profile_free(m);
-  eph_profile_free(b);
+  eph_file_free(m);
+  eph_file_free(b);
 }
 
 int main(void) {

@@ -29,13 +29,13 @@ static void start(eph_heap *h, const char *spec_text) {
   test_profile_start(h, &spec);
 }
 
-static eph_profile *stop_and_load(eph_heap *h) {
-  eph_profile *prof = test_profile_finish(h, path, NULL);
+static eph_file *stop_and_load(eph_heap *h) {
+  eph_file *prof = test_profile_finish(h, path, NULL);
   assert_true(prof->complete);
   return prof;
 }
 
-static const eph_record *record_of_class(const eph_profile *p, const char *name) {
+static const eph_record *record_of_class(const eph_file *p, const char *name) {
   for (size_t i = 0; i < p->nrecords; i++) {
     uint32_t c = p->records[i].class_id;
     if (c < p->nclasses && p->class_names[c] && !strcmp(p->class_names[c], name)) return &p->records[i];
@@ -72,7 +72,7 @@ static void test_gc_mode_known_death(void **state) {
   t = EPH_NIL;
   churn_until_scavenge(h, Junk);
   EPH_UNFRAME(h);
-  eph_profile *p = stop_and_load(h);
+  eph_file *p = stop_and_load(h);
   const eph_record *r = record_of_class(p, "Tracked");
   assert_non_null(r);
   assert_int_equal(p->nrecords, 1); /* the filter kept Junk out */
@@ -83,7 +83,7 @@ static void test_gc_mode_known_death(void **state) {
   assert_int_equal(r->death.scavenges, scavenges_at_drop);
   assert_int_equal(r->death.scavenges - r->birth.scavenges, 1); /* survived exactly one */
   assert_true(r->death.bytes - dropped_at <= 64 * 1024 + 64);
-  eph_profile_free(p);
+  eph_file_free(p);
   eph_heap_free(h);
 }
 
@@ -101,7 +101,7 @@ static void test_gc_mode_full_gc_death(void **state) {
   assert_int_equal(eph_collect(h, EPH_GC_SCAVENGE), EPH_OK); /* cannot see old garbage */
   assert_int_equal(eph_collect(h, EPH_GC_FULL), EPH_OK);
   EPH_UNFRAME(h);
-  eph_profile *p = stop_and_load(h);
+  eph_file *p = stop_and_load(h);
   const eph_record *r = record_of_class(p, "Tracked");
   assert_non_null(r);
   assert_int_equal(r->death_kind, EPH_DEATH_FULL_GC);
@@ -110,7 +110,7 @@ static void test_gc_mode_full_gc_death(void **state) {
   /* a scavenge never examines old objects: last seen alive by the first full GC */
   assert_int_equal(r->alive_until.full_gcs, 0);
   assert_int_equal(r->alive_until.scavenges, 0);
-  eph_profile_free(p);
+  eph_file_free(p);
   eph_heap_free(h);
 }
 
@@ -133,14 +133,14 @@ static void test_finalization_known_death(void **state) {
     t = EPH_NIL;
     churn_until_scavenge(h, Junk);
     EPH_UNFRAME(h);
-    eph_profile *p = stop_and_load(h);
+    eph_file *p = stop_and_load(h);
     const eph_record *r = record_of_class(p, "Tracked");
     assert_non_null(r);
     assert_int_equal(r->death_kind, EPH_DEATH_FINALIZED);
     assert_true(r->death.bytes >= dropped_at);
     /* the finaliser ran after the first scavenge following the drop */
     assert_int_equal(r->death.scavenges, s.scavenges + 1);
-    eph_profile_free(p);
+    eph_file_free(p);
     eph_heap_free(h);
   }
 }
@@ -169,7 +169,7 @@ static void test_finalization_twice(void **state) {
     churn_until_scavenge(h, Junk);
     assert_true(eph_pending_finalizers(h) >= 100);
     if (round) eph_run_finalizers(h); /* the first profile's leftovers, and this one's */
-    eph_profile *p = stop_and_load(h);
+    eph_file *p = stop_and_load(h);
     size_t n[2] = {0, 0};
     for (size_t i = 0; i < p->nrecords; i++) {
       const char *name = p->class_names[p->records[i].class_id];
@@ -178,7 +178,7 @@ static void test_finalization_twice(void **state) {
     }
     assert_int_equal(n[round], 100);
     assert_int_equal(n[!round], 0);
-    eph_profile_free(p);
+    eph_file_free(p);
   }
   eph_run_finalizers(h); /* after both stops: into no profiler */
   eph_heap_free(h);
@@ -195,12 +195,12 @@ static void test_count_sampling(void **state) {
                            "mode=finalization,sample=1/7"};
     start(h, specs[mode]);
     for (int i = 0; i < 70000; i++) eph_alloc(h, C, (size_t)(i % 5));
-    eph_profile *p = stop_and_load(h);
+    eph_file *p = stop_and_load(h);
     if (mode < 2) assert_int_equal(p->nrecords, 10000);
     else assert_true(p->nrecords > 10000 - 463 && p->nrecords < 10000 + 463); /* sd = 92.6 */
     for (size_t i = 0; i < p->nrecords; i++) assert_true(p->records[i].weight == 7.0);
     assert_int_equal(p->totals.objects_allocated, 70000); /* the profiler's own objects are not counted */
-    eph_profile_free(p);
+    eph_file_free(p);
     eph_heap_free(h);
   }
 }
@@ -218,14 +218,14 @@ static void test_class_filter_sampling(void **state) {
     eph_class_id B = eph_class_register(h, "B", EPH_FORMAT_POINTERS);
     start(h, specs[k]);
     for (int i = 0; i < 100000; i++) eph_alloc(h, i % 2 ? A : B, (size_t)(i % 3));
-    eph_profile *p = stop_and_load(h);
+    eph_file *p = stop_and_load(h);
     double n = 50000 / every[k], sd = sqrt(50000 * (1 / every[k]) * (1 - 1 / every[k]));
     assert_true(fabs((double)p->nrecords - n) < 5 * sd);
     for (size_t i = 0; i < p->nrecords; i++) {
       assert_string_equal(p->class_names[p->records[i].class_id], "A");
       assert_true(p->records[i].weight == every[k]);
     }
-    eph_profile_free(p);
+    eph_file_free(p);
     eph_heap_free(h);
   }
 }
@@ -249,7 +249,7 @@ static void test_byte_sampler_unbiased(void **state) {
       true_objects++;
       true_bytes += eph_object_bytes(v);
     }
-    eph_profile *p = stop_and_load(h);
+    eph_file *p = stop_and_load(h);
     double est_obj = 0, est_bytes = 0;
     for (size_t i = 0; i < p->nrecords; i++) {
       est_obj += p->records[i].weight;
@@ -260,7 +260,7 @@ static void test_byte_sampler_unbiased(void **state) {
     assert_true(fabs(eb) < 0.10);
     sum_obj_err += eo;
     sum_byte_err += eb;
-    eph_profile_free(p);
+    eph_file_free(p);
     eph_heap_free(h);
   }
   print_message("byte sampler mean relative error: objects %+.4f, bytes %+.4f over %d seeds\n", sum_obj_err / seeds,
@@ -284,7 +284,7 @@ static void test_censored(void **state) {
       eph_store(h, keep, i, v);
     }
     for (int i = 0; i < 20000; i++) eph_alloc(h, C, 2); /* garbage, collected */
-    eph_profile *p = stop_and_load(h);
+    eph_file *p = stop_and_load(h);
     size_t censored = 0, dead = 0;
     for (size_t i = 0; i < p->nrecords; i++) {
       if (p->records[i].death_kind == EPH_DEATH_CENSORED) censored++;
@@ -295,7 +295,7 @@ static void test_censored(void **state) {
     assert_int_equal(censored + dead, 20051);
     assert_int_equal(dead, 20000); /* the last full GC at stop found all garbage */
     EPH_UNFRAME(h);
-    eph_profile_free(p);
+    eph_file_free(p);
     eph_heap_free(h);
   }
 }
@@ -311,7 +311,7 @@ static void test_no_aliasing(void **state) {
                            eph_class_register(h, "C", EPH_FORMAT_POINTERS), eph_class_register(h, "D", EPH_FORMAT_POINTERS)};
     start(h, fixed ? "mode=gc,sample=every:4" : "mode=gc,sample=1/4");
     for (int i = 0; i < 40000; i++) eph_alloc(h, cls[i % 4], 1);
-    eph_profile *p = stop_and_load(h);
+    eph_file *p = stop_and_load(h);
     size_t per[8] = {0};
     for (size_t i = 0; i < p->nrecords; i++) per[p->records[i].class_id % 8]++;
     size_t nonzero = 0;
@@ -319,7 +319,7 @@ static void test_no_aliasing(void **state) {
     if (fixed) assert_int_equal(nonzero, 1); /* the counter locks onto one class */
     else
       for (int c = 0; c < 4; c++) assert_true(per[cls[c] % 8] > 2000 && per[cls[c] % 8] < 3000);
-    eph_profile_free(p);
+    eph_file_free(p);
     eph_heap_free(h);
   }
 }
@@ -334,7 +334,7 @@ static void test_sites_in_file(void **state) {
   int line = __LINE__ - 1;
   eph_alloc(h, C, 1);
   eph_alloc(h, C, 1); /* no site */
-  eph_profile *p = stop_and_load(h);
+  eph_file *p = stop_and_load(h);
   assert_int_equal(p->nrecords, 2);
   const eph_record *r = &p->records[0];
   assert_string_equal(p->class_names[r->class_id], "SiteClass");
@@ -343,8 +343,8 @@ static void test_sites_in_file(void **state) {
   assert_non_null(strstr(p->sites[r->site_id].file, "test_profile.c"));
   assert_string_equal(p->sites[r->site_id].function, "test_sites_in_file");
   assert_int_equal(p->records[1].site_id, 0);
-  assert_string_equal(eph_profile_meta(p, "mode"), "gc");
-  eph_profile_free(p);
+  assert_string_equal(eph_file_meta(p, "mode"), "gc");
+  eph_file_free(p);
   eph_heap_free(h);
 }
 
@@ -362,11 +362,11 @@ static void test_environment(void **state) {
   eph_class_id C = eph_class_register(h, "EnvClass", EPH_FORMAT_POINTERS);
   for (int i = 0; i < 1000; i++) eph_alloc(h, C, 1);
   eph_heap_free(h); /* writes the profile */
-  eph_profile *p;
-  assert_int_equal(eph_profile_load(path, &p, &err), EPH_OK);
+  eph_file *p;
+  assert_int_equal(eph_file_load(path, &p, &err), EPH_OK);
   assert_true(p->nrecords > 500 - 80 && p->nrecords < 500 + 80); /* 1/2 of 1000, sd 15.8 */
   assert_true(p->complete);
-  eph_profile_free(p);
+  eph_file_free(p);
   unlink(path);
 
   setenv("EPHEMERA_PROFILE", "mode=gc,smaple=1/2", 1);
@@ -493,7 +493,7 @@ static void check_oracle_sized(const char *spec, uint64_t seed, bool mixed, orac
   uint64_t end_drop = app_clock(h);
   for (int i = 0; i < ORACLE_SLOTS; i++)
     if (in_slot[i] >= 0) objs[in_slot[i]].dropped = end_drop;
-  eph_profile *p = stop_and_load(h);
+  eph_file *p = stop_and_load(h);
   bool gc_mode = strstr(spec, "mode=gc") != NULL;
   size_t matched = 0;
   for (size_t k = 0; k < p->nrecords; k++) {
@@ -539,7 +539,7 @@ static void check_oracle_sized(const char *spec, uint64_t seed, bool mixed, orac
   free(in_slot);
   free(full_at);
   free(any_at);
-  eph_profile_free(p);
+  eph_file_free(p);
   eph_heap_free(h);
 }
 

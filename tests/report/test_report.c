@@ -159,14 +159,14 @@ static void km_distance(void **state) {
   eph_km_free(&ky);
 }
 
-static eph_analysis *load(int variant, eph_profile **p, const eph_analysis_opts *o) {
+static eph_analysis *load(int variant, eph_file **p, const eph_analysis_opts *o) {
   char path[] = "/tmp/eph-report-test-XXXXXX";
   int fd = mkstemp(path);
   assert_true(fd >= 0);
   close(fd);
   assert_int_equal(tiny_write(path, variant), 0);
   eph_error err;
-  assert_int_equal(eph_profile_load(path, p, &err), EPH_OK);
+  assert_int_equal(eph_file_load(path, p, &err), EPH_OK);
   unlink(path);
   eph_analysis *a = eph_analysis_run(*p, o, &err);
   assert_non_null(a);
@@ -182,7 +182,7 @@ static const eph_group_row *row(const eph_analysis *a, const char *name) {
 
 static void exact_profile(void **state) {
   (void)state;
-  eph_profile *p;
+  eph_file *p;
   eph_analysis *a = load(2, &p, NULL);
   assert_true(a->exact);
   assert_non_null(a->heap);
@@ -212,12 +212,12 @@ static void exact_profile(void **state) {
     if (p->records[i].death_kind == EPH_DEATH_CENSORED) cens += (double)p->records[i].size;
   NEAR(live_end, cens);
   eph_analysis_free(a);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 static void gc_profile_interval(void **state) {
   (void)state;
-  eph_profile *p;
+  eph_file *p;
   eph_analysis_opts o;
   eph_analysis_opts_default(&o);
   eph_analysis *a = load(0, &p, &o);
@@ -227,29 +227,29 @@ static void gc_profile_interval(void **state) {
   for (int c = 0; c < EPH_NCLOCKS; c++) assert_true(a->mean_lo[c] <= a->mean[c]);
   double hi = a->mean[EPH_CLOCK_BYTES];
   eph_analysis_free(a);
-  eph_profile_free(p);
+  eph_file_free(p);
   o.end = EPH_END_ALIVE;
   a = load(0, &p, &o);
   assert_true(a->mean[EPH_CLOCK_BYTES] < hi);
   eph_analysis_free(a);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 static void sampled_weights(void **state) {
   (void)state;
-  eph_profile *p;
+  eph_file *p;
   eph_analysis *a = load(3, &p, NULL);
   assert_true(a->sampled);
   NEAR(a->objects_est, 200);
   NEAR(a->objects_se, sqrt(20 * 10 * 9.0)); /* sum w(w-1) */
   NEAR(row(a, "Parser")->pct_objects, 50);
   eph_analysis_free(a);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 static void compare_flags(void **state) {
   (void)state;
-  eph_profile *pa, *pb;
+  eph_file *pa, *pb;
   eph_analysis *a = load(0, &pa, NULL), *b = load(1, &pb, NULL);
   eph_compare *c = eph_compare_run(a, b, 3);
   assert_non_null(c);
@@ -274,8 +274,8 @@ static void compare_flags(void **state) {
   eph_compare_free(c);
   eph_analysis_free(a);
   eph_analysis_free(b);
-  eph_profile_free(pa);
-  eph_profile_free(pb);
+  eph_file_free(pa);
+  eph_file_free(pb);
 }
 
 int main(void) {

@@ -55,10 +55,10 @@ static int same_event(const eph_event *a, const eph_event *b) {
   return a->kind == b->kind && a->time == b->time && a->obj == b->obj && a->a == b->a && a->b == b->b && a->c == b->c;
 }
 
-static int check(const eph_profile *in, const eph_profile *out, uint64_t k) {
+static int check(const eph_file *in, const eph_file *out, uint64_t k) {
   char want[32];
   snprintf(want, sizeof want, "%" PRIu64, k);
-  const char *g = eph_profile_meta(out, "granule");
+  const char *g = eph_file_meta(out, "granule");
   if (!g || strcmp(g, want)) return fail("meta granule is %s, expected %s", g ? g : "(none)", want);
   if (!out->complete) return fail("the output is incomplete");
 
@@ -160,12 +160,12 @@ int main(int argc, char **argv) {
   char *endp;
   uint64_t k = strtoull(argv[3], &endp, 10);
   if (*endp || !k) return fail("bad granule %s", argv[3]);
-  eph_profile *in, *out;
+  eph_file *in, *out;
   eph_error err;
-  if (eph_profile_load(argv[1], &in, &err) != EPH_OK) return fail("%s", err.message);
-  if (eph_profile_load(argv[2], &out, &err) != EPH_OK) return fail("%s", err.message);
+  if (eph_file_load(argv[1], &in, &err) != EPH_OK) return fail("%s", err.message);
+  if (eph_file_load(argv[2], &out, &err) != EPH_OK) return fail("%s", err.message);
   int rc = check(in, out, k);
-  eph_profile_free(in);
-  eph_profile_free(out);
+  eph_file_free(in);
+  eph_file_free(out);
   return rc;
 }

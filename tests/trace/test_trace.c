@@ -97,10 +97,10 @@ static int write_trace(const char *path, const tb *t, const expect *deaths, size
   return 0;
 }
 
-static eph_profile *load(const char *path) {
-  eph_profile *p = NULL;
+static eph_file *load(const char *path) {
+  eph_file *p = NULL;
   eph_error err;
-  if (eph_profile_load(path, &p, &err) != EPH_OK) {
+  if (eph_file_load(path, &p, &err) != EPH_OK) {
     printf("cannot load %s: %s\n", path, err.message);
     return NULL;
   }
@@ -173,7 +173,7 @@ static void test_graph(const char *dir) {
     failures++;
     return;
   }
-  eph_profile *p = load(path);
+  eph_file *p = load(path);
   if (!p) {
     failures++;
     return;
@@ -194,11 +194,11 @@ static void test_graph(const char *dir) {
   char out[512];
   snprintf(out, sizeof out, "%s/graph-offline.eph", dir);
   CHECK(eph_trace_merlin_write(p, &m, out, false, &err) == EPH_OK, "%s", err.message);
-  eph_profile *o = load(out);
+  eph_file *o = load(out);
   CHECK(o != NULL, "no output");
   if (o) {
     CHECK(o->nrecords == 17, "%zu records", o->nrecords);
-    const char *v = eph_profile_meta(o, "offline_merlin");
+    const char *v = eph_file_meta(o, "offline_merlin");
     CHECK(v && !strcmp(v, "yes"), "meta offline_merlin");
     CHECK(o->nevents == 0, "events in the offline profile");
     for (size_t i = 0; i < o->nrecords && i < 17; i++) {
@@ -211,10 +211,10 @@ static void test_graph(const char *dir) {
             r->id, r->death.wall_ns);
       CHECK(r->class_id == CLS_OBJ && r->site_id == SITE, "record %" PRIu64 " class %u site %u", r->id, r->class_id, r->site_id);
     }
-    eph_profile_free(o);
+    eph_file_free(o);
   }
   eph_trace_merlin_free(&m);
-  eph_profile_free(p);
+  eph_file_free(p);
 
   /* A trace whose own deaths are wrong: I at its birth, G censored. */
   expect wrong[17];
@@ -236,7 +236,7 @@ static void test_graph(const char *dir) {
           "second: kind %d id %" PRIu64, d[1].kind, d[1].id);
   }
   eph_trace_merlin_free(&m);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 /* --- byte and ephemeron objects -------------------------------------------------------- */
@@ -256,7 +256,7 @@ static void test_formats(const char *dir) {
   expect x[] = {{S, W}, {E, U}, {V, U}, {U, U}, {W, W}};
   char path[512];
   snprintf(path, sizeof path, "%s/formats.eph", dir);
-  eph_profile *p;
+  eph_file *p;
   if (write_trace(path, &t, x, 5) || !(p = load(path))) {
     printf("  (ALLOC events of byte and ephemeron objects carry the format in c >> 32: the format layer must accept them)\n");
     failures++;
@@ -268,7 +268,7 @@ static void test_formats(const char *dir) {
   expect_results(&m, x, 5);
   CHECK(m.stats.pointer_slots == 3 + 2 + 2 + 2, "%" PRIu64 " pointer slots", m.stats.pointer_slots);
   eph_trace_merlin_free(&m);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 /* --- unfaithful traces -------------------------------------------------------------- */
@@ -284,7 +284,7 @@ static void test_unfaithful(const char *dir) {
   expect x[] = {{A, A}, {B, B}};
   char path[512];
   snprintf(path, sizeof path, "%s/unfaithful.eph", dir);
-  eph_profile *p;
+  eph_file *p;
   if (write_trace(path, &t, x, 2) || !(p = load(path))) {
     failures++;
     return;
@@ -298,7 +298,7 @@ static void test_unfaithful(const char *dir) {
   CHECK(m.stats.unknown_ids == 2, "unknown ids %" PRIu64, m.stats.unknown_ids);
   expect_results(&m, x, 2);
   eph_trace_merlin_free(&m);
-  eph_profile_free(p);
+  eph_file_free(p);
 
   /* ALLOC events out of id order (not what the profiler writes, but valid). */
   tb v = {0};
@@ -319,7 +319,7 @@ static void test_unfaithful(const char *dir) {
   expect_results(&m, y, 3);
   CHECK(m.stats.stale_stores == 0, "stale %" PRIu64, m.stats.stale_stores);
   eph_trace_merlin_free(&m);
-  eph_profile_free(p);
+  eph_file_free(p);
 
   /* An object allocated twice is an error. */
   tb u = {0};
@@ -332,7 +332,7 @@ static void test_unfaithful(const char *dir) {
   }
   CHECK(eph_trace_merlin_run(p, &m, &err) != EPH_OK && strstr(err.message, "allocated twice"), "no error for a repeated id");
   eph_trace_merlin_free(&m);
-  eph_profile_free(p);
+  eph_file_free(p);
 
   /* Not traces. */
   snprintf(path, sizeof path, "%s/noevents.eph", dir);
@@ -349,7 +349,7 @@ static void test_unfaithful(const char *dir) {
   FILE *left = fopen(out, "rb");
   CHECK(left == NULL, "a failed granulate left %s", out);
   if (left) fclose(left);
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 /* --- granulation ------------------------------------------------------------------- */
@@ -361,7 +361,7 @@ static void test_granulate(const char *dir) {
   char path[512], out[512];
   snprintf(path, sizeof path, "%s/graph.eph", dir);
   snprintf(out, sizeof out, "%s/graph-100.eph", dir);
-  eph_profile *p = load(path), *g;
+  eph_file *p = load(path), *g;
   if (!p) {
     failures++;
     return;
@@ -371,7 +371,7 @@ static void test_granulate(const char *dir) {
   CHECK(eph_trace_granulate(p, 100, out, false, &s, &err) == EPH_OK, "%s", err.message);
   if (!(g = load(out))) {
     failures++;
-    eph_profile_free(p);
+    eph_file_free(p);
     return;
   }
   /* The end is t.clock (the last allocation, 432): ticks at 100 .. 500. */
@@ -407,7 +407,7 @@ static void test_granulate(const char *dir) {
     k++;
   }
   CHECK(k == sizeof gran / sizeof *gran && other == t.n, "%zu deaths and ticks, %zu other events", k, other);
-  const char *v = eph_profile_meta(g, "granule");
+  const char *v = eph_file_meta(g, "granule");
   CHECK(v && !strcmp(v, "100"), "meta granule %s", v ? v : "(none)");
   /* Records: deaths moved, censored ones not. */
   CHECK(g->nrecords == 17, "%zu records", g->nrecords);
@@ -417,7 +417,7 @@ static void test_granulate(const char *dir) {
     CHECK(r->death.bytes == want_death && r->alive_until.bytes == want_death, "record %" PRIu64 ": death %" PRIu64, r->id,
           r->death.bytes);
   }
-  eph_profile_free(g);
+  eph_file_free(g);
 
   /* A granule of 1 byte changes no death; a huge one moves all to one tick. */
   CHECK(eph_trace_granulate(p, 1, out, false, &s, &err) == EPH_OK && s.deaths_moved == 0 && s.ticks == 432, "granule 1: %" PRIu64
@@ -425,7 +425,7 @@ static void test_granulate(const char *dir) {
   CHECK(eph_trace_granulate(p, UINT64_C(1) << 40, out, false, &s, &err) == EPH_OK && s.ticks == 1, "granule 2^40: %" PRIu64 " ticks",
         s.ticks);
   CHECK(eph_trace_granulate(p, 0, out, false, &s, &err) != EPH_OK, "granule 0 accepted");
-  eph_profile_free(p);
+  eph_file_free(p);
 }
 
 /* --- sizes ---------------------------------------------------------------------------- */

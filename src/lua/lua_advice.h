@@ -3,8 +3,8 @@
  * advice"): what a Lua profile's lifetime distribution says about Lua 5.4's
  * incremental and generational collector modes, as a hypothesis to check
  * with `ephemera lua --gc ...`.  Shared by `ephemera lua --summary`
- * (src/lua/session.c, from its running tallies) and `ephemera report`
- * (render_*.c, from the analysis, for profiles with metadata runtime=lua).
+ * (session.c, from its running tallies) and `ephemera report`
+ * (src/analysis, from the analysis, for profiles with metadata runtime=lua).
  *
  * Header-only (static inline): the Lua adapter is also built into the
  * loadable module, which does not link the analysis library.

@@ -1,5 +1,5 @@
 /*
- * profile.c — the in-memory eph_profile: growing its arrays while reading,
+ * file.c — the in-memory eph_file (a loaded .eph file): growing its arrays while reading,
  * metadata lookup, freeing.
  */
 #include <stdlib.h>
@@ -40,14 +40,14 @@ bool ephf_grow_table(void **arr, size_t *cap, size_t elem, size_t n) {
   return true;
 }
 
-const char *eph_profile_meta(const eph_profile *p, const char *key) {
+const char *eph_file_meta(const eph_file *p, const char *key) {
   if (!p || !key) return NULL;
   for (size_t i = 0; i < p->nmeta; i++)
     if (!strcmp(p->meta[i].key, key)) return p->meta[i].value;
   return NULL;
 }
 
-void eph_profile_free(eph_profile *p) {
+void eph_file_free(eph_file *p) {
   if (!p) return;
   for (size_t i = 0; i < p->nmeta; i++) {
     free((char *)p->meta[i].key);

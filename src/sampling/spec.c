@@ -1,5 +1,6 @@
 /*
- * spec.c — the profiler's SPEC strings: "mode=gc,sample=1/100,out=run.eph".
+ * spec.c — a profile's SPEC strings: "mode=gc,sample=1/100,out=run.eph"
+ * (ephemera/spec.h), shared by the heap's profiler and the Lua adapter.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -7,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler.h"
+#include "ephemera/spec.h"
 
 void eph_profile_spec_init(eph_profile_spec *s) {
   memset(s, 0, sizeof *s);
@@ -131,10 +132,6 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
   }
   *s = t;
   return EPH_OK;
-}
-
-void eph_profile_prepare_params(const eph_profile_spec *s, eph_gc_params *p) {
-  if (s->mode == EPH_MODE_MERLIN) p->trailer_words = 2;
 }
 
 static const char *mode_name(eph_profile_mode m) {

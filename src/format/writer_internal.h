@@ -1,0 +1,86 @@
+/*
+ * writer_internal.h — the eph_writer's state, shared by the framing
+ * (writer.c) and the record encoding (writer_records.c).  Private to
+ * src/format.
+ */
+#ifndef EPH_WRITER_INTERNAL_H
+#define EPH_WRITER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <zlib.h>
+
+#include "format_internal.h"
+
+enum { B_META, B_CLASSES, B_SITES, B_GCS, B_RECORDS, B_EVENTS, B_CLOSE, NBUF };
+
+static const uint32_t BUF_TYPE[NBUF] = {EPHF_CHUNK_META,    EPHF_CHUNK_CLASSES, EPHF_CHUNK_SITES, EPHF_CHUNK_GCS,
+                                        EPHF_CHUNK_RECORDS, EPHF_CHUNK_EVENTS,  EPHF_CHUNK_CLOSE};
+
+typedef struct site_def {
+  char *file, *function; /* file != NULL: declared */
+  int line;
+} site_def;
+
+struct eph_writer {
+  int fd;
+  char *path;
+  bool compress;
+  eph_status failed; /* sticky: a write failed */
+  char error[256];
+  z_stream z;
+  bool z_ready;
+  ephf_buf zout;
+  ephf_buf buf[NBUF]; /* each starts with EPHF_CHUNK_HEADER_LEN reserved bytes */
+  /* Delta bases, reset with each chunk (chunks decode on their own). */
+  ephf_rec_ctx rec;
+  /* The current batch (eph_writer_batch).  synced: the record context's
+   * death and kind are the batch's; au_synced: so is its alive_until (the
+   * context's au_base, or the death).  Records then need not code them. */
+  struct {
+    eph_stamp death, alive_until;
+    unsigned kind;
+    bool au_is_death;
+    bool synced, au_synced;
+  } batch;
+  uint64_t gc_prev_index, gc_prev_start, gc_prev_allocated;
+  uint64_t ev_prev_time, ev_prev_obj;
+  /* Declared ids as bitmaps (bit 0, "unknown", always set): the per-record check. */
+  uint64_t *class_bits, *site_bits;
+  size_t class_words, site_words;
+  /* A fork (eph_writer_fork): no file; its chunks go to `spool` until
+   * eph_writer_join appends them to the parent's.  The bitmaps above are
+   * the parent's, borrowed. */
+  eph_writer *parent;
+  ephf_buf spool;
+  /* Declared tables, indexed by id. */
+  char **classes;
+  size_t classes_cap;
+  site_def *sites;
+  size_t sites_cap;
+};
+
+/* Sets w's error message; returns st (the writer stays usable unless the
+ * caller also sets w->failed). */
+eph_status ephf_writer_fail(eph_writer *w, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Makes room for an item of at most n bytes in buffer `which`, writing a
+ * full buffer first (tables alone; data after the tables). */
+eph_status ephf_writer_make_room(eph_writer *w, int which, size_t n);
+
+/* Writes data buffer `which` as a chunk, after the table entries it may use. */
+eph_status ephf_writer_write_data(eph_writer *w, int which);
+
+/* Whether a class or site id was declared (bit 0, "unknown", always set). */
+static inline bool ephf_id_declared(const uint64_t *bits, size_t words, uint64_t id) {
+  return (id >> 6) < words && ((bits[id >> 6] >> (id & 63)) & 1);
+}
+static inline bool ephf_class_declared(const eph_writer *w, uint64_t id) {
+  return ephf_id_declared(w->class_bits, w->class_words, id);
+}
+static inline bool ephf_site_declared(const eph_writer *w, uint64_t id) {
+  return ephf_id_declared(w->site_bits, w->site_words, id);
+}
+
+#endif /* EPH_WRITER_INTERNAL_H */

@@ -1,0 +1,60 @@
+/*
+ * writer_profiler.h — the writer's calls that only the heap's profiler
+ * makes (src/profile): records found dead together, exact lifetimes,
+ * forks for a second thread, and the writer's own memory.  The same file
+ * as eph_writer_record would write, at less cost.  Not part of the public
+ * API (ephemera/format.h); the profiler is linked with the format library.
+ */
+#ifndef EPH_WRITER_PROFILER_H
+#define EPH_WRITER_PROFILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ephemera/format.h"
+
+/*
+ * Records found dead together, as a collection finds them: after
+ * eph_writer_batch, each eph_writer_batch_record writes the record with
+ * that death, death kind and alive_until (or, when until_birth, alive
+ * until its birth) and id = birth.bytes.  The file is as if each were
+ * written with eph_writer_record; the writer only skips what the batch
+ * already settled, which makes a record about a third as dear.  Another
+ * eph_writer_batch starts a new batch (say, another alive_until);
+ * eph_writer_record may be called in between.
+ */
+/*
+ * A record whose id is birth.bytes and whose alive_until is its death, as
+ * exact lifetimes have (Merlin): the file is as if it were written with
+ * eph_writer_record, at less cost (no eph_record to fill, no choice for
+ * id, weight and alive_until when they follow the previous record).
+ */
+eph_status eph_writer_record_to_death(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
+                                      const eph_stamp *birth, const eph_stamp *death, unsigned death_kind);
+
+void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
+eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
+                                   const eph_stamp *birth, bool until_birth);
+
+/*
+ * Forks: a second record stream, for a thread of the tool's own (gc mode
+ * walks eden in two halves at once).  Records written to a fork, with
+ * eph_writer_batch_record in the parent's current batch or with
+ * eph_writer_record, are encoded in memory by the thread that writes them,
+ * against the classes and sites the parent had declared at the last
+ * eph_writer_fork_sync.  Until eph_writer_join, the parent may take
+ * records (from one other thread) but must not declare classes or sites,
+ * start a batch or be closed.  eph_writer_join appends the fork's records
+ * to the file after the parent's so far; the fork stays, empty, for the
+ * next round (sync it first).  Free a fork with eph_writer_close.
+ */
+eph_writer *eph_writer_fork(eph_writer *parent); /* NULL: out of memory, or parent is a fork */
+void eph_writer_fork_sync(eph_writer *fork);
+/* An error the fork met (out of memory) fails the parent for good. */
+eph_status eph_writer_join(eph_writer *fork);
+
+/* Bytes the writer holds in its buffers (not its tables' strings). */
+size_t eph_writer_memory(const eph_writer *w);
+
+#endif /* EPH_WRITER_PROFILER_H */

@@ -1,0 +1,137 @@
+/*
+ * observer.c — the heap's side of the observer interface (observer.h):
+ * installing the observer, the queries a tool makes from its hooks
+ * (where an object went, which died, the roots, the spaces), the
+ * allocation site, and the few settings a tool may change.  The sample
+ * points that call on_alloc are sample_point.c; the eden walk edenwalk.c.
+ */
+#include <string.h>
+
+#include "heap_internal.h"
+#include "markbits.h"
+
+void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
+  if (obs) {
+    h->observer = *obs;
+    h->has_observer = true;
+  } else {
+    memset(&h->observer, 0, sizeof h->observer);
+    h->has_observer = false;
+    eph_heap_set_eden_walk(h, false);
+  }
+  h->fast.store_hook = h->has_observer && h->observer.on_store;
+  eph_heap_sample_next(h, h->has_observer && h->observer.on_alloc ? 1 : 0, 0);
+}
+
+const eph_observer *eph_heap_get_observer(const eph_heap *h) { return h->has_observer ? &h->observer : NULL; }
+
+/* Where obj's bytes are now: a young object evacuated by this collection
+ * is at its copy; nothing is compacted yet. */
+eph_value eph_gc_locate(eph_heap *h, eph_value obj) {
+  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
+  if (ephh_in_space(&h->evacuated[0], obj) || ephh_in_space(&h->evacuated[1], obj)) {
+    eph_header hdr = *eph_header_of(obj);
+    if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  }
+  return obj;
+}
+
+/* The answer behind eph_gc_where and eph_gc_fate: eph_gc_locate, and
+ * whether obj was found dead; compacted: for a survivor of a full GC,
+ * where compaction will put it instead. */
+static inline eph_value where(const eph_heap *h, eph_value obj, bool *dead, bool compacted) {
+  *dead = false;
+  if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
+  if (ephh_in_space(&h->evacuated[0], obj) || ephh_in_space(&h->evacuated[1], obj)) {
+    eph_header hdr = *eph_header_of(obj);
+    if (!(hdr & EPH_HDR_FORWARDED)) {
+      *dead = true;
+      return obj;
+    }
+    obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+    if (h->phase == PHASE_EVACUATED) return obj;
+  }
+  if (h->phase == PHASE_MARKED && ephh_in_old(h, obj)) {
+    *dead = !ephh_full_is_marked(h, obj);
+    if (compacted && !*dead) return ephh_full_forward(h, obj);
+  }
+  return obj;
+}
+
+void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind) {
+  h->requested_gc = 1 + (int)kind;
+  ephh_update_alloc_limit(h);
+}
+
+/* Walks [start, top) of a space the collection evacuated: an object whose
+ * header is a forwarding address survived (its size is read from the copy). */
+static void each_dead_evacuated(eph_heap *h, const eph_space *s, void (*fn)(void *, eph_value), void *data) {
+  for (char *p = s->start; p < s->top;) {
+    eph_header hdr = *(eph_header *)(void *)p;
+    if (hdr & EPH_HDR_FORWARDED) {
+      p += ephh_span(h, (eph_value)(hdr & ~EPH_HDR_FORWARDED));
+    } else {
+      fn(data, (eph_value)p);
+      p = ephh_next_object(h, p);
+    }
+  }
+}
+
+void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
+  if (h->phase == PHASE_NONE) return;
+  each_dead_evacuated(h, &h->evacuated[0], fn, data);
+  each_dead_evacuated(h, &h->evacuated[1], fn, data);
+  if (h->phase != PHASE_MARKED) return;
+  for (char *p = h->old_base; p < h->old_top; p = ephh_next_object(h, p))
+    if (!ephh_full_is_marked(h, (eph_value)p)) fn(data, (eph_value)p);
+}
+
+eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) { return where(h, obj, dead, false); }
+
+uintptr_t eph_gc_dense_end(const eph_heap *h) {
+  return (uintptr_t)(h->phase == PHASE_MARKED ? h->dense_end : h->old_base);
+}
+
+eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
+  bool dead;
+  obj = where(h, obj, &dead, true);
+  return dead ? EPH_NIL : obj;
+}
+
+size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals) {
+  *shadow = h->fast.roots;
+  *globals = h->globals;
+  *nglobals = h->globals_len;
+  return h->fast.roots_len;
+}
+
+void eph_heap_old_range(const eph_heap *h, uintptr_t *base, size_t *reserved) {
+  *base = (uintptr_t)h->old_base;
+  *reserved = h->old_reserved;
+}
+
+void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
+  const eph_space *spaces[2] = {&h->eden, &h->past};
+  for (int i = 0; i < 2; i++) {
+    char *top = i == 0 ? h->fast.alloc_top : spaces[i]->top;
+    for (char *p = spaces[i]->start; p < top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
+  }
+  for (char *p = h->old_base; p < h->old_top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
+}
+
+eph_site *eph_heap_site(eph_heap *h) { return h->fast.site; }
+
+size_t eph_heap_trailer_bytes(const eph_heap *h) { return h->fast.trailer_bytes; }
+
+void eph_heap_set_permanent_bytes(eph_heap *h, size_t bytes) { h->permanent_bytes = bytes; }
+
+void eph_gc_old_fates(eph_heap *h, const eph_value *objs, eph_value *to, size_t n) {
+  if (h->phase != PHASE_MARKED) ephh_fatal(h, "eph_gc_old_fates outside a full GC's on_collect");
+  for (size_t i = 0; i < n; i++) {
+    eph_value obj = objs[i];
+    if (ephh_checking(h) && !ephh_in_old(h, obj)) ephh_fatal(h, "eph_gc_old_fates: an object outside old space");
+    size_t w = word_index(h, obj);
+    /* below the dense prefix: alive and unmoved */
+    to[i] = obj < (eph_value)h->dense_end ? obj : bit_is_set(h->mark_bits, w) ? forward_word(h, w) : EPH_NIL;
+  }
+}
