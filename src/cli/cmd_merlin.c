@@ -26,7 +26,8 @@ static void usage(FILE *out) {
           "              records; exit 1 on any difference (the first %d are shown)\n"
           "  -o OUT      write a profile with the recomputed records (EXACT or CENSORED)\n"
           "  --compress  deflate OUT's chunks\n"
-          "  TRACE comes from `ephemera run WORKLOAD --trace -o TRACE`.\n",
+          "  TRACE comes from `ephemera run WORKLOAD --trace -o TRACE`.\n" CLI_EXIT_HELP
+          "  (--check: 1 when offline and online Merlin differ)\n",
           MAX_SHOWN);
 }
 
@@ -96,37 +97,26 @@ static int check(const char *path, const eph_profile *p, const eph_trace_merlin 
 }
 
 int cmd_merlin(int argc, char **argv) {
-  const char *in = NULL, *out = NULL;
+  enum { OPT_CHECK = 256, OPT_COMPRESS };
+  static const struct option longopts[] = {{"check", no_argument, NULL, OPT_CHECK},
+                                           {"compress", no_argument, NULL, OPT_COMPRESS},
+                                           {"out", required_argument, NULL, 'o'},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {0}};
+  const char *out = NULL;
   bool do_check = false, compress = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--check")) {
-      do_check = true;
-    } else if (!strcmp(a, "--compress")) {
-      compress = true;
-    } else if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
-      if (++i >= argc) {
-        cli_error("merlin: %s needs a file name", a);
-        return 2;
-      }
-      out = argv[i];
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("merlin: unknown option '%s' (try 'ephemera merlin --help')", a);
-      return 2;
-    } else if (!in) {
-      in = a;
-    } else {
-      cli_error("merlin: one trace at a time ('%s' and '%s')", in, a);
-      return 2;
+  for (int c; (c = cli_getopt(argc, argv, ":o:h", longopts)) != -1;) {
+    switch (c) {
+      case OPT_CHECK: do_check = true; break;
+      case OPT_COMPRESS: compress = true; break;
+      case 'o': out = optarg; break;
+      case 'h': usage(stdout); return cli_stdout_done("the help");
+      default: return CLI_USAGE;
     }
   }
-  if (!in) {
-    usage(stderr);
-    return 2;
-  }
+  if (optind >= argc) return cli_usage_error("needs a TRACE");
+  if (optind + 1 < argc) return cli_usage_error("one trace at a time ('%s' and '%s')", argv[optind], argv[optind + 1]);
+  const char *in = argv[optind];
 
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -134,21 +124,21 @@ int cmd_merlin(int argc, char **argv) {
   eph_error err = {0};
   if (eph_profile_load(in, &p, &err) != EPH_OK) {
     cli_error("%s", err.message);
-    return 1;
+    return cli_load_failed(err.status);
   }
   double load = seconds_since(&t0);
   const char *why = eph_trace_unusable(p);
   if (why) {
     cli_error("%s: %s%s%s%s", in, why, p->warning[0] ? " (" : "", p->warning, p->warning[0] ? ")" : "");
     eph_profile_free(p);
-    return 1;
+    return CLI_BAD_INPUT;
   }
   eph_trace_merlin m;
   if (eph_trace_merlin_run(p, &m, &err) != EPH_OK) {
     cli_error("%s: %s", in, err.message);
     eph_trace_merlin_free(&m);
     eph_profile_free(p);
-    return 1;
+    return cli_load_failed(err.status);
   }
   const eph_trace_merlin_stats *s = &m.stats;
   printf("offline merlin: %s: %" PRIu64 " objects: %" PRIu64 " dead, %" PRIu64 " censored (alive at exit)\n", in,
@@ -180,5 +170,6 @@ int cmd_merlin(int argc, char **argv) {
   }
   eph_trace_merlin_free(&m);
   eph_profile_free(p);
-  return status;
+  int written = cli_stdout_done("the summary");
+  return written != CLI_OK ? written : status;
 }

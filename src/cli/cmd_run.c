@@ -32,20 +32,13 @@ static int profile_before(wl_ctx *w, void *data) {
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)w->seed);
   eph_meta_pair meta[] = {{"program", "ephemera run"}, {"workload", w->workload->name}, {"size", pr->size},
                           {"unit", w->workload->unit}, {"seed", seed}, {"command", pr->command}};
-  if (eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK) {
-    cli_error("%s", pr->err.message);
-    return 1;
-  }
-  return 0;
+  /* A failure's message waits in pr->err: cmd_run prints it, in one line. */
+  return eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK;
 }
 
 static int profile_after(wl_ctx *w, void *data) {
   profiling *pr = data;
-  if (eph_profile_stop(w->h, &pr->stats, &pr->err) != EPH_OK) {
-    cli_error("%s", pr->err.message);
-    return 1;
-  }
-  return 0;
+  return eph_profile_stop(w->h, &pr->stats, &pr->err) != EPH_OK;
 }
 
 static void usage(FILE *out) {
@@ -61,79 +54,134 @@ static void usage(FILE *out) {
           "  -o FILE        where the profile goes (default ephemera.eph)\n"
           "  --trace        with mode=merlin: also write the full event trace (allocations, stores, roots, deaths)\n"
           "  --kv           end with one line of key=value pairs (for scripts)\n"
+          "  workload options (see 'ephemera workloads -v') each take one value: --frames 100\n"
+          CLI_EXIT_HELP
           "'ephemera workloads -v' lists workloads, classes and options.  GC parameters:\n");
   eph_gc_params_describe(out);
 }
 
 static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 
-int cmd_run(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+/* What the runner would refuse as bad usage, checked before the run so
+ * that the runner's own failures mean a failed run (exit 1). */
+static bool check_usage(const wl_workload *wl, const wl_run_options *opt) {
+  char err[512];
+  uint64_t size;
+  if (wl_parse_size(wl, opt->size, &size, err, sizeof err)) {
+    cli_error("run: --size: %s", err);
+    return false;
   }
+  eph_gc_params p;
+  eph_error e;
+  eph_gc_params_init(&p);
+  if (opt->gc && eph_gc_params_parse(&p, opt->gc, &e) != EPH_OK) {
+    cli_error("run: --gc: %s", e.message);
+    return false;
+  }
+  if (opt->retain && wl_class_list(wl, opt->retain, "--retain", NULL, err, sizeof err)) {
+    cli_error("run: %s", err);
+    return false;
+  }
+  if (opt->argc && !wl->parse_options) {
+    cli_error("run: unknown option '%s' (%s has no options of its own; try 'ephemera run --help')", opt->argv[0],
+              wl->name);
+    return false;
+  }
+  if (opt->argc) { /* the workload prints its own one line */
+    wl_ctx w = {.workload = wl, .seed = 42, .size = size};
+    int rc = wl->parse_options(&w, opt->argc, opt->argv);
+    free(w.options);
+    if (rc) return false;
+  }
+  return true;
+}
+
+int cmd_run(int argc, char **argv) {
+  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    usage(stdout);
+    return cli_stdout_done("the help");
+  }
+  if (argc < 2 || argv[1][0] == '-') return cli_usage_error("needs a WORKLOAD first (see 'ephemera workloads')");
   const wl_workload *wl = wl_find(argv[1]);
   if (!wl) {
-    cli_error("unknown workload '%s' (see 'ephemera workloads')", argv[1]);
-    return 2;
+    cli_error("run: unknown workload '%s' (see 'ephemera workloads')", argv[1]);
+    return CLI_USAGE;
   }
+  enum { OPT_SIZE = 256, OPT_GC, OPT_RETAIN, OPT_SEED, OPT_QUIET, OPT_PROFILE, OPT_TRACE, OPT_KV };
+  static const struct option longopts[] = {
+      {"size", required_argument, NULL, OPT_SIZE},     {"gc", required_argument, NULL, OPT_GC},
+      {"retain", required_argument, NULL, OPT_RETAIN}, {"seed", required_argument, NULL, OPT_SEED},
+      {"quiet", no_argument, NULL, OPT_QUIET},         {"profile", required_argument, NULL, OPT_PROFILE},
+      {"output", required_argument, NULL, 'o'},        {"trace", no_argument, NULL, OPT_TRACE},
+      {"kv", no_argument, NULL, OPT_KV},               {"help", no_argument, NULL, 'h'},
+      {0}};
   wl_run_options opt = {0};
   const char *profile_spec = NULL, *out = NULL;
   bool kv = false, trace = false;
   char **rest = calloc((size_t)argc, sizeof *rest);
-  int nrest = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    const char **target = NULL;
-    if (!strcmp(a, "--profile")) target = &profile_spec;
-    else if (!strcmp(a, "-o") || !strcmp(a, "--output")) target = &out;
-    else if (!strcmp(a, "--size")) target = &opt.size;
-    else if (!strcmp(a, "--gc")) target = &opt.gc;
-    else if (!strcmp(a, "--retain")) target = &opt.retain;
-    if (target || !strcmp(a, "--seed")) {
-      if (i + 1 >= argc) {
-        cli_error("run: %s needs a value", a);
-        free(rest);
-        return 2;
-      }
-      if (target) {
-        *target = argv[++i];
-      } else {
-        char *end;
-        opt.seed = strtoull(argv[++i], &end, 10);
-        if (*end || !opt.seed) {
-          cli_error("run: bad seed '%s' (a positive integer)", argv[i]);
-          free(rest);
-          return 2;
-        }
-      }
-    } else if (!strcmp(a, "--quiet")) {
-      opt.quiet = true;
-    } else if (!strcmp(a, "--trace")) {
-      trace = true;
-    } else if (!strcmp(a, "--kv")) {
-      kv = true;
-    } else {
-      rest[nrest++] = argv[i];
+  if (!rest) {
+    cli_error("run: out of memory");
+    return CLI_FAILED;
+  }
+  int nrest = 0, rc = CLI_USAGE;
+  /* argv[1] (the workload) stands in for the program name; options in
+   * order ("+"), so that an unknown one is the workload's, with its value. */
+  int wargc = argc - 1;
+  char **wargv = argv + 1;
+  while (optind < wargc) {
+    int before = optind;
+    opterr = 0;
+    int c = getopt_long(wargc, wargv, "+:o:h", longopts, NULL);
+    if (c == -1) {
+      if (optind >= wargc) break;
+      cli_error("run: unexpected argument '%s' (try 'ephemera run --help')", wargv[optind]);
+      goto out;
+    }
+    if (c == '?' && before < wargc && wargv[before][0] == '-' && wargv[before][1] == '-' && optind == before + 1) {
+      rest[nrest++] = wargv[before]; /* a workload option and its value */
+      if (!strchr(wargv[before], '=') && optind < wargc) rest[nrest++] = wargv[optind++];
+      continue;
+    }
+    switch (c) {
+      case OPT_SIZE: opt.size = optarg; break;
+      case OPT_GC: opt.gc = optarg; break;
+      case OPT_RETAIN: opt.retain = optarg; break;
+      case OPT_SEED:
+        if (!cli_opt_u64("--seed", optarg, CLI_COUNT, 1, UINT64_MAX, &opt.seed)) goto out;
+        break;
+      case OPT_QUIET: opt.quiet = true; break;
+      case OPT_PROFILE: profile_spec = optarg; break;
+      case 'o': out = optarg; break;
+      case OPT_TRACE: trace = true; break;
+      case OPT_KV: kv = true; break;
+      case 'h':
+        usage(stdout);
+        rc = cli_stdout_done("the help");
+        goto out;
+      case ':':
+        cli_error("run: %.*s needs a value", (int)strcspn(wargv[optind - 1], "="), wargv[optind - 1]);
+        goto out;
+      default:
+        cli_error("run: unknown option '%s' (try 'ephemera run --help')", wargv[before]);
+        goto out;
     }
   }
   opt.argc = nrest;
   opt.argv = rest;
+  if (!check_usage(wl, &opt)) goto out;
   profiling pr = {.command = argv[1]};
   eph_profile_spec_init(&pr.spec);
   if (trace && !profile_spec) profile_spec = "mode=merlin";
   if (profile_spec || out) {
     eph_error e;
     if (profile_spec && eph_profile_spec_parse(&pr.spec, profile_spec, &e) != EPH_OK) {
-      cli_error("--profile: %s", e.message);
-      free(rest);
-      return 2;
+      cli_error("run: --profile: %s", e.message);
+      goto out;
     }
     char cerr[512];
     if (pr.spec.classes[0] && wl_class_list(wl, pr.spec.classes, "--profile classes", NULL, cerr, sizeof cerr)) {
-      cli_error("%s", cerr);
-      free(rest);
-      return 2;
+      cli_error("run: %s", cerr);
+      goto out;
     }
     if (out) snprintf(pr.spec.out, sizeof pr.spec.out, "%s", out);
     if (trace) pr.spec.trace = true;
@@ -144,11 +192,10 @@ int cmd_run(int argc, char **argv) {
   }
   wl_result res;
   char err[512];
-  int rc = wl_run(wl, &opt, &res, err, sizeof err);
-  free(rest);
-  if (rc) {
-    cli_error("%s", err);
-    return 2;
+  if (wl_run(wl, &opt, &res, err, sizeof err)) {
+    cli_error("run: %s", pr.err.message[0] ? pr.err.message : err);
+    rc = CLI_FAILED;
+    goto out;
   }
   const eph_heap_stats *s = &res.stats;
   printf("%s (%llu %s): self-check %s: %s\n", wl->name, (unsigned long long)res.size, wl->unit,
@@ -183,5 +230,9 @@ int cmd_run(int argc, char **argv) {
            res.nevents, res.event_p50_ms, res.event_p99_ms, (unsigned long long)pr.stats.samples,
            (unsigned long long)pr.stats.censored, (unsigned long long)pr.stats.peak_memory_bytes,
            (unsigned long long)pr.stats.own_bytes, res.after_wall_s, res.after_cpu_s);
-  return res.check_ok ? 0 : 1;
+  rc = cli_stdout_done("the results");
+  if (rc == CLI_OK && !res.check_ok) rc = CLI_FAILED;
+out:
+  free(rest);
+  return rc;
 }

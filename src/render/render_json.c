@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "render.h"
 
 static void num(FILE *o, double v) {
   if (isfinite(v)) fprintf(o, "%.10g", v);
