@@ -83,7 +83,10 @@ bool cli_output_done(FILE *f, const char *what, bool close) {
    * meets the error again and errno says why. */
   int rc = close ? fclose(f) : fflush(f);
   if (rc == 0 && !failed) return true;
-  cli_error("%s: writing %s: %s", cli_command, what, errno ? strerror(errno) : "write error");
+  /* Only the top level has no command ("ephemera: writing the help"). */
+  const char *sep = strcmp(cli_command, "ephemera") ? ": " : "";
+  cli_error("%s%swriting %s: %s", sep[0] ? cli_command : "", sep, what,
+            errno ? strerror(errno) : "an earlier write failed");
   return false;
 }
 

@@ -101,7 +101,7 @@ int cmd_run(int argc, char **argv) {
     usage(stdout);
     return cli_stdout_done("the help");
   }
-  if (argc < 2 || argv[1][0] == '-') return cli_usage_error("needs a WORKLOAD first (see 'ephemera workloads')");
+  if (argc < 2 || argv[1][0] == '-') return cli_usage_error("needs a WORKLOAD (see 'ephemera workloads')");
   const wl_workload *wl = wl_find(argv[1]);
   if (!wl) {
     cli_error("run: unknown workload '%s' (see 'ephemera workloads')", argv[1]);
