@@ -40,7 +40,11 @@ int cli_getopt(int argc, char **argv, const char *shortopts, const struct option
   char name[64];
   if (arg[0] == '-' && arg[1] == '-') snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
   else snprintf(name, sizeof name, "-%c", optopt);
+  bool known = false; /* "--flag=value" for a flag is '?' too */
+  for (const struct option *o = longopts; o && o->name && !known; o++)
+    known = name[0] == '-' && name[1] == '-' && !strcmp(name + 2, o->name);
   if (c == ':') cli_error("%s: %s needs a value", cli_command, name);
+  else if (known && strchr(arg, '=')) cli_error("%s: %s takes no value ('%s')", cli_command, name, arg);
   else cli_error("%s: unknown option '%s' (try 'ephemera %s --help')", cli_command, name, cli_command);
   return '?';
 }

@@ -54,7 +54,7 @@ static void usage(FILE *out) {
           "  -o FILE        where the profile goes (default ephemera.eph)\n"
           "  --trace        with mode=merlin: also write the full event trace (allocations, stores, roots, deaths)\n"
           "  --kv           end with one line of key=value pairs (for scripts)\n"
-          "  workload options (see 'ephemera workloads -v') each take one value: --frames 100\n"
+          "  workload options: see 'ephemera workloads -v' (e.g. ephemera run boids --frames 100)\n"
           CLI_EXIT_HELP
           "'ephemera workloads -v' lists workloads, classes and options.  GC parameters:\n");
   eph_gc_params_describe(out);
@@ -82,18 +82,25 @@ static bool check_usage(const wl_workload *wl, const wl_run_options *opt) {
     cli_error("run: %s", err);
     return false;
   }
-  if (opt->argc && !wl->parse_options) {
-    cli_error("run: unknown option '%s' (%s has no options of its own; try 'ephemera run --help')", opt->argv[0],
-              wl->name);
-    return false;
-  }
-  if (opt->argc) { /* the workload prints its own one line */
-    wl_ctx w = {.workload = wl, .seed = 42, .size = size};
-    int rc = wl->parse_options(&w, opt->argc, opt->argv);
-    free(w.options);
-    if (rc) return false;
-  }
   return true;
+}
+
+/* A workload option's value, through the one number parser. */
+static bool workload_option_ok(const wl_option *wo, const char *flag, const char *value) {
+  uint64_t n;
+  double d;
+  switch (wo->kind) {
+    case WL_OPT_FLAG: return true;
+    case WL_OPT_COUNT: return cli_opt_u64(flag, value, CLI_COUNT, (uint64_t)wo->min, (uint64_t)wo->max, &n);
+    case WL_OPT_WORD: return cli_opt_choice(flag, value, wo->words) >= 0;
+    case WL_OPT_REAL:
+      if (!cli_opt_double(flag, value, wo->min, wo->max, false, &d)) return false;
+      if (d > wo->min && d < wo->max) return true;
+      cli_error("run: %s: bad value '%s' (expected a number between %g and %g, both excluded)", flag, value, wo->min,
+                wo->max);
+      return false;
+  }
+  return false;
 }
 
 int cmd_run(int argc, char **argv) {
@@ -107,39 +114,44 @@ int cmd_run(int argc, char **argv) {
     cli_error("run: unknown workload '%s' (see 'ephemera workloads')", argv[1]);
     return CLI_USAGE;
   }
-  enum { OPT_SIZE = 256, OPT_GC, OPT_RETAIN, OPT_SEED, OPT_QUIET, OPT_PROFILE, OPT_TRACE, OPT_KV };
-  static const struct option longopts[] = {
+  enum { OPT_SIZE = 256, OPT_GC, OPT_RETAIN, OPT_SEED, OPT_QUIET, OPT_PROFILE, OPT_TRACE, OPT_KV, OPT_WORKLOAD };
+  static const struct option common[] = {
       {"size", required_argument, NULL, OPT_SIZE},     {"gc", required_argument, NULL, OPT_GC},
       {"retain", required_argument, NULL, OPT_RETAIN}, {"seed", required_argument, NULL, OPT_SEED},
       {"quiet", no_argument, NULL, OPT_QUIET},         {"profile", required_argument, NULL, OPT_PROFILE},
       {"output", required_argument, NULL, 'o'},        {"trace", no_argument, NULL, OPT_TRACE},
-      {"kv", no_argument, NULL, OPT_KV},               {"help", no_argument, NULL, 'h'},
-      {0}};
+      {"kv", no_argument, NULL, OPT_KV},               {"help", no_argument, NULL, 'h'}};
+  enum { NCOMMON = sizeof common / sizeof common[0], MAX_WL_OPTIONS = 16 };
+  /* The common options, then the workload's own (OPT_WORKLOAD + index). */
+  struct option longopts[NCOMMON + MAX_WL_OPTIONS + 1];
+  memcpy(longopts, common, sizeof common);
+  size_t nwl = 0;
+  for (; wl->options && wl->options[nwl].name && nwl < MAX_WL_OPTIONS; nwl++)
+    longopts[NCOMMON + nwl] = (struct option){wl->options[nwl].name,
+                                              wl->options[nwl].kind == WL_OPT_FLAG ? no_argument : required_argument,
+                                              NULL, OPT_WORKLOAD + (int)nwl};
+  longopts[NCOMMON + nwl] = (struct option){0};
   wl_run_options opt = {0};
   const char *profile_spec = NULL, *out = NULL;
   bool kv = false, trace = false;
-  char **rest = calloc((size_t)argc, sizeof *rest);
-  if (!rest) {
+  /* The workload's options, checked, as "--name" [value] pairs for its parse_options. */
+  char **rest = calloc(2 * (size_t)argc + 1, sizeof *rest);
+  char (*flags)[64] = calloc((size_t)argc + 1, sizeof *flags);
+  int nrest = 0, nflags = 0, rc = CLI_USAGE;
+  if (!rest || !flags) {
     cli_error("run: out of memory");
-    return CLI_FAILED;
+    rc = CLI_FAILED;
+    goto out;
   }
-  int nrest = 0, rc = CLI_USAGE;
-  /* argv[1] (the workload) stands in for the program name; options in
-   * order ("+"), so that an unknown one is the workload's, with its value. */
-  int wargc = argc - 1;
-  char **wargv = argv + 1;
-  while (optind < wargc) {
-    int before = optind;
-    opterr = 0;
-    int c = getopt_long(wargc, wargv, "+:o:h", longopts, NULL);
-    if (c == -1) {
-      if (optind >= wargc) break;
-      cli_error("run: unexpected argument '%s' (try 'ephemera run --help')", wargv[optind]);
-      goto out;
-    }
-    if (c == '?' && before < wargc && wargv[before][0] == '-' && wargv[before][1] == '-' && optind == before + 1) {
-      rest[nrest++] = wargv[before]; /* a workload option and its value */
-      if (!strchr(wargv[before], '=') && optind < wargc) rest[nrest++] = wargv[optind++];
+  /* argv[1] (the workload) stands in for the program name. */
+  for (int c; (c = cli_getopt(argc - 1, argv + 1, ":o:h", longopts)) != -1;) {
+    if (c >= OPT_WORKLOAD) {
+      const wl_option *wo = &wl->options[c - OPT_WORKLOAD];
+      char *flag = flags[nflags++];
+      snprintf(flag, sizeof flags[0], "--%s", wo->name);
+      if (!workload_option_ok(wo, flag, optarg)) goto out;
+      rest[nrest++] = flag;
+      if (wo->kind != WL_OPT_FLAG) rest[nrest++] = optarg;
       continue;
     }
     switch (c) {
@@ -158,13 +170,12 @@ int cmd_run(int argc, char **argv) {
         usage(stdout);
         rc = cli_stdout_done("the help");
         goto out;
-      case ':':
-        cli_error("run: %.*s needs a value", (int)strcspn(wargv[optind - 1], "="), wargv[optind - 1]);
-        goto out;
-      default:
-        cli_error("run: unknown option '%s' (try 'ephemera run --help')", wargv[before]);
-        goto out;
+      default: goto out;
     }
+  }
+  if (optind < argc - 1) {
+    cli_usage_error("unexpected argument '%s'", argv[1 + optind]);
+    goto out;
   }
   opt.argc = nrest;
   opt.argv = rest;
@@ -234,5 +245,6 @@ int cmd_run(int argc, char **argv) {
   if (rc == CLI_OK && !res.check_ok) rc = CLI_FAILED;
 out:
   free(rest);
+  free(flags);
   return rc;
 }
