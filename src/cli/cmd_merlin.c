@@ -12,10 +12,11 @@
 #include <time.h>
 
 #include "cli.h"
+#include "render.h"
 #include "ephemera/format.h"
 #include "trace.h"
 
-#define MAX_SHOWN 10
+#define MAX_SHOWN EPH_RENDER_MAX_DIFFS
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -37,63 +38,15 @@ static double seconds_since(const struct timespec *t0) {
   return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-/* "12345 (Class, 40 bytes)" for the shown differences: one pass over the ALLOC events. */
-static void describe_objects(const eph_profile *p, const eph_trace_diff *d, size_t n, char (*out)[96]) {
-  for (size_t k = 0; k < n; k++) snprintf(out[k], sizeof out[k], "%" PRIu64, d[k].id);
-  for (size_t i = 0; i < p->nevents; i++) {
-    const eph_event *e = &p->events[i];
-    if (e->kind != EPH_EV_ALLOC) continue;
-    for (size_t k = 0; k < n; k++) {
-      if (d[k].id != e->obj) continue;
-      const char *cls = e->a < p->nclasses && p->class_names[e->a] ? p->class_names[e->a] : "?";
-      snprintf(out[k], sizeof out[k], "%" PRIu64 " (%s, %" PRIu64 " bytes)", e->obj, cls, e->b);
-    }
-  }
-}
-
-static void print_diff(const eph_trace_diff *d, const char *what) {
-  switch (d->kind) {
-    case EPH_TRACE_DIFF_TIME:
-      printf("  %s: offline dead at %" PRIu64 ", online dead at %" PRIu64 "\n", what, d->offline, d->online);
-      break;
-    case EPH_TRACE_DIFF_OFFLINE_DEAD:
-      printf("  %s: offline dead at %" PRIu64 ", online alive at exit\n", what, d->offline);
-      break;
-    case EPH_TRACE_DIFF_OFFLINE_ALIVE:
-      printf("  %s: offline alive at exit, online dead at %" PRIu64 "\n", what, d->online);
-      break;
-    case EPH_TRACE_DIFF_NO_ONLINE:
-      printf("  %s: offline dead at %" PRIu64 ", the trace has no death or record for it\n", what, d->offline);
-      break;
-    case EPH_TRACE_DIFF_NO_ALLOC:
-      printf("  %s: the trace has a death or record for it (at %" PRIu64 ") but no ALLOC event\n", what,
-             d->online);
-      break;
-    case EPH_TRACE_DIFF_SELF:
-      printf("  %s: the trace disagrees with itself: record %" PRIu64 ", DEATH event %" PRIu64 " (offline %" PRIu64
-             ")\n",
-             what, d->online, d->other, d->offline);
-      break;
-  }
-}
-
 static int check(const char *path, const eph_profile *p, const eph_trace_merlin *m) {
   eph_trace_diff diffs[MAX_SHOWN];
   size_t compared = 0, n = eph_trace_merlin_check(p, m, diffs, MAX_SHOWN, &compared);
   if (n == SIZE_MAX) {
     cli_error("%s: out of memory", path);
-    return 1;
+    return CLI_FAILED;
   }
-  if (n == 0) {
-    printf("%zu objects: all agree\n", compared);
-    return 0;
-  }
-  size_t shown = n < MAX_SHOWN ? n : MAX_SHOWN;
-  char what[MAX_SHOWN][96];
-  describe_objects(p, diffs, shown, what);
-  printf("%zu differences (%zu objects compared); the first %zu:\n", n, compared, shown);
-  for (size_t i = 0; i < shown; i++) print_diff(&diffs[i], what[i]);
-  return 1;
+  eph_render_merlin_diffs(stdout, p, diffs, n, MAX_SHOWN, compared);
+  return n == 0 ? CLI_OK : CLI_FAILED;
 }
 
 int cmd_merlin(int argc, char **argv) {
@@ -141,12 +94,7 @@ int cmd_merlin(int argc, char **argv) {
     return cli_load_failed(err.status);
   }
   const eph_trace_merlin_stats *s = &m.stats;
-  printf("offline merlin: %s: %" PRIu64 " objects: %" PRIu64 " dead, %" PRIu64 " censored (alive at exit)\n", in,
-         s->allocs, s->dead, s->censored);
-  printf("  replayed %" PRIu64 " events: %" PRIu64 " stores, %" PRIu64 " root exits, %" PRIu64
-         " final roots; %" PRIu64 " pointer slots; %" PRIu64 " stamps propagated; trace ends at %" PRIu64 "\n",
-         s->events, s->stores, s->root_exits, s->final_roots, s->pointer_slots, s->propagations, m.end);
-  printf("  time: %.3f s to load, %.3f s offline Merlin\n", load, s->seconds);
+  eph_render_merlin_summary(stdout, in, &m, load);
   if (s->unknown_ids || s->bad_slots || s->stale_stores) {
     fprintf(stderr,
             "ephemera: %s: warning: the trace is not a faithful replay: %" PRIu64 " references to ids with no ALLOC, %" PRIu64

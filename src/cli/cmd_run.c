@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "render.h"
 #include "ephemera/profile.h"
 #include "workload.h"
 
@@ -59,8 +60,6 @@ static void usage(FILE *out) {
           "'ephemera workloads -v' lists workloads, classes and options.  GC parameters:\n");
   eph_gc_params_describe(out);
 }
-
-static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 
 /* What the runner would refuse as bad usage, checked before the run so
  * that the runner's own failures mean a failed run (exit 1). */
@@ -208,39 +207,8 @@ int cmd_run(int argc, char **argv) {
     rc = CLI_FAILED;
     goto out;
   }
-  const eph_heap_stats *s = &res.stats;
-  printf("%s (%llu %s): self-check %s: %s\n", wl->name, (unsigned long long)res.size, wl->unit,
-         res.check_ok ? "ok" : "FAILED", res.check_message);
-  printf("  time       %.3f s wall, %.3f s CPU; GC %.3f s (%.1f%%): %llu scavenges, %llu full GCs, max pause %.2f ms\n",
-         res.wall_s, res.cpu_s, (double)s->gc_wall_ns / 1e9,
-         res.wall_s > 0 ? 100.0 * (double)s->gc_wall_ns / 1e9 / res.wall_s : 0.0, (unsigned long long)s->scavenges,
-         (unsigned long long)s->full_gcs, (double)s->max_pause_ns / 1e6);
-  printf("  memory     %.1f MiB allocated, peak heap %.1f MiB committed (%.1f MiB in objects)\n",
-         mib(s->bytes_allocated), mib(s->peak_committed), mib(s->peak_used));
-  if (opt.retain) printf("  retained   %llu objects (%s)\n", (unsigned long long)res.retained, opt.retain);
-  if (res.nevents)
-    printf("  latency    %zu events: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", res.nevents, res.event_p50_ms,
-           res.event_p99_ms, res.event_max_ms);
-  if (opt.before) {
-    printf("  profile    %s: %llu records (%llu deaths, %llu censored), profiler memory peak %.1f MiB\n", pr.spec.out,
-           (unsigned long long)pr.stats.samples, (unsigned long long)pr.stats.deaths,
-           (unsigned long long)pr.stats.censored, mib(pr.stats.peak_memory_bytes));
-    printf("  stop       %.3f s wall, %.3f s CPU after the run: the last full GC, the deaths it finds, the censored "
-           "records\n",
-           res.after_wall_s, res.after_cpu_s);
-  }
-  if (kv)
-    printf("kv workload=%s size=%llu check=%s wall_s=%.6f cpu_s=%.6f gc_s=%.6f scavenges=%llu full_gcs=%llu "
-           "allocated=%llu objects=%llu peak_committed=%llu peak_used=%llu max_pause_ms=%.3f events=%zu "
-           "p50_ms=%.3f p99_ms=%.3f samples=%llu censored=%llu profiler_peak=%llu own_bytes=%llu stop_s=%.6f "
-           "stop_cpu_s=%.6f\n",
-           wl->name, (unsigned long long)res.size, res.check_ok ? "ok" : "failed", res.wall_s, res.cpu_s,
-           (double)s->gc_wall_ns / 1e9, (unsigned long long)s->scavenges, (unsigned long long)s->full_gcs,
-           (unsigned long long)s->bytes_allocated, (unsigned long long)s->objects_allocated,
-           (unsigned long long)s->peak_committed, (unsigned long long)s->peak_used, (double)s->max_pause_ns / 1e6,
-           res.nevents, res.event_p50_ms, res.event_p99_ms, (unsigned long long)pr.stats.samples,
-           (unsigned long long)pr.stats.censored, (unsigned long long)pr.stats.peak_memory_bytes,
-           (unsigned long long)pr.stats.own_bytes, res.after_wall_s, res.after_cpu_s);
+  eph_render_run(stdout, wl, &res, opt.retain, opt.before ? pr.spec.out : NULL, &pr.stats);
+  if (kv) eph_render_run_kv(stdout, wl, &res, &pr.stats);
   rc = cli_stdout_done("the results");
   if (rc == CLI_OK && !res.check_ok) rc = CLI_FAILED;
 out:

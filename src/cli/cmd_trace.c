@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "render.h"
 #include "ephemera/format.h"
 #include "trace.h"
 
@@ -68,12 +69,7 @@ static int granulate(int argc, char **argv) {
     cli_error("%s: %s", out, err.message);
     return 1;
   }
-  printf("granulated %s to %" PRIu64 " bytes: %s\n", in, k, out);
-  printf("  %" PRIu64 " deaths (%" PRIu64 " moved), %" PRIu64 " records moved, %" PRIu64 " ticks (the last at %" PRIu64
-         "); %" PRIu64 " events in, %" PRIu64 " out",
-         s.deaths, s.deaths_moved, s.records_moved, s.ticks, s.last_tick, s.events_in, s.events_out);
-  if (s.old_ticks) printf(" (%" PRIu64 " old ticks replaced)", s.old_ticks);
-  printf("\n  time: %.3f s\n", s.seconds);
+  eph_render_granulate(stdout, in, out, &s);
   return cli_stdout_done("the summary");
 }
 

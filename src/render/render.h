@@ -20,6 +20,9 @@
 
 #include "analysis.h"
 #include "ephemera/format.h"
+#include "ephemera/profile.h"
+#include "trace.h"
+#include "workload.h"
 
 /* --- escaping (escape.c) ------------------------------------------------------- */
 
@@ -73,6 +76,30 @@ char *eph_gnuplot_svg(const char *script, const char *data, char *why, size_t wh
 void eph_compare_text(FILE *out, const eph_compare *c);
 void eph_compare_csv(FILE *out, const eph_compare *c);
 void eph_compare_json(FILE *out, const eph_compare *c);
+
+/* --- workloads and runs (render_run.c): `ephemera workloads`, `ephemera run` --- */
+
+/* The workload table; verbose adds each one's classes and options. */
+void eph_render_workloads(FILE *out, bool verbose);
+/* A run's results.  profile_path NULL: the run was not profiled (ps unused). */
+void eph_render_run(FILE *out, const wl_workload *wl, const wl_result *res, const char *retain, const char *profile_path,
+                    const eph_profile_stats *ps);
+/* The same as one line "kv key=value ..." for scripts (ps zeros when not profiled). */
+void eph_render_run_kv(FILE *out, const wl_workload *wl, const wl_result *res, const eph_profile_stats *ps);
+
+/* --- traces (render_trace.c): `ephemera merlin`, `ephemera trace granulate` ---- */
+
+#define EPH_RENDER_MAX_DIFFS 10 /* differences eph_render_merlin_diffs describes at most */
+
+/* Offline Merlin's summary: objects, events replayed, time (load_seconds to read path). */
+void eph_render_merlin_summary(FILE *out, const char *path, const eph_trace_merlin *m, double load_seconds);
+/* eph_trace_merlin_check's result: "N objects: all agree", or n differences of
+ * which the first `shown` (at most EPH_RENDER_MAX_DIFFS) are described with
+ * their class and size from p's ALLOC events. */
+void eph_render_merlin_diffs(FILE *out, const eph_profile *p, const eph_trace_diff *diffs, size_t n, size_t shown,
+                            size_t compared);
+/* What eph_trace_granulate did: in granulated into path. */
+void eph_render_granulate(FILE *out, const char *in, const char *path, const eph_trace_granulate_stats *s);
 
 /* --- an .eph file as it is (render_dump.c): `ephemera dump` ------------------- */
 
