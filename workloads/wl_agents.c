@@ -562,6 +562,7 @@ const wl_workload wl_agents = {
     .nclasses = NCLASSES,
     .short_lived_class = "Point",
     .options_help = "--ticks N  simulation ticks (default 200)",
+    .options = (const wl_option[]){{"ticks", WL_OPT_COUNT, 1, 1000000, NULL}, {NULL}},
     .parse_options = parse_options,
     .run = run,
 };

@@ -354,6 +354,7 @@ const wl_workload wl_boids = {
     .nclasses = NCLASSES,
     .short_lived_class = "Vector",
     .options_help = "--frames N  frames to render (default 300)",
+    .options = (const wl_option[]){{"frames", WL_OPT_COUNT, 1, 1000000, NULL}, {NULL}},
     .parse_options = parse_options,
     .run = run,
 };

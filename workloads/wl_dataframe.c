@@ -637,6 +637,7 @@ const wl_workload wl_dataframe = {
     .nclasses = NCLASSES,
     .short_lived_class = "NumberParser",
     .options_help = "--class-counts  print allocations per class (and FiLiP's Table 4 shares) at the end",
+    .options = (const wl_option[]){{"class-counts", WL_OPT_FLAG, 0, 0, NULL}, {NULL}},
     .parse_options = parse_options,
     .run = run,
 };

@@ -625,6 +625,7 @@ const wl_workload wl_kvstore = {
     .nclasses = NCLASSES,
     .short_lived_class = "Response",
     .options_help = "--keys K  key space (default size/10, at least 100)  --theta T  Zipf skew in (0,1) (default 0.99)",
+    .options = (const wl_option[]){{"keys", WL_OPT_COUNT, 1, 1e15, NULL}, {"theta", WL_OPT_REAL, 0, 1, NULL}, {NULL}},
     .parse_options = parse_options,
     .run = run,
 };

@@ -573,6 +573,7 @@ const wl_workload wl_sph = {
     .nclasses = NCLASSES,
     .short_lived_class = "Vector",
     .options_help = "--steps N  simulation steps (default: particles / 5, from 10 to 200)",
+    .options = (const wl_option[]){{"steps", WL_OPT_COUNT, 1, 1000000, NULL}, {NULL}},
     .parse_options = parse_options,
     .run = run,
 };

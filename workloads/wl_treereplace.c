@@ -237,6 +237,11 @@ const wl_workload wl_treereplace = {
     .short_lived_class = "TreeNode",
     .options_help = "--variant random|binary (default random)  --height H  replaced height for random (default depth/2)"
                     "  --turnover T  replacements allocate T times the tree (default 20)",
+    .options =
+        (const wl_option[]){{"variant", WL_OPT_WORD, 0, 0, (const char *const[]){"random", "binary", NULL}},
+                            {"height", WL_OPT_COUNT, 1, MAX_DEPTH, NULL},
+                            {"turnover", WL_OPT_COUNT, 1, 1000000, NULL},
+                            {NULL}},
     .parse_options = parse_options,
     .run = run,
 };

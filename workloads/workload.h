@@ -64,6 +64,21 @@ typedef struct wl_event {
 
 typedef struct wl_ctx wl_ctx;
 
+/* One of a workload's own options, as the command line takes it: `ephemera
+ * run` parses and checks the value before parse_options sees it. */
+typedef enum wl_option_kind {
+  WL_OPT_FLAG,  /* no value */
+  WL_OPT_COUNT, /* an integer in [min, max] */
+  WL_OPT_REAL,  /* a number in (min, max): the bounds themselves excluded */
+  WL_OPT_WORD,  /* one of words */
+} wl_option_kind;
+typedef struct wl_option {
+  const char *name; /* without the dashes: "frames" is --frames */
+  wl_option_kind kind;
+  double min, max;
+  const char *const *words; /* WL_OPT_WORD: NULL-terminated */
+} wl_option;
+
 typedef struct wl_workload {
   const char *name;
   const char *description; /* one line */
@@ -76,6 +91,8 @@ typedef struct wl_workload {
   const char *short_lived_class;
   /* Workload options beyond the common ones: "--steps N  simulation steps". */
   const char *options_help;
+  /* Those options, for the command line (name NULL ends the table); NULL: none. */
+  const wl_option *options;
   /*
    * Parses the workload's own options (argv holds only those); returns 0,
    * or -1 after printing one line naming the bad option.  NULL: none.

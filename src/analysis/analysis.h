@@ -1,12 +1,12 @@
 /*
- * analysis.h — lifetime analysis of an .eph profile, and its renderings.
+ * analysis.h — lifetime analysis of an .eph profile.
  *
  * eph_analysis_run turns a loaded profile (format.h) into an eph_analysis:
  * per-record lifetimes on three clocks (bytes allocated, wall seconds, % of
  * the run: FiLiP's normalisation), weighted histograms, a per-class or
  * per-site table, Kaplan–Meier survival curves with Greenwood bands, and for
- * exact traces Merlin's heap views.  Renderers write it as text, CSV, JSON or
- * an HTML page.  eph_compare_run sets two analyses side by side.
+ * exact traces Merlin's heap views.  eph_compare_run sets two analyses side
+ * by side.  The renderers (text, CSV, JSON, HTML) are in src/render/render.h.
  *
  * Conventions:
  *  - Weights: a sampled record stands for `weight` objects.  Totals and
@@ -231,33 +231,6 @@ const char *eph_group_name(const eph_analysis *a, uint32_t id);
 eph_heapview *eph_heapview_build(const eph_file *p, size_t cols, size_t segs);
 void eph_heapview_free(eph_heapview *h);
 
-/* --- rendering ------------------------------------------------------------------- */
-
-/* Formats a lifetime on clock c ("1.2 MB", "35 ms", "0.04 %"); NAN as "—"/"-". */
-const char *eph_fmt_life(char *buf, size_t len, double v, eph_clock c);
-const char *eph_fmt_count(char *buf, size_t len, double v);
-const char *eph_clock_name(eph_clock c);
-const char *eph_clock_unit(eph_clock c);
-
-void eph_render_text(FILE *out, const eph_analysis *a, bool color);
-/* CSV: with dir, one file per table (summary.csv, histogram.csv, classes.csv,
- * survival.csv[, heap.csv]); without, all tables on out, each after a
- * "# table" line.  Returns false with errno on a write error. */
-bool eph_render_csv(FILE *out, const char *dir, const eph_analysis *a);
-void eph_render_json(FILE *out, const eph_analysis *a);
-/* HTML: one self-contained page (plots inlined as SVG).  plot_dir: where the
- * SVG files also go (may be NULL).  Fills note with why plots are missing. */
-void eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir);
-
-/* plot_gnuplot.c: runs gnuplot on a script; returns malloc'd SVG text or NULL
- * (and a reason in why). */
-bool eph_gnuplot_available(void);
-char *eph_gnuplot_svg(const char *script, const char *data, char *why, size_t whylen);
-
-/* JSON/HTML string escaping. */
-void eph_json_string(FILE *out, const char *s);
-void eph_html_escape(FILE *out, const char *s);
-
 /* --- compare ------------------------------------------------------------------------ */
 
 typedef struct eph_compare_row {
@@ -289,8 +262,5 @@ typedef struct eph_compare {
 double eph_km_distance(const eph_km *x, const eph_km *y);
 eph_compare *eph_compare_run(const eph_analysis *a, const eph_analysis *b, double z_threshold);
 void eph_compare_free(eph_compare *c);
-void eph_compare_text(FILE *out, const eph_compare *c);
-void eph_compare_csv(FILE *out, const eph_compare *c);
-void eph_compare_json(FILE *out, const eph_compare *c);
 
 #endif

@@ -4,88 +4,78 @@
  * on changes larger than sampling noise explains (src/analysis/compare.c).
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
 #include "cli.h"
+#include "render.h"
 #include "ephemera/format.h"
 
 static void usage(FILE *out) {
   fprintf(out, "usage: ephemera compare A B [--format text|csv|json] [--z Z] [--end death|alive|mid]\n"
                "  A is the baseline, B the other run (actionable profiler, another sampling rate, other GC settings).\n"
-               "  --z Z   a class's change is flagged when |z| > Z (default 3) and its KS distance exceeds the 5 %% level\n");
+               "  --z Z   a class's change is flagged when |z| > Z (default 3) and its KS distance exceeds the 5 %% level\n"
+               CLI_EXIT_HELP);
 }
 
 int cmd_compare(int argc, char **argv) {
-  const char *paths[2] = {NULL, NULL}, *format = "text";
+  enum { OPT_FORMAT = 256, OPT_Z, OPT_END };
+  static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
+                                           {"z", required_argument, NULL, OPT_Z},
+                                           {"end", required_argument, NULL, OPT_END},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {0}};
+  static const char *const formats[] = {"text", "csv", "json", NULL};
+  static const char *const ends[] = {"death", "alive", "mid", NULL};
+  int format = 0, k;
   double z = 3;
   eph_analysis_opts o;
   eph_analysis_opts_default(&o);
-  int npaths = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(arg, "--format") || !strcmp(arg, "--z") || !strcmp(arg, "--end")) {
-      if (!val) {
-        cli_error("compare: %s needs a value", arg);
-        return 2;
-      }
-      i++;
-      if (!strcmp(arg, "--format")) format = val;
-      else if (!strcmp(arg, "--z")) z = strtod(val, NULL);
-      else if (!strcmp(val, "death") || !strcmp(val, "alive") || !strcmp(val, "mid"))
-        o.end = !strcmp(val, "death") ? EPH_END_DEATH : !strcmp(val, "alive") ? EPH_END_ALIVE : EPH_END_MID;
-      else {
-        cli_error("compare: --end takes death, alive or mid, not '%s'", val);
-        return 2;
-      }
-    } else if (arg[0] == '-' && arg[1]) {
-      cli_error("compare: unknown option '%s' (try 'ephemera compare --help')", arg);
-      return 2;
-    } else if (npaths < 2) paths[npaths++] = arg;
-    else {
-      cli_error("compare: two files only ('%s' is extra)", arg);
-      return 2;
+  for (int c; (c = cli_getopt(argc, argv, ":h", longopts)) != -1;) {
+    switch (c) {
+      case OPT_FORMAT:
+        if ((format = cli_opt_choice("--format", optarg, formats)) < 0) return CLI_USAGE;
+        break;
+      case OPT_Z:
+        if (!cli_opt_double("--z", optarg, 0, 1e9, false, &z)) return CLI_USAGE;
+        break;
+      case OPT_END:
+        if ((k = cli_opt_choice("--end", optarg, ends)) < 0) return CLI_USAGE;
+        o.end = k == 0 ? EPH_END_DEATH : k == 1 ? EPH_END_ALIVE : EPH_END_MID;
+        break;
+      case 'h': usage(stdout); return cli_stdout_done("the help");
+      default: return CLI_USAGE;
     }
   }
-  if (npaths != 2) {
-    usage(stderr);
-    return 2;
-  }
-  if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json")) {
-    cli_error("compare: --format takes text, csv or json, not '%s'", format);
-    return 2;
-  }
+  if (argc - optind < 2) return cli_usage_error("needs two files, A and B");
+  if (argc - optind > 2) return cli_usage_error("two files only ('%s' is extra)", argv[optind + 2]);
+  const char *paths[2] = {argv[optind], argv[optind + 1]};
   eph_file *p[2] = {NULL, NULL};
   eph_analysis *an[2] = {NULL, NULL};
-  int rc = 1;
-  for (int k = 0; k < 2; k++) {
+  int rc = CLI_FAILED;
+  for (int i = 0; i < 2; i++) {
     eph_error err = {0};
-    an[k] = eph_analysis_load(paths[k], &o, &p[k], &err);
-    if (!an[k]) {
+    an[i] = eph_analysis_load(paths[i], &o, &p[i], &err);
+    if (!an[i]) {
       cli_error("%s", err.message);
+      rc = cli_load_failed(err.status);
       goto done;
     }
-    if (p[k]->warning[0]) cli_error("warning: %s: %s", paths[k], p[k]->warning);
+    if (p[i]->warning[0]) cli_error("warning: %s: %s", paths[i], p[i]->warning);
   }
   eph_compare *c = eph_compare_run(an[0], an[1], z);
   if (!c) {
     cli_error("compare: out of memory");
     goto done;
   }
-  if (!strcmp(format, "csv")) eph_compare_csv(stdout, c);
-  else if (!strcmp(format, "json")) eph_compare_json(stdout, c);
+  if (format == 1) eph_compare_csv(stdout, c);
+  else if (format == 2) eph_compare_json(stdout, c);
   else eph_compare_text(stdout, c);
   eph_compare_free(c);
-  rc = 0;
+  rc = cli_stdout_done("the comparison");
 done:
-  for (int k = 0; k < 2; k++) {
-    eph_analysis_free(an[k]);
-    eph_file_free(p[k]);
+  for (int i = 0; i < 2; i++) {
+    eph_analysis_free(an[i]);
+    eph_file_free(p[i]);
   }
   return rc;
 }

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis.h"
 #include "cli.h"
+#include "render.h"
 #include "ephemera/format.h"
 
 static void usage(FILE *out) {
@@ -26,7 +26,7 @@ static void usage(FILE *out) {
           "  --end E      GC-found deaths lie in (alive_until, death]: use death (default, upper end),\n"
           "               alive (lower end) or mid; the other end is shown where it differs\n"
           "  --survival-clock C  lifetime axis of the survival curves (default rel: %% of run)\n"
-          "  --curves N   classes with their own survival curve (default 6)\n");
+          "  --curves N   classes with their own survival curve (default 6)\n" CLI_EXIT_HELP);
 }
 
 typedef struct progress_state {
@@ -45,73 +45,104 @@ static void progress(const char *stage, double f, void *ctx) {
   fflush(stderr);
 }
 
-static bool parse_pct(const char *s, double *out) {
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100)) return false;
-  *out = v;
-  return true;
+/* Writes the report in format to stdout or into dir; returns the exit status. */
+static int render(const eph_analysis *a, const char *format, const char *dir) {
+  if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    cli_error("report: cannot create %s: %s", dir, strerror(errno));
+    return CLI_FAILED;
+  }
+  if (!strcmp(format, "csv")) {
+    errno = 0;
+    bool ok = eph_render_csv(stdout, dir, a);
+    if (dir && !ok) {
+      cli_error("report: writing CSV into %s: %s", dir, errno ? strerror(errno) : "write error");
+      return CLI_FAILED;
+    }
+    if (dir) printf("wrote %s/{summary,histogram,classes,survival%s}.csv\n", dir, a->heap ? ",heap" : "");
+    return cli_stdout_done(dir ? "the list of files written" : "the report");
+  }
+  FILE *out = stdout;
+  char file[4096];
+  if (dir) {
+    snprintf(file, sizeof file, "%s/report.%s", dir, !strcmp(format, "text") ? "txt" : format);
+    out = fopen(file, "w");
+    if (!out) {
+      cli_error("report: cannot write %s: %s", file, strerror(errno));
+      return CLI_FAILED;
+    }
+  }
+  bool plots_ok = true;
+  char failed[4096] = "";
+  int plot_errno = 0;
+  if (!strcmp(format, "text")) eph_render_text(out, a, !dir && isatty(STDOUT_FILENO));
+  else if (!strcmp(format, "json")) eph_render_json(out, a);
+  else if (!(plots_ok = eph_render_html(out, a, dir, failed, sizeof failed))) plot_errno = errno;
+  if (!cli_output_done(out, dir ? file : "the report", dir != NULL)) return CLI_FAILED;
+  if (!plots_ok) {
+    cli_error("report: writing %s: %s", failed, strerror(plot_errno));
+    return CLI_FAILED;
+  }
+  if (!dir) return CLI_OK;
+  printf("wrote %s\n", file);
+  return cli_stdout_done("the list of files written");
 }
 
 int cmd_report(int argc, char **argv) {
-  const char *path = NULL, *format = "text", *dir = NULL;
+  enum { OPT_FORMAT = 256, OPT_BY, OPT_SHORT, OPT_MOST, OPT_END, OPT_KM_CLOCK, OPT_CURVES };
+  static const struct option longopts[] = {
+      {"format", required_argument, NULL, OPT_FORMAT}, {"output", required_argument, NULL, 'o'},
+      {"by", required_argument, NULL, OPT_BY},         {"short", required_argument, NULL, OPT_SHORT},
+      {"most", required_argument, NULL, OPT_MOST},     {"end", required_argument, NULL, OPT_END},
+      {"survival-clock", required_argument, NULL, OPT_KM_CLOCK},
+      {"curves", required_argument, NULL, OPT_CURVES}, {"help", no_argument, NULL, 'h'},
+      {0}};
+  static const char *const formats[] = {"text", "csv", "json", "html", NULL};
+  static const char *const bys[] = {"class", "site", NULL};
+  static const char *const ends[] = {"death", "alive", "mid", NULL};
+  static const char *const clocks[] = {"rel", "bytes", "seconds", NULL};
+  static const eph_clock clock_of[] = {EPH_CLOCK_REL, EPH_CLOCK_BYTES, EPH_CLOCK_SECONDS};
+  enum { TEXT, CSV, JSON, HTML } format = TEXT;
+  const char *dir = NULL;
   eph_analysis_opts o;
   eph_analysis_opts_default(&o);
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-      usage(stdout);
-      return 0;
+  uint64_t curves;
+  int k;
+  for (int c; (c = cli_getopt(argc, argv, ":o:h", longopts)) != -1;) {
+    switch (c) {
+      case OPT_FORMAT:
+        if ((k = cli_opt_choice("--format", optarg, formats)) < 0) return CLI_USAGE;
+        format = k;
+        break;
+      case 'o': dir = optarg; break;
+      case OPT_BY:
+        if ((k = cli_opt_choice("--by", optarg, bys)) < 0) return CLI_USAGE;
+        o.by = k ? EPH_BY_SITE : EPH_BY_CLASS;
+        break;
+      case OPT_SHORT:
+        if (!cli_opt_double("--short", optarg, 0, 100, true, &o.short_threshold_pct)) return CLI_USAGE;
+        break;
+      case OPT_MOST:
+        if (!cli_opt_double("--most", optarg, 0, 100, true, &o.most_allocated_pct)) return CLI_USAGE;
+        break;
+      case OPT_END:
+        if ((k = cli_opt_choice("--end", optarg, ends)) < 0) return CLI_USAGE;
+        o.end = k == 0 ? EPH_END_DEATH : k == 1 ? EPH_END_ALIVE : EPH_END_MID;
+        break;
+      case OPT_KM_CLOCK:
+        if ((k = cli_opt_choice("--survival-clock", optarg, clocks)) < 0) return CLI_USAGE;
+        o.km_clock = clock_of[k];
+        break;
+      case OPT_CURVES:
+        if (!cli_opt_u64("--curves", optarg, CLI_COUNT, 0, 1000000, &curves)) return CLI_USAGE;
+        o.km_groups = (size_t)curves;
+        break;
+      case 'h': usage(stdout); return cli_stdout_done("the help");
+      default: return CLI_USAGE;
     }
-    bool takes = !strcmp(arg, "--format") || !strcmp(arg, "-o") || !strcmp(arg, "--by") || !strcmp(arg, "--short") ||
-                 !strcmp(arg, "--most") || !strcmp(arg, "--end") || !strcmp(arg, "--survival-clock") || !strcmp(arg, "--curves");
-    if (takes && !val) {
-      cli_error("report: %s needs a value", arg);
-      return 2;
-    }
-    if (!strcmp(arg, "--format")) format = val;
-    else if (!strcmp(arg, "-o")) dir = val;
-    else if (!strcmp(arg, "--by")) {
-      if (!strcmp(val, "class")) o.by = EPH_BY_CLASS;
-      else if (!strcmp(val, "site")) o.by = EPH_BY_SITE;
-      else { cli_error("report: --by takes class or site, not '%s'", val); return 2; }
-    } else if (!strcmp(arg, "--short") || !strcmp(arg, "--most")) {
-      if (!parse_pct(val, !strcmp(arg, "--short") ? &o.short_threshold_pct : &o.most_allocated_pct)) {
-        cli_error("report: %s takes a percentage 0..100, not '%s'", arg, val);
-        return 2;
-      }
-    } else if (!strcmp(arg, "--end")) {
-      if (!strcmp(val, "death")) o.end = EPH_END_DEATH;
-      else if (!strcmp(val, "alive")) o.end = EPH_END_ALIVE;
-      else if (!strcmp(val, "mid")) o.end = EPH_END_MID;
-      else { cli_error("report: --end takes death, alive or mid, not '%s'", val); return 2; }
-    } else if (!strcmp(arg, "--survival-clock")) {
-      if (!strcmp(val, "rel")) o.km_clock = EPH_CLOCK_REL;
-      else if (!strcmp(val, "bytes")) o.km_clock = EPH_CLOCK_BYTES;
-      else if (!strcmp(val, "seconds")) o.km_clock = EPH_CLOCK_SECONDS;
-      else { cli_error("report: --survival-clock takes rel, bytes or seconds, not '%s'", val); return 2; }
-    } else if (!strcmp(arg, "--curves")) {
-      o.km_groups = (size_t)strtoul(val, NULL, 10);
-    } else if (arg[0] == '-' && arg[1]) {
-      cli_error("report: unknown option '%s' (try 'ephemera report --help')", arg);
-      return 2;
-    } else if (!path) {
-      path = arg;
-      continue;
-    } else {
-      cli_error("report: one FILE only ('%s' is extra)", arg);
-      return 2;
-    }
-    if (takes) i++;
   }
-  if (!path) {
-    usage(stderr);
-    return 2;
-  }
-  if (strcmp(format, "text") && strcmp(format, "csv") && strcmp(format, "json") && strcmp(format, "html")) {
-    cli_error("report: --format takes text, csv, json or html, not '%s'", format);
-    return 2;
-  }
+  if (optind >= argc) return cli_usage_error("needs a FILE");
+  if (optind + 1 < argc) return cli_usage_error("one FILE only ('%s' is extra)", argv[optind + 1]);
+  const char *path = argv[optind];
   progress_state ps = {isatty(STDERR_FILENO) != 0, NULL};
   if (ps.on) {
     fprintf(stderr, "reading %s ...", path);
@@ -126,43 +157,10 @@ int cmd_report(int argc, char **argv) {
   if (ps.on) fputs("\r\033[K", stderr);
   if (!a) {
     cli_error("%s", err.message);
-    return 1;
+    return cli_load_failed(err.status);
   }
   if (p->warning[0]) cli_error("warning: %s: %s", path, p->warning);
-  int rc = 0;
-  if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    cli_error("report: cannot create %s: %s", dir, strerror(errno));
-    rc = 1;
-    goto done;
-  }
-  if (!strcmp(format, "csv")) {
-    if (!eph_render_csv(stdout, dir, a)) {
-      cli_error("report: writing CSV%s%s: %s", dir ? " into " : "", dir ? dir : "", strerror(errno));
-      rc = 1;
-    } else if (dir) printf("wrote %s/{summary,histogram,classes,survival%s}.csv\n", dir, a->heap ? ",heap" : "");
-    goto done;
-  }
-  FILE *out = stdout;
-  char file[4096];
-  if (dir) {
-    snprintf(file, sizeof file, "%s/report.%s", dir, !strcmp(format, "text") ? "txt" : format);
-    out = fopen(file, "w");
-    if (!out) {
-      cli_error("report: cannot write %s: %s", file, strerror(errno));
-      rc = 1;
-      goto done;
-    }
-  }
-  if (!strcmp(format, "text")) eph_render_text(out, a, !dir && isatty(STDOUT_FILENO));
-  else if (!strcmp(format, "json")) eph_render_json(out, a);
-  else eph_render_html(out, a, dir);
-  if (dir) {
-    if (fclose(out) != 0) {
-      cli_error("report: writing %s: %s", file, strerror(errno));
-      rc = 1;
-    } else printf("wrote %s\n", file);
-  } else if (fflush(stdout) != 0) rc = 1;
-done:
+  int rc = render(a, format == TEXT ? "text" : format == CSV ? "csv" : format == JSON ? "json" : "html", dir);
   eph_analysis_free(a);
   eph_file_free(p);
   return rc;

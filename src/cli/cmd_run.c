@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "render.h"
 #include "ephemera/profile.h"
 #include "workload.h"
 
@@ -32,20 +33,13 @@ static int profile_before(wl_ctx *w, void *data) {
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)w->seed);
   eph_meta_pair meta[] = {{"program", "ephemera run"}, {"workload", w->workload->name}, {"size", pr->size},
                           {"unit", w->workload->unit}, {"seed", seed}, {"command", pr->command}};
-  if (eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK) {
-    cli_error("%s", pr->err.message);
-    return 1;
-  }
-  return 0;
+  /* A failure's message waits in pr->err: cmd_run prints it, in one line. */
+  return eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK;
 }
 
 static int profile_after(wl_ctx *w, void *data) {
   profiling *pr = data;
-  if (eph_profile_stop(w->h, &pr->stats, &pr->err) != EPH_OK) {
-    cli_error("%s", pr->err.message);
-    return 1;
-  }
-  return 0;
+  return eph_profile_stop(w->h, &pr->stats, &pr->err) != EPH_OK;
 }
 
 static void usage(FILE *out) {
@@ -61,79 +55,143 @@ static void usage(FILE *out) {
           "  -o FILE        where the profile goes (default ephemera.eph)\n"
           "  --trace        with mode=merlin: also write the full event trace (allocations, stores, roots, deaths)\n"
           "  --kv           end with one line of key=value pairs (for scripts)\n"
+          "  workload options: see 'ephemera workloads -v' (e.g. ephemera run boids --frames 100)\n"
+          CLI_EXIT_HELP
           "'ephemera workloads -v' lists workloads, classes and options.  GC parameters:\n");
   eph_gc_params_describe(out);
 }
 
-static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
+/* What the runner would refuse as bad usage, checked before the run so
+ * that the runner's own failures mean a failed run (exit 1). */
+static bool check_usage(const wl_workload *wl, const wl_run_options *opt) {
+  char err[512];
+  uint64_t size;
+  if (wl_parse_size(wl, opt->size, &size, err, sizeof err)) {
+    cli_error("run: --size: %s", err);
+    return false;
+  }
+  eph_gc_params p;
+  eph_error e;
+  eph_gc_params_init(&p);
+  if (opt->gc && eph_gc_params_parse(&p, opt->gc, &e) != EPH_OK) {
+    cli_error("run: --gc: %s", e.message);
+    return false;
+  }
+  if (opt->retain && wl_class_list(wl, opt->retain, "--retain", NULL, err, sizeof err)) {
+    cli_error("run: %s", err);
+    return false;
+  }
+  return true;
+}
+
+/* A workload option's value, through the one number parser. */
+static bool workload_option_ok(const wl_option *wo, const char *flag, const char *value) {
+  uint64_t n;
+  double d;
+  switch (wo->kind) {
+    case WL_OPT_FLAG: return true;
+    case WL_OPT_COUNT: return cli_opt_u64(flag, value, CLI_COUNT, (uint64_t)wo->min, (uint64_t)wo->max, &n);
+    case WL_OPT_WORD: return cli_opt_choice(flag, value, wo->words) >= 0;
+    case WL_OPT_REAL:
+      if (!cli_opt_double(flag, value, wo->min, wo->max, false, &d)) return false;
+      if (d > wo->min && d < wo->max) return true;
+      cli_error("run: %s: bad value '%s' (expected a number between %g and %g, both excluded)", flag, value, wo->min,
+                wo->max);
+      return false;
+  }
+  return false;
+}
 
 int cmd_run(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    usage(stdout);
+    return cli_stdout_done("the help");
   }
+  if (argc < 2 || argv[1][0] == '-') return cli_usage_error("needs a WORKLOAD (see 'ephemera workloads')");
   const wl_workload *wl = wl_find(argv[1]);
   if (!wl) {
-    cli_error("unknown workload '%s' (see 'ephemera workloads')", argv[1]);
-    return 2;
+    cli_error("run: unknown workload '%s' (see 'ephemera workloads')", argv[1]);
+    return CLI_USAGE;
   }
+  enum { OPT_SIZE = 256, OPT_GC, OPT_RETAIN, OPT_SEED, OPT_QUIET, OPT_PROFILE, OPT_TRACE, OPT_KV, OPT_WORKLOAD };
+  static const struct option common[] = {
+      {"size", required_argument, NULL, OPT_SIZE},     {"gc", required_argument, NULL, OPT_GC},
+      {"retain", required_argument, NULL, OPT_RETAIN}, {"seed", required_argument, NULL, OPT_SEED},
+      {"quiet", no_argument, NULL, OPT_QUIET},         {"profile", required_argument, NULL, OPT_PROFILE},
+      {"output", required_argument, NULL, 'o'},        {"trace", no_argument, NULL, OPT_TRACE},
+      {"kv", no_argument, NULL, OPT_KV},               {"help", no_argument, NULL, 'h'}};
+  enum { NCOMMON = sizeof common / sizeof common[0], MAX_WL_OPTIONS = 16 };
+  /* The common options, then the workload's own (OPT_WORKLOAD + index). */
+  struct option longopts[NCOMMON + MAX_WL_OPTIONS + 1];
+  memcpy(longopts, common, sizeof common);
+  size_t nwl = 0;
+  for (; wl->options && wl->options[nwl].name && nwl < MAX_WL_OPTIONS; nwl++)
+    longopts[NCOMMON + nwl] = (struct option){wl->options[nwl].name,
+                                              wl->options[nwl].kind == WL_OPT_FLAG ? no_argument : required_argument,
+                                              NULL, OPT_WORKLOAD + (int)nwl};
+  longopts[NCOMMON + nwl] = (struct option){0};
   wl_run_options opt = {0};
   const char *profile_spec = NULL, *out = NULL;
   bool kv = false, trace = false;
-  char **rest = calloc((size_t)argc, sizeof *rest);
-  int nrest = 0;
-  for (int i = 2; i < argc; i++) {
-    const char *a = argv[i];
-    const char **target = NULL;
-    if (!strcmp(a, "--profile")) target = &profile_spec;
-    else if (!strcmp(a, "-o") || !strcmp(a, "--output")) target = &out;
-    else if (!strcmp(a, "--size")) target = &opt.size;
-    else if (!strcmp(a, "--gc")) target = &opt.gc;
-    else if (!strcmp(a, "--retain")) target = &opt.retain;
-    if (target || !strcmp(a, "--seed")) {
-      if (i + 1 >= argc) {
-        cli_error("run: %s needs a value", a);
-        free(rest);
-        return 2;
-      }
-      if (target) {
-        *target = argv[++i];
-      } else {
-        char *end;
-        opt.seed = strtoull(argv[++i], &end, 10);
-        if (*end || !opt.seed) {
-          cli_error("run: bad seed '%s' (a positive integer)", argv[i]);
-          free(rest);
-          return 2;
-        }
-      }
-    } else if (!strcmp(a, "--quiet")) {
-      opt.quiet = true;
-    } else if (!strcmp(a, "--trace")) {
-      trace = true;
-    } else if (!strcmp(a, "--kv")) {
-      kv = true;
-    } else {
-      rest[nrest++] = argv[i];
+  /* The workload's options, checked, as "--name" [value] pairs for its parse_options. */
+  char **rest = calloc(2 * (size_t)argc + 1, sizeof *rest);
+  char (*flags)[64] = calloc((size_t)argc + 1, sizeof *flags);
+  int nrest = 0, nflags = 0, rc = CLI_USAGE;
+  if (!rest || !flags) {
+    cli_error("run: out of memory");
+    rc = CLI_FAILED;
+    goto out;
+  }
+  /* argv[1] (the workload) stands in for the program name. */
+  for (int c; (c = cli_getopt(argc - 1, argv + 1, ":o:h", longopts)) != -1;) {
+    if (c >= OPT_WORKLOAD) {
+      const wl_option *wo = &wl->options[c - OPT_WORKLOAD];
+      char *flag = flags[nflags++];
+      snprintf(flag, sizeof flags[0], "--%s", wo->name);
+      if (!workload_option_ok(wo, flag, optarg)) goto out;
+      rest[nrest++] = flag;
+      if (wo->kind != WL_OPT_FLAG) rest[nrest++] = optarg;
+      continue;
     }
+    switch (c) {
+      case OPT_SIZE: opt.size = optarg; break;
+      case OPT_GC: opt.gc = optarg; break;
+      case OPT_RETAIN: opt.retain = optarg; break;
+      case OPT_SEED:
+        if (!cli_opt_u64("--seed", optarg, CLI_COUNT, 1, UINT64_MAX, &opt.seed)) goto out;
+        break;
+      case OPT_QUIET: opt.quiet = true; break;
+      case OPT_PROFILE: profile_spec = optarg; break;
+      case 'o': out = optarg; break;
+      case OPT_TRACE: trace = true; break;
+      case OPT_KV: kv = true; break;
+      case 'h':
+        usage(stdout);
+        rc = cli_stdout_done("the help");
+        goto out;
+      default: goto out;
+    }
+  }
+  if (optind < argc - 1) {
+    cli_usage_error("unexpected argument '%s'", argv[1 + optind]);
+    goto out;
   }
   opt.argc = nrest;
   opt.argv = rest;
+  if (!check_usage(wl, &opt)) goto out;
   profiling pr = {.command = argv[1]};
   eph_profile_spec_init(&pr.spec);
   if (trace && !profile_spec) profile_spec = "mode=merlin";
   if (profile_spec || out) {
     eph_error e;
     if (profile_spec && eph_profile_spec_parse(&pr.spec, profile_spec, &e) != EPH_OK) {
-      cli_error("--profile: %s", e.message);
-      free(rest);
-      return 2;
+      cli_error("run: --profile: %s", e.message);
+      goto out;
     }
     char cerr[512];
     if (pr.spec.classes[0] && wl_class_list(wl, pr.spec.classes, "--profile classes", NULL, cerr, sizeof cerr)) {
-      cli_error("%s", cerr);
-      free(rest);
-      return 2;
+      cli_error("run: %s", cerr);
+      goto out;
     }
     if (out) snprintf(pr.spec.out, sizeof pr.spec.out, "%s", out);
     if (trace) pr.spec.trace = true;
@@ -144,44 +202,17 @@ int cmd_run(int argc, char **argv) {
   }
   wl_result res;
   char err[512];
-  int rc = wl_run(wl, &opt, &res, err, sizeof err);
+  if (wl_run(wl, &opt, &res, err, sizeof err)) {
+    cli_error("run: %s", pr.err.message[0] ? pr.err.message : err);
+    rc = CLI_FAILED;
+    goto out;
+  }
+  eph_render_run(stdout, wl, &res, opt.retain, opt.before ? pr.spec.out : NULL, &pr.stats);
+  if (kv) eph_render_run_kv(stdout, wl, &res, &pr.stats);
+  rc = cli_stdout_done("the results");
+  if (rc == CLI_OK && !res.check_ok) rc = CLI_FAILED;
+out:
   free(rest);
-  if (rc) {
-    cli_error("%s", err);
-    return 2;
-  }
-  const eph_heap_stats *s = &res.stats;
-  printf("%s (%llu %s): self-check %s: %s\n", wl->name, (unsigned long long)res.size, wl->unit,
-         res.check_ok ? "ok" : "FAILED", res.check_message);
-  printf("  time       %.3f s wall, %.3f s CPU; GC %.3f s (%.1f%%): %llu scavenges, %llu full GCs, max pause %.2f ms\n",
-         res.wall_s, res.cpu_s, (double)s->gc_wall_ns / 1e9,
-         res.wall_s > 0 ? 100.0 * (double)s->gc_wall_ns / 1e9 / res.wall_s : 0.0, (unsigned long long)s->scavenges,
-         (unsigned long long)s->full_gcs, (double)s->max_pause_ns / 1e6);
-  printf("  memory     %.1f MiB allocated, peak heap %.1f MiB committed (%.1f MiB in objects)\n",
-         mib(s->bytes_allocated), mib(s->peak_committed), mib(s->peak_used));
-  if (opt.retain) printf("  retained   %llu objects (%s)\n", (unsigned long long)res.retained, opt.retain);
-  if (res.nevents)
-    printf("  latency    %zu events: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", res.nevents, res.event_p50_ms,
-           res.event_p99_ms, res.event_max_ms);
-  if (opt.before) {
-    printf("  profile    %s: %llu records (%llu deaths, %llu censored), profiler memory peak %.1f MiB\n", pr.spec.out,
-           (unsigned long long)pr.stats.samples, (unsigned long long)pr.stats.deaths,
-           (unsigned long long)pr.stats.censored, mib(pr.stats.peak_memory_bytes));
-    printf("  stop       %.3f s wall, %.3f s CPU after the run: the last full GC, the deaths it finds, the censored "
-           "records\n",
-           res.after_wall_s, res.after_cpu_s);
-  }
-  if (kv)
-    printf("kv workload=%s size=%llu check=%s wall_s=%.6f cpu_s=%.6f gc_s=%.6f scavenges=%llu full_gcs=%llu "
-           "allocated=%llu objects=%llu peak_committed=%llu peak_used=%llu max_pause_ms=%.3f events=%zu "
-           "p50_ms=%.3f p99_ms=%.3f samples=%llu censored=%llu profiler_peak=%llu own_bytes=%llu stop_s=%.6f "
-           "stop_cpu_s=%.6f\n",
-           wl->name, (unsigned long long)res.size, res.check_ok ? "ok" : "failed", res.wall_s, res.cpu_s,
-           (double)s->gc_wall_ns / 1e9, (unsigned long long)s->scavenges, (unsigned long long)s->full_gcs,
-           (unsigned long long)s->bytes_allocated, (unsigned long long)s->objects_allocated,
-           (unsigned long long)s->peak_committed, (unsigned long long)s->peak_used, (double)s->max_pause_ns / 1e6,
-           res.nevents, res.event_p50_ms, res.event_p99_ms, (unsigned long long)pr.stats.samples,
-           (unsigned long long)pr.stats.censored, (unsigned long long)pr.stats.peak_memory_bytes,
-           (unsigned long long)pr.stats.own_bytes, res.after_wall_s, res.after_cpu_s);
-  return res.check_ok ? 0 : 1;
+  free(flags);
+  return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "render.h"
 #include "ephemera/format.h"
 #include "trace.h"
 
@@ -23,68 +24,43 @@ static void usage(FILE *out) {
           "             up to the end of the trace (the points of perfect knowledge), meta\n"
           "             granule=K; other events unchanged.  K in bytes, K/M/G suffixes\n"
           "             accepted (4K = 4096).\n"
-          "  --compress deflate OUT's chunks\n");
+          "  --compress deflate OUT's chunks\n" CLI_EXIT_HELP);
 }
 
 static int granulate(int argc, char **argv) {
-  const char *in = NULL, *out = NULL, *granule = NULL;
-  bool compress = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      return 0;
-    } else if (!strcmp(a, "--granule") || !strcmp(a, "-k")) {
-      if (++i >= argc) {
-        cli_error("trace granulate: %s needs a size in bytes (e.g. 4K)", a);
-        return 2;
-      }
-      granule = argv[i];
-    } else if (!strncmp(a, "--granule=", 10)) {
-      granule = a + 10;
-    } else if (!strcmp(a, "--compress")) {
-      compress = true;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("trace granulate: unknown option '%s' (try 'ephemera trace --help')", a);
-      return 2;
-    } else if (!in) {
-      in = a;
-    } else if (!out) {
-      out = a;
-    } else {
-      cli_error("trace granulate: one input and one output ('%s' is a third file)", a);
-      return 2;
+  enum { OPT_COMPRESS = 256 };
+  static const struct option longopts[] = {{"granule", required_argument, NULL, 'k'},
+                                           {"compress", no_argument, NULL, OPT_COMPRESS},
+                                           {"help", no_argument, NULL, 'h'},
+                                           {0}};
+  uint64_t k = 0;
+  bool compress = false, have_granule = false;
+  for (int c; (c = cli_getopt(argc, argv, ":k:h", longopts)) != -1;) {
+    switch (c) {
+      case 'k':
+        if (!cli_opt_u64("--granule", optarg, CLI_SIZE, 1, UINT64_MAX, &k)) return CLI_USAGE;
+        have_granule = true;
+        break;
+      case OPT_COMPRESS: compress = true; break;
+      case 'h': usage(stdout); return cli_stdout_done("the help");
+      default: return CLI_USAGE;
     }
   }
-  if (!in || !out) {
-    cli_error("trace granulate: needs IN and OUT (usage: ephemera trace granulate IN OUT --granule K)");
-    return 2;
-  }
-  if (!granule) {
-    cli_error("trace granulate: needs --granule K (bytes, e.g. 4K or 65536)");
-    return 2;
-  }
-  uint64_t k;
-  if (!eph_trace_parse_size(granule, &k)) {
-    cli_error("trace granulate: bad granule '%s': expected bytes with an optional K, M or G suffix (e.g. 4K)",
-              granule);
-    return 2;
-  }
-  if (k == 0) {
-    cli_error("trace granulate: bad granule '%s': it must be at least 1 byte", granule);
-    return 2;
-  }
+  if (argc - optind < 2) return cli_usage_error("needs IN and OUT (usage: ephemera trace granulate IN OUT --granule K)");
+  if (argc - optind > 2) return cli_usage_error("one input and one output ('%s' is a third file)", argv[optind + 2]);
+  if (!have_granule) return cli_usage_error("needs --granule K (bytes, e.g. 4K or 65536)");
+  const char *in = argv[optind], *out = argv[optind + 1];
   eph_file *p = NULL;
   eph_error err = {0};
   if (eph_file_load(in, &p, &err) != EPH_OK) {
     cli_error("%s", err.message);
-    return 1;
+    return cli_load_failed(err.status);
   }
   const char *why = eph_trace_unusable(p);
   if (why) {
     cli_error("%s: %s%s%s%s", in, why, p->warning[0] ? " (" : "", p->warning, p->warning[0] ? ")" : "");
     eph_file_free(p);
-    return 1;
+    return CLI_BAD_INPUT;
   }
   eph_trace_granulate_stats s;
   eph_status st = eph_trace_granulate(p, k, out, compress, &s, &err);
@@ -93,21 +69,20 @@ static int granulate(int argc, char **argv) {
     cli_error("%s: %s", out, err.message);
     return 1;
   }
-  printf("granulated %s to %" PRIu64 " bytes: %s\n", in, k, out);
-  printf("  %" PRIu64 " deaths (%" PRIu64 " moved), %" PRIu64 " records moved, %" PRIu64 " ticks (the last at %" PRIu64
-         "); %" PRIu64 " events in, %" PRIu64 " out",
-         s.deaths, s.deaths_moved, s.records_moved, s.ticks, s.last_tick, s.events_in, s.events_out);
-  if (s.old_ticks) printf(" (%" PRIu64 " old ticks replaced)", s.old_ticks);
-  printf("\n  time: %.3f s\n", s.seconds);
-  return 0;
+  eph_render_granulate(stdout, in, out, &s);
+  return cli_stdout_done("the summary");
 }
 
 int cmd_trace(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))) {
+    usage(stdout);
+    return cli_stdout_done("the help");
   }
-  if (!strcmp(argv[1], "granulate")) return granulate(argc - 1, argv + 1);
+  if (argc < 2) return cli_usage_error("needs a subcommand (known: granulate)");
+  if (!strcmp(argv[1], "granulate")) {
+    cli_command = "trace granulate";
+    return granulate(argc - 1, argv + 1);
+  }
   cli_error("trace: unknown subcommand '%s' (known: granulate)", argv[1]);
-  return 2;
+  return CLI_USAGE;
 }

@@ -1,20 +1,10 @@
 /*
  * main.c — `ephemera COMMAND ...`: dispatch to the subcommands.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-
-void cli_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("ephemera: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-}
 
 static const struct command {
   const char *name;
@@ -31,20 +21,32 @@ static const struct command {
     {"lua", cmd_lua, "profile a Lua 5.4 script: ephemera lua [--profile SPEC] [-o FILE] [--gc LUAGC] SCRIPT [ARGS]"},
 };
 
-static void usage(FILE *out) {
+static int usage(FILE *out) {
   fprintf(out, "usage: ephemera COMMAND [ARGS...]\n\ncommands:\n");
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
     fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].help);
-  fprintf(out, "\n'ephemera COMMAND --help' describes a command.\n");
+  fprintf(out, "\n'ephemera COMMAND --help' describes a command.\n" CLI_EXIT_HELP);
+  return cli_output_done(out, "the help", false) ? CLI_OK : CLI_FAILED;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  cli_command = "ephemera";
+  if (argc < 2) {
+    cli_error("no command given (try 'ephemera --help')");
+    return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    if (argc > 2) {
+      cli_error("unexpected argument '%s' after %s (try 'ephemera COMMAND --help')", argv[2], argv[1]);
+      return CLI_USAGE;
+    }
+    return usage(stdout);
   }
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-    if (!strcmp(argv[1], COMMANDS[i].name)) return COMMANDS[i].run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], COMMANDS[i].name)) {
+      cli_command = COMMANDS[i].name;
+      return COMMANDS[i].run(argc - 1, argv + 1);
+    }
   cli_error("unknown command '%s' (try 'ephemera --help')", argv[1]);
-  return 2;
+  return CLI_USAGE;
 }

@@ -1,7 +1,7 @@
 /*
  * ephlua.h — the Lua 5.4 adapter's internals: a profiler that wraps a
  * state's allocator (lua_Alloc) and writes an .eph profile of the objects
- * the collector creates and frees.  Used by `ephemera lua` (src/cli/cmd_lua.c)
+ * the collector creates and frees.  Used by `ephemera lua` (interp.c)
  * and by the loadable module ephemera.so (module.c).  See docs/lua.md.
  * Layer: Lua adapter, above sampling and format, beside the profiler (docs/architecture.md).
  *
@@ -13,6 +13,7 @@
  *   gccount.c  GC cycles via a self-re-arming __gc sentinel; close detection
  *   site.c     allocation sites via lua_getinfo
  *   session.c  attach / detach, the SPEC, the .eph writer, the summary
+ *   interp.c   `ephemera lua`: lua.c's interpreter for one script (interp.h)
  */
 #ifndef EPHLUA_H
 #define EPHLUA_H

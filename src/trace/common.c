@@ -27,29 +27,6 @@ const char *eph_trace_unusable(const eph_file *p) {
   return "not a trace: the file has events but no allocation events";
 }
 
-bool eph_trace_parse_size(const char *s, uint64_t *out) {
-  if (!s || *s < '0' || *s > '9') return false;
-  uint64_t v = 0;
-  for (; *s >= '0' && *s <= '9'; s++) {
-    unsigned d = (unsigned)(*s - '0');
-    if (v > (UINT64_MAX - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  unsigned shift = 0;
-  switch (*s) {
-    case 'k': case 'K': shift = 10; s++; break;
-    case 'm': case 'M': shift = 20; s++; break;
-    case 'g': case 'G': shift = 30; s++; break;
-    default: break;
-  }
-  if (shift && (*s == 'i' || *s == 'I') && (s[1] == 'b' || s[1] == 'B')) s += 2;
-  else if (*s == 'b' || *s == 'B') s++;
-  if (*s) return false;
-  if (shift && v > (UINT64_MAX >> shift)) return false;
-  *out = v << shift;
-  return true;
-}
-
 bool eph_trace_granule_ceil(uint64_t t, uint64_t k, uint64_t *out) {
   uint64_t q = t / k + (t % k != 0);
   if (q > UINT64_MAX / k) return false;

@@ -35,11 +35,6 @@ extern "C" {
  * static text ("no events: ..."), for "ephemera: FILE: <text>". */
 const char *eph_trace_unusable(const eph_file *p);
 
-/* Parses a size in bytes with an optional K, M or G suffix (binary units,
- * an optional trailing B or iB: 4K, 4KiB, 65536, 1M).  False on junk,
- * overflow or a missing number; 0 parses (callers reject it as a granule). */
-bool eph_trace_parse_size(const char *s, uint64_t *out);
-
 /* ceil(t / k) * k: t moved to the next multiple of k (a multiple stays).
  * False if that does not fit in 64 bits.  k > 0. */
 bool eph_trace_granule_ceil(uint64_t t, uint64_t k, uint64_t *out);

@@ -53,12 +53,12 @@ for k in ('id', 'class', 'site', 'size', 'weight', 'birth', 'death', 'alive_unti
 PY
 "$eph" dump "$dir/good-z.eph" --json | python3 -m json.tool >/dev/null || fail "json.tool rejects the compressed file's output"
 
-# corrupt: exit 1, one line naming the file and the byte offset, nothing on stdout
+# corrupt: exit 3, one line naming the file and the byte offset, nothing on stdout
 off=$("$gen" corrupt "$dir/good.eph" "$dir/bad.eph") || fail "gen corrupt"
 for f in "" --csv --json; do
   "$eph" dump "$dir/bad.eph" $f >"$dir/out" 2>"$dir/err"
   rc=$?
-  [ $rc -eq 1 ] || fail "corrupt file ($f): exit $rc, expected 1"
+  [ $rc -eq 3 ] || fail "corrupt file ($f): exit $rc, expected 3"
   [ "$(wc -l <"$dir/err")" -eq 1 ] || fail "corrupt file ($f): stderr is not one line: $(cat "$dir/err")"
   grep -q "^ephemera: $dir/bad.eph: .*at byte $off" "$dir/err" || fail "corrupt file ($f): message: $(cat "$dir/err")"
   [ -s "$dir/out" ] && fail "corrupt file ($f): wrote to stdout"
@@ -75,6 +75,6 @@ grep -q "^ephemera: $dir/cut.eph: warning: truncated at byte [0-9]" "$dir/err" |
 # usage and missing files
 "$eph" dump >/dev/null 2>&1; [ $? -eq 2 ] || fail "no file: expected exit 2"
 "$eph" dump "$dir/good.eph" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad option: expected exit 2"
-"$eph" dump "$dir/missing.eph" 2>"$dir/err"; [ $? -eq 1 ] || fail "missing file: expected exit 1"
+"$eph" dump "$dir/missing.eph" 2>"$dir/err"; [ $? -eq 3 ] || fail "missing file: expected exit 3"
 [ "$(wc -l <"$dir/err")" -eq 1 ] || fail "missing file: not one line"
 echo "dump test: ok ($n records)"

@@ -34,18 +34,18 @@ check compare.json "$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny1.eph" --format j
 for t in summary histogram classes survival heap; do
   [ -s "$WORK/csvdir/$t.csv" ] || { echo "FAIL: no $t.csv"; fail=1; }
 done
-# bad files: exit 1, one line naming the byte offset
+# bad files: exit 3, one line naming the byte offset
 cp "$WORK/tiny0.eph" "$WORK/bad.eph"
 printf 'XXXX' | dd of="$WORK/bad.eph" bs=1 seek=40 conv=notrunc 2>/dev/null
 "$EPH" report "$WORK/bad.eph" >/dev/null 2>"$WORK/bad.err"; rc=$?
-[ $rc = 1 ] || { echo "FAIL: bad file exit $rc"; fail=1; }
+[ $rc = 3 ] || { echo "FAIL: bad file exit $rc"; fail=1; }
 [ "$(wc -l <"$WORK/bad.err")" = 1 ] || { echo "FAIL: bad file message not one line"; cat "$WORK/bad.err"; fail=1; }
 grep -q 'byte' "$WORK/bad.err" || { echo "FAIL: bad file message names no byte offset"; cat "$WORK/bad.err"; fail=1; }
 [ "$(grep -o 'bad\.eph' "$WORK/bad.err" | wc -l)" = 1 ] || { echo "FAIL: bad file message names the file other than once"; cat "$WORK/bad.err"; fail=1; }
 printf 'not an eph file at all' >"$WORK/junk.eph"
 "$EPH" compare "$WORK/tiny0.eph" "$WORK/junk.eph" >/dev/null 2>"$WORK/junk.err"; rc=$?
-[ $rc = 1 ] && [ "$(grep -o 'junk\.eph' "$WORK/junk.err" | wc -l)" = 1 ] || { echo "FAIL: compare junk exit $rc"; cat "$WORK/junk.err"; fail=1; }
-"$EPH" report "$WORK/missing.eph" >/dev/null 2>&1; [ $? = 1 ] || { echo "FAIL: missing file"; fail=1; }
+[ $rc = 3 ] && [ "$(grep -o 'junk\.eph' "$WORK/junk.err" | wc -l)" = 1 ] || { echo "FAIL: compare junk exit $rc"; cat "$WORK/junk.err"; fail=1; }
+"$EPH" report "$WORK/missing.eph" >/dev/null 2>&1; [ $? = 3 ] || { echo "FAIL: missing file"; fail=1; }
 "$EPH" report "$WORK/tiny0.eph" --format pdf >/dev/null 2>&1; [ $? = 2 ] || { echo "FAIL: bad format not usage error"; fail=1; }
 # truncated: loads with a warning
 head -c 300 "$WORK/tiny0.eph" >"$WORK/trunc.eph"

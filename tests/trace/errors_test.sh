@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # errors_test.sh EPHEMERA [WORKLOAD]: the trace commands' bad inputs.  Each
-# must fail with the documented exit status (2 bad usage, 1 bad file) and
+# must fail with the documented exit status (2 bad usage, 3 bad input
+# file, 1 a failed write) and
 # one line on stderr, "ephemera: ..." naming the problem, and leave no
 # output file behind.
 set -uo pipefail
@@ -32,30 +33,30 @@ head -c $((size / 2)) "$dir/t.eph" >"$dir/truncated.eph"
 head -c 4000 /dev/urandom >"$dir/junk.eph"
 
 g=(trace granulate "$dir/t.eph" "$dir/out.eph")
-expect 2 "granule '0'" "$bin" "${g[@]}" --granule 0
-expect 2 "granule '4Q'" "$bin" "${g[@]}" --granule 4Q
-expect 2 "granule '-5'" "$bin" "${g[@]}" --granule=-5
-expect 2 "granule ''" "$bin" "${g[@]}" --granule ''
-expect 2 "granule '99999999999999999999'" "$bin" "${g[@]}" --granule 99999999999999999999
+expect 2 "--granule: bad value '0'" "$bin" "${g[@]}" --granule 0
+expect 2 "--granule: bad value '4Q'" "$bin" "${g[@]}" --granule 4Q
+expect 2 "--granule: bad value '-5'" "$bin" "${g[@]}" --granule=-5
+expect 2 "--granule: bad value ''" "$bin" "${g[@]}" --granule ''
+expect 2 "--granule: bad value '99999999999999999999'" "$bin" "${g[@]}" --granule 99999999999999999999
 expect 2 "needs --granule" "$bin" "${g[@]}"
-expect 2 "--granule needs a size" "$bin" "${g[@]}" --granule
+expect 2 "--granule needs a value" "$bin" "${g[@]}" --granule
 expect 2 "needs IN and OUT" "$bin" trace granulate "$dir/t.eph" --granule 4K
 expect 2 "unknown option '--bogus'" "$bin" "${g[@]}" --granule 4K --bogus
 expect 2 "unknown subcommand 'squash'" "$bin" trace squash
-expect 1 "missing.eph: No such file" "$bin" trace granulate "$dir/missing.eph" "$dir/out.eph" --granule 4K
-expect 1 "truncated.eph: incomplete trace" "$bin" trace granulate "$dir/truncated.eph" "$dir/out.eph" --granule 4K
-expect 1 "profile.eph: not a trace" "$bin" trace granulate "$dir/profile.eph" "$dir/out.eph" --granule 4K
-expect 1 "junk.eph" "$bin" trace granulate "$dir/junk.eph" "$dir/out.eph" --granule 4K
+expect 3 "missing.eph: No such file" "$bin" trace granulate "$dir/missing.eph" "$dir/out.eph" --granule 4K
+expect 3 "truncated.eph: incomplete trace" "$bin" trace granulate "$dir/truncated.eph" "$dir/out.eph" --granule 4K
+expect 3 "profile.eph: not a trace" "$bin" trace granulate "$dir/profile.eph" "$dir/out.eph" --granule 4K
+expect 3 "junk.eph" "$bin" trace granulate "$dir/junk.eph" "$dir/out.eph" --granule 4K
 expect 1 "no/such/dir/out.eph" "$bin" trace granulate "$dir/t.eph" "$dir/no/such/dir/out.eph" --granule 4K
 [[ -e $dir/out.eph ]] && { echo "FAIL: a failed granulate left out.eph"; fails=$((fails + 1)); }
 
 expect 2 "unknown option '--bogus'" "$bin" merlin "$dir/t.eph" --bogus
 expect 2 "one trace at a time" "$bin" merlin "$dir/t.eph" "$dir/t.eph"
-expect 2 "-o needs a file name" "$bin" merlin "$dir/t.eph" -o
-expect 1 "missing.eph: No such file" "$bin" merlin "$dir/missing.eph"
-expect 1 "truncated.eph: incomplete trace" "$bin" merlin "$dir/truncated.eph" --check
-expect 1 "profile.eph: not a trace" "$bin" merlin "$dir/profile.eph" --check
-expect 1 "junk.eph" "$bin" merlin "$dir/junk.eph"
+expect 2 "-o needs a value" "$bin" merlin "$dir/t.eph" -o
+expect 3 "missing.eph: No such file" "$bin" merlin "$dir/missing.eph"
+expect 3 "truncated.eph: incomplete trace" "$bin" merlin "$dir/truncated.eph" --check
+expect 3 "profile.eph: not a trace" "$bin" merlin "$dir/profile.eph" --check
+expect 3 "junk.eph" "$bin" merlin "$dir/junk.eph"
 "$bin" merlin "$dir/t.eph" -o "$dir/no/such/dir/out.eph" >/dev/null 2>"$dir/err"
 rc=$?
 if [[ $rc -ne 1 ]] || ! grep -q "^ephemera: .*no/such/dir/out.eph" "$dir/err"; then

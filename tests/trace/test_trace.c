@@ -428,26 +428,10 @@ static void test_granulate(const char *dir) {
   eph_file_free(p);
 }
 
-/* --- sizes ---------------------------------------------------------------------------- */
+/* --- granules ---------------------------------------------------------------------------- */
 
+/* Sizes are parsed by the CLI (tests/cli/test_number.c). */
 static void test_sizes(void) {
-  static const struct {
-    const char *s;
-    bool ok;
-    uint64_t v;
-  } cases[] = {
-      {"4096", true, 4096}, {"4K", true, 4096},  {"4k", true, 4096},        {"4KiB", true, 4096},
-      {"4KB", true, 4096},  {"64K", true, 65536}, {"1M", true, 1 << 20},   {"2G", true, UINT64_C(2) << 30},
-      {"100B", true, 100},  {"0", true, 0},       {"", false, 0},          {"K", false, 0},
-      {"4Q", false, 0},     {"-1", false, 0},     {" 4", false, 0},        {"4 K", false, 0},
-      {"4KK", false, 0},    {"4Ki", false, 0},    {"18446744073709551616", false, 0},
-      {"17179869184G", false, 0},
-  };
-  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    uint64_t v = 0;
-    bool ok = eph_trace_parse_size(cases[i].s, &v);
-    CHECK(ok == cases[i].ok && (!ok || v == cases[i].v), "'%s': %s %" PRIu64, cases[i].s, ok ? "ok" : "rejected", v);
-  }
   uint64_t g;
   CHECK(eph_trace_granule_ceil(0, 4096, &g) && g == 0, "ceil 0");
   CHECK(eph_trace_granule_ceil(1, 4096, &g) && g == 4096, "ceil 1");

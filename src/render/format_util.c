@@ -1,11 +1,11 @@
 /*
- * format_util.c — numbers and lifetimes as people read them, and escaping.
+ * format_util.c — numbers and lifetimes as people read them.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "render.h"
 
 const char *eph_clock_name(eph_clock c) {
   static const char *const n[] = {"bytes allocated", "wall time", "% of run"};
@@ -58,26 +58,4 @@ const char *eph_fmt_count(char *buf, size_t len, double v) {
   }
   buf[o < len ? o : len - 1] = 0;
   return buf;
-}
-
-void eph_json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-    else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-    else fputc(*p, out);
-  }
-  fputc('"', out);
-}
-
-void eph_html_escape(FILE *out, const char *s) {
-  for (const char *p = s ? s : ""; *p; p++) {
-    switch (*p) {
-    case '<': fputs("&lt;", out); break;
-    case '>': fputs("&gt;", out); break;
-    case '&': fputs("&amp;", out); break;
-    case '"': fputs("&quot;", out); break;
-    default: fputc(*p, out);
-    }
-  }
 }

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "render.h"
 
 #define B(buf) buf, sizeof buf
 

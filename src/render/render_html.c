@@ -3,13 +3,14 @@
  * SVGs embedded as data: URIs, also written to plot_dir) and every table.
  * Without gnuplot the page keeps the tables and says how to get the plots.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "render.h"
 
 #define B(buf) buf, sizeof buf
 
@@ -17,6 +18,8 @@ typedef struct plot_ctx {
   bool have_gnuplot;
   const char *dir;
   char why[512];
+  int write_errno; /* the first plot file into dir that could not be written: errno, its path */
+  char write_path[4096];
 } plot_ctx;
 
 static void base64(FILE *out, const unsigned char *s, size_t n) {
@@ -45,10 +48,14 @@ static void figure(FILE *out, plot_ctx *pc, const char *name, const char *captio
     if (pc->dir) {
       char path[4096];
       snprintf(path, sizeof path, "%s/%s.svg", pc->dir, name);
+      errno = 0;
       FILE *f = fopen(path, "w");
-      if (f) {
-        fputs(svg, f);
-        fclose(f);
+      bool ok = f && fputs(svg, f) >= 0;
+      ok = ok && !ferror(f);
+      if (f && fclose(f) != 0) ok = false;
+      if (!ok && !pc->write_errno) {
+        pc->write_errno = errno ? errno : EIO;
+        snprintf(pc->write_path, sizeof pc->write_path, "%s", path);
       }
     }
     free(svg);
@@ -325,8 +332,8 @@ static void summary(FILE *out, const eph_analysis *a) {
   fputs("</table>\n", out);
 }
 
-void eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir) {
-  plot_ctx pc = {eph_gnuplot_available(), plot_dir, ""};
+bool eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir, char *failed, size_t failedlen) {
+  plot_ctx pc = {eph_gnuplot_available(), plot_dir, "", 0, ""};
   fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>Ephemera report: ", out);
   eph_html_escape(out, a->title);
   fputs("</title>\n<style>\n"
@@ -381,12 +388,14 @@ void eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir) {
     fprintf(out, "; of the objects freed, %.0f %% died before the next GC cycle completed, %.0f %% within two; %.0f %% "
                  "were alive at the end.</p>\n<p class=lua-advice>",
             100 * v->share0, 100 * v->share01, 100 * v->censored);
-    for (const char *c = eph_lua_advice_text(v->kind); *c; c++) {
-      if (*c == '\n') fputc(' ', out);
-      else {
-        char ch[2] = {*c, 0};
-        eph_html_escape(out, ch);
-      }
+    /* One paragraph: the text's line breaks become spaces (escaped as a
+     * whole, so that its UTF-8 sequences stay whole). */
+    char *text = strdup(eph_lua_advice_text(v->kind));
+    if (text) {
+      for (char *c = text; *c; c++)
+        if (*c == '\n') *c = ' ';
+      eph_html_escape(out, text);
+      free(text);
     }
     fputs("</p>\n", out);
   }
@@ -396,4 +405,10 @@ void eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir) {
     fputs("</p>\n", out);
   }
   fputs("</body></html>\n", out);
+  if (pc.write_errno) {
+    snprintf(failed, failedlen, "%s", pc.write_path);
+    errno = pc.write_errno;
+    return false;
+  }
+  return true;
 }

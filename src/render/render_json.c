@@ -4,10 +4,16 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "render.h"
 
 static void num(FILE *o, double v) {
   if (isfinite(v)) fprintf(o, "%.10g", v);
+  else fputs("null", o);
+}
+
+/* A whole number (bytes); not finite as null. */
+static void whole(FILE *o, double v) {
+  if (isfinite(v)) fprintf(o, "%.0f", v);
   else fputs("null", o);
 }
 
@@ -55,9 +61,16 @@ void eph_render_json(FILE *o, const eph_analysis *a) {
   for (int c = 0; c < EPH_NCLOCKS; c++) {
     const eph_histogram *h = &a->hist[c];
     fprintf(o, "%s{\"clock\":\"%s\",\"log_bins\":%s,\"bins\":[", c ? "," : "", cn[c], h->log_bins ? "true" : "false");
-    for (size_t i = 0; i < h->nbins; i++)
-      fprintf(o, "%s{\"lo\":%.10g,\"hi\":%.10g,\"objects\":%.10g,\"bytes\":%.10g,\"objects_censored\":%.10g,\"bytes_censored\":%.10g}",
-              i ? "," : "", h->edges[i], h->edges[i + 1], h->count[i], h->bytes[i], h->count_cens[i], h->bytes_cens[i]);
+    for (size_t i = 0; i < h->nbins; i++) { /* a weight can overflow to inf: null, never a bare inf */
+      fputs(i ? ",{" : "{", o);
+      kv(o, "lo", h->edges[i], true);
+      kv(o, "hi", h->edges[i + 1], true);
+      kv(o, "objects", h->count[i], true);
+      kv(o, "bytes", h->bytes[i], true);
+      kv(o, "objects_censored", h->count_cens[i], true);
+      kv(o, "bytes_censored", h->bytes_cens[i], false);
+      fputc('}', o);
+    }
     fputs("]}", o);
   }
   fprintf(o, "],\"groups_by\":\"%s\",\"groups\":[", a->opts.by == EPH_BY_SITE ? "site" : "class");
@@ -87,17 +100,25 @@ void eph_render_json(FILE *o, const eph_analysis *a) {
     if (km->group == UINT32_MAX) fputs("null", o);
     else eph_json_string(o, eph_group_name(a, km->group));
     fprintf(o, ",\"records\":%zu,\"deaths\":%zu,\"censored\":%zu,\"steps\":[", km->nrecords, km->ndeaths, km->ncensored);
-    for (size_t i = 0; i < km->n; i++)
-      fprintf(o, "%s[%.10g,%.10g,%.10g,%.10g]", i ? "," : "", km->time[i], km->surv[i], km->lo[i], km->hi[i]);
+    for (size_t i = 0; i < km->n; i++) {
+      fputs(i ? ",[" : "[", o);
+      num(o, km->time[i]), fputc(',', o), num(o, km->surv[i]), fputc(',', o);
+      num(o, km->lo[i]), fputc(',', o), num(o, km->hi[i]), fputc(']', o);
+    }
     fputs("]}", o);
   }
   fputs("]}", o);
   if (a->heap) {
     const eph_heapview *h = a->heap;
-    fprintf(o, ",\"heap\":{\"columns\":%zu,\"segments\":%zu,\"t_max\":%.0f,\"live\":[", h->cols, h->segs, h->t_max);
+    fprintf(o, ",\"heap\":{\"columns\":%zu,\"segments\":%zu,\"t_max\":", h->cols, h->segs);
+    whole(o, h->t_max);
+    fputs(",\"live\":[", o);
     for (size_t s = 0; s < h->segs; s++) {
       fputs(s ? ",[" : "[", o);
-      for (size_t c = 0; c < h->cols; c++) fprintf(o, "%s%.0f", c ? "," : "", h->live[s * h->cols + c]);
+      for (size_t c = 0; c < h->cols; c++) {
+        if (c) fputc(',', o);
+        whole(o, h->live[s * h->cols + c]);
+      }
       fputc(']', o);
     }
     fputs("]}", o);

@@ -9,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "render.h"
 
 bool eph_gnuplot_available(void) {
   const char *g = getenv("EPH_GNUPLOT");

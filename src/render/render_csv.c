@@ -8,16 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "render.h"
 
-static void csv_str(FILE *o, const char *s) {
-  fputc('"', o);
-  for (; s && *s; s++) {
-    if (*s == '"') fputc('"', o);
-    fputc(*s, o);
-  }
-  fputc('"', o);
-}
+static void csv_str(FILE *o, const char *s) { eph_csv_field(o, s, EPH_CSV_QUOTE_ALWAYS); }
 
 static void num(FILE *o, double v) {
   if (isfinite(v)) fprintf(o, "%.10g", v);
@@ -106,7 +99,8 @@ bool eph_render_csv(FILE *out, const char *dir, const eph_analysis *a) {
     FILE *f = fopen(path, "w");
     if (!f) return false;
     tables[i].fn(f, a);
-    if (fclose(f) != 0) return false;
+    bool failed = ferror(f) != 0;
+    if (fclose(f) != 0 || failed) return false;
   }
   return !ferror(out);
 }

@@ -1,0 +1,127 @@
+/*
+ * render.h — the renderers: an analysis (src/analysis/analysis.h), a
+ * comparison or a raw .eph file written as text, CSV, JSON or HTML.
+ *
+ * Renderers write to a FILE the caller owns; they do not flush or close
+ * it, and a failed write leaves the stream's error flag set (ferror): the
+ * caller checks it, and the fflush/fclose result, when it finishes the
+ * stream.  Files a renderer opens itself (CSV tables or SVG plots into a
+ * directory) it checks itself, as each function's comment says.
+ *
+ * Every string from a profile goes through the one escaper below, which
+ * never writes invalid UTF-8.
+ */
+#ifndef EPH_RENDER_H
+#define EPH_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis.h"
+#include "ephemera/format.h"
+#include "ephemera/profile.h"
+#include "trace.h"
+#include "workload.h"
+
+/* --- escaping (escape.c) ------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence starting at s (1 for ASCII), or 0 if
+ * *s is the terminating 0 or starts no valid sequence (overlong forms,
+ * surrogates and code points above U+10FFFF are invalid). */
+size_t eph_utf8_len(const char *s);
+
+typedef enum eph_csv_quoting {
+  EPH_CSV_QUOTE_ALWAYS,   /* "name" */
+  EPH_CSV_QUOTE_AS_NEEDED /* quoted only if it holds a comma, quote, CR or LF */
+} eph_csv_quoting;
+/* A CSV field (RFC 4180: quotes doubled); s NULL is "". */
+void eph_csv_field(FILE *out, const char *s, eph_csv_quoting q);
+/* A JSON string with its quotes: \" and \\, control characters as \u00XX,
+ * invalid bytes as \ufffd; s NULL is "". */
+void eph_json_string(FILE *out, const char *s);
+/* HTML text: < > & " as entities. */
+void eph_html_escape(FILE *out, const char *s);
+/* All three write each byte that starts no valid UTF-8 sequence as U+FFFD. */
+
+/* --- numbers as people read them (format_util.c) ------------------------------ */
+
+/* Formats a lifetime on clock c ("1.2 MB", "35 ms", "0.04 %"); NAN as "-". */
+const char *eph_fmt_life(char *buf, size_t len, double v, eph_clock c);
+const char *eph_fmt_count(char *buf, size_t len, double v);
+const char *eph_clock_name(eph_clock c);
+const char *eph_clock_unit(eph_clock c);
+
+/* --- the report (render_text.c, render_csv.c, render_json.c, render_html.c) --- */
+
+void eph_render_text(FILE *out, const eph_analysis *a, bool color);
+/* CSV: with dir, one file per table (summary.csv, histogram.csv, classes.csv,
+ * survival.csv[, heap.csv]); without, all tables on out, each after a
+ * "# table" line.  Returns false with errno on a write error (a file in dir
+ * that cannot be created or written, or out's error flag). */
+bool eph_render_csv(FILE *out, const char *dir, const eph_analysis *a);
+void eph_render_json(FILE *out, const eph_analysis *a);
+/* HTML: one self-contained page (plots inlined as SVG).  plot_dir: where the
+ * SVG files also go (may be NULL).  Returns false, with errno and the path
+ * in failed, when a plot file could not be written (the page is whole). */
+bool eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir, char *failed, size_t failedlen);
+
+/* plot_gnuplot.c: runs gnuplot on a script; returns malloc'd SVG text or NULL
+ * (and a reason in why). */
+bool eph_gnuplot_available(void);
+char *eph_gnuplot_svg(const char *script, const char *data, char *why, size_t whylen);
+
+/* --- compare (render_compare.c) ------------------------------------------------ */
+
+void eph_compare_text(FILE *out, const eph_compare *c);
+void eph_compare_csv(FILE *out, const eph_compare *c);
+void eph_compare_json(FILE *out, const eph_compare *c);
+
+/* --- workloads and runs (render_run.c): `ephemera workloads`, `ephemera run` --- */
+
+/* The workload table; verbose adds each one's classes and options. */
+void eph_render_workloads(FILE *out, bool verbose);
+/* A run's results.  profile_path NULL: the run was not profiled (ps unused). */
+void eph_render_run(FILE *out, const wl_workload *wl, const wl_result *res, const char *retain, const char *profile_path,
+                    const eph_profile_stats *ps);
+/* The same as one line "kv key=value ..." for scripts (ps zeros when not profiled). */
+void eph_render_run_kv(FILE *out, const wl_workload *wl, const wl_result *res, const eph_profile_stats *ps);
+
+/* --- traces (render_trace.c): `ephemera merlin`, `ephemera trace granulate` ---- */
+
+#define EPH_RENDER_MAX_DIFFS 10 /* differences eph_render_merlin_diffs describes at most */
+
+/* Offline Merlin's summary: objects, events replayed, time (load_seconds to read path). */
+void eph_render_merlin_summary(FILE *out, const char *path, const eph_trace_merlin *m, double load_seconds);
+/* eph_trace_merlin_check's result: "N objects: all agree", or n differences of
+ * which the first `shown` (at most EPH_RENDER_MAX_DIFFS) are described with
+ * their class and size from p's ALLOC events. */
+void eph_render_merlin_diffs(FILE *out, const eph_file *p, const eph_trace_diff *diffs, size_t n, size_t shown,
+                            size_t compared);
+/* What eph_trace_granulate did: in granulated into path. */
+void eph_render_granulate(FILE *out, const char *in, const char *path, const eph_trace_granulate_stats *s);
+
+/* --- an .eph file as it is (render_dump.c): `ephemera dump` ------------------- */
+
+typedef enum eph_dump_format { EPH_DUMP_TEXT, EPH_DUMP_CSV, EPH_DUMP_JSON } eph_dump_format;
+
+typedef struct eph_dump_result {
+  bool loaded;       /* the file read (false: err says why; nothing was written) */
+  bool complete;     /* it has its closing chunk */
+  char warning[256]; /* why it is incomplete (a truncated file still dumps) */
+} eph_dump_result;
+
+/*
+ * Writes the file at path to out: EPH_DUMP_TEXT a summary (metadata,
+ * tables, counts by death kind, the first head records), EPH_DUMP_CSV a
+ * header and one row per record, EPH_DUMP_JSON one document.  Records are
+ * never all held: the file is read once for its tables and counts, and
+ * CSV and JSON read it again, writing each chunk's records as decoded.
+ * Returns EPH_OK, or an error in err: the file does not load (res->loaded
+ * false, nothing written; EPH_ERR_NOMEM when out of memory) or it changed
+ * between the two reads (res->loaded true, the output is cut short).
+ */
+eph_status eph_dump_file(FILE *out, const char *path, eph_dump_format fmt, size_t head, eph_dump_result *res,
+                         eph_error *err);
+
+#endif
