@@ -115,6 +115,7 @@ static bool parse_gc(const char *text, gc_setting *g, char *desc, size_t desclen
 /* --- lua.c, Lua 5.4.4's stand-alone interpreter, for one script ------------------- */
 
 static lua_State *globalL;
+static bool profile_holds_signals; /* SIGINT finishes the profile (lt_finish_on_signals), not lua.c's laction */
 
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
@@ -158,9 +159,9 @@ static int docall(lua_State *L, int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   globalL = L;
-  signal(SIGINT, laction);
+  if (!profile_holds_signals) signal(SIGINT, laction);
   int status = lua_pcall(L, narg, nres, base);
-  signal(SIGINT, SIG_DFL);
+  if (!profile_holds_signals) signal(SIGINT, SIG_DFL);
   lua_remove(L, base);
   return status;
 }
@@ -307,6 +308,7 @@ int cmd_lua(int argc, char **argv) {
       lua_close(L);
       return 1;
     }
+    profile_holds_signals = lt_finish_on_signals(tracker, true, msg, sizeof msg);
   }
   lua_gc(L, LUA_GCSTOP); /* as lua.c: no collection while the libraries load */
   run_args ra = {.argc = argc, .script = script, .argv = argv, .gc = gctext ? &gc : NULL};

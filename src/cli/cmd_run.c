@@ -32,7 +32,8 @@ static int profile_before(wl_ctx *w, void *data) {
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)w->seed);
   eph_meta_pair meta[] = {{"program", "ephemera run"}, {"workload", w->workload->name}, {"size", pr->size},
                           {"unit", w->workload->unit}, {"seed", seed}, {"command", pr->command}};
-  if (eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK) {
+  if (eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK ||
+      eph_profile_stop_on_signals(w->h, &pr->err) != EPH_OK) {
     cli_error("%s", pr->err.message);
     return 1;
   }

@@ -148,6 +148,12 @@ struct eph_heap {
   size_t site_log_cap;
   char *eden_walk_from;
 
+  /* the poll at safe points (eph_heap_set_poll, poll.c) */
+  const volatile sig_atomic_t *poll_flag;
+  void (*poll_fn)(void *data, eph_heap *h);
+  void *poll_data;
+  bool in_poll;
+
   /* errors */
   char error[256];
   eph_status status;
@@ -221,6 +227,12 @@ static inline void eph_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
 }
 void eph_mourn(eph_heap *h, eph_value e); /* before its key and value are traced */
 void eph_safepoint(eph_heap *h);
+
+/* poll.c: the poll, when its flag is set (at the end of eph_safepoint) */
+void eph_poll_run(eph_heap *h);
+static inline void eph_poll(eph_heap *h) {
+  if (EPH_UNLIKELY(h->poll_flag != NULL && *h->poll_flag)) eph_poll_run(h);
+}
 void eph_exit_finalizers(eph_heap *h);
 static inline bool eph_is_live_ephemeron(eph_value obj) {
   return eph_format_of(obj) == EPH_FORMAT_EPHEMERON && !(*eph_header_of(obj) & EPH_HDR_MOURNED);
