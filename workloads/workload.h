@@ -31,7 +31,9 @@
  *     .run = run,
  *   };
  *
- * and add it to the table in registry.c.
+ * and add it to the table in registry.c.  Memory off the heap that lives
+ * while the workload allocates on the heap comes from wl_malloc and friends
+ * (below): heap exhaustion leaves the workload through a longjmp.
  */
 #ifndef EPH_WORKLOAD_H
 #define EPH_WORKLOAD_H

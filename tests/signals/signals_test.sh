@@ -76,6 +76,7 @@ interrupt() {
     sed 's/^/    /' "$dir/err" | head -5
   fi
   grep -q "self-check" "$dir/out" && fail "$name: the run finished before the signal (make it longer)"
+  grep -Eq "AddressSanitizer|runtime error" "$dir/err" && { fail "$name: sanitizer report"; grep -E "ERROR|runtime error" "$dir/err" | head -3; }
   grep -q "SIG$sig: .*profile .* finished" "$dir/err" || fail "$name: no 'profile finished' message on stderr"
   check_complete "$name" "$file"
 }
