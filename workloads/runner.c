@@ -5,7 +5,9 @@
  * Heap exhaustion inside a workload does not return EPH_NIL to it: the
  * runner's error handler jumps back here and the run ends with a one-line
  * error.  The heap raises errors only at consistent points (before the
- * failing allocation returns), so leaving through longjmp is safe.
+ * failing allocation returns), so leaving through longjmp is safe; the
+ * workload's memory off the heap comes from wl_malloc (memory.c), which
+ * the runner frees after the jump.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -194,6 +196,7 @@ int wl_run(const wl_workload *wl, const wl_run_options *opt, wl_result *res, cha
   rc = 0;
 out:
   eph_heap_free(w->h);
+  wl_free_all(w); /* what a workload left through the longjmp could not free */
   free(w->events);
   free(w->options);
   free(w);

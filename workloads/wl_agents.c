@@ -525,7 +525,7 @@ static int run(wl_ctx *w) {
   eph_heap *h = w->h;
   if (w->size > 4096) return wl_check(w, false, "grid side %llu too large (at most 4096)", (unsigned long long)w->size);
   model md = {.side = (int)w->size, .ticks = w->options ? ((agents_options *)w->options)->ticks : AG_DEFAULT_TICKS};
-  md.counts = calloc(md.ticks, sizeof *md.counts);
+  md.counts = wl_calloc(w, md.ticks, sizeof *md.counts);
   if (!md.counts) return wl_check(w, false, "out of C memory");
   heap_model m = {.side = md.side};
   wl_rng_seed(&m.rng, w->seed);
@@ -545,7 +545,7 @@ static int run(wl_ctx *w) {
   EPH_UNFRAME(h);
   long bad = plain_run(&md, w->seed);
   census last = md.counts[md.ticks - 1];
-  free(md.counts);
+  wl_free(w, md.counts);
   if (bad != (long)md.ticks)
     return wl_check(w, false, bad < 0 ? "out of C memory in the replica" : "census differs from the plain-C replica at tick %ld",
                     bad);

@@ -99,12 +99,12 @@ static inline v2 steer(v2 vel, v2 sep, v2 ali, v2 coh, int seen) {
   return limit_speed(v2_add(vel, s));
 }
 
-static int canvas_init(canvas *c, size_t n, uint64_t seed) {
+static int canvas_init(wl_ctx *w, canvas *c, size_t n, uint64_t seed) {
   c->n = n;
   c->width = floor(BOID_SPACE * sqrt((double)n)) + 100.0;
   c->height = floor(c->width * 0.75);
-  c->pos0 = malloc(n * sizeof *c->pos0);
-  c->vel0 = malloc(n * sizeof *c->vel0);
+  c->pos0 = wl_malloc(w, n * sizeof *c->pos0);
+  c->vel0 = wl_malloc(w, n * sizeof *c->vel0);
   if (!c->pos0 || !c->vel0) return -1;
   wl_rng rng;
   wl_rng_seed(&rng, seed);
@@ -316,11 +316,10 @@ static int run(wl_ctx *w) {
   eph_heap *h = w->h;
   unsigned frames = w->options ? ((boids_options *)w->options)->frames : BOIDS_DEFAULT_FRAMES;
   canvas c;
-  v2 *pos = malloc(w->size * sizeof *pos), *vel = malloc(w->size * sizeof *vel), *next = malloc(w->size * sizeof *next);
-  if (canvas_init(&c, w->size, w->seed) || !pos || !vel || !next) {
-    free(c.pos0), free(c.vel0), free(pos), free(vel), free(next);
-    return wl_check(w, false, "out of C memory");
-  }
+  v2 *pos = wl_malloc(w, w->size * sizeof *pos), *vel = wl_malloc(w, w->size * sizeof *vel),
+     *next = wl_malloc(w, w->size * sizeof *next);
+  if (canvas_init(w, &c, w->size, w->seed) || !pos || !vel || !next)
+    return wl_check(w, false, "out of C memory"); /* the runner frees what was made (wl_free_all) */
   EPH_FRAME(h);
   EPH_LOCAL(h, flock);
   flock = flock_new(w, &c);
@@ -339,7 +338,7 @@ static int run(wl_ctx *w) {
   double speed = 0.0;
   for (size_t i = 0; i < c.n; i++) speed += sqrt(v2_dot(vel[i], vel[i])) / (double)c.n;
   EPH_UNFRAME(h);
-  free(c.pos0), free(c.vel0), free(pos), free(vel), free(next);
+  wl_free(w, c.pos0), wl_free(w, c.vel0), wl_free(w, pos), wl_free(w, vel), wl_free(w, next);
   bool ok = diff <= 1e-9 && off == 0 && count == c.n;
   return wl_check(w, ok, "%zu boids, %u frames on a %gx%g canvas: max |state - plain C| %.3g, %zu off canvas, mean speed %.3f, damaged area %.0f",
                   count, frames, c.width, c.height, diff, off, speed, damaged);

@@ -600,7 +600,7 @@ static void print_class_counts(const df_loader *d) {
 static int run(wl_ctx *w) {
   eph_heap *h = w->h;
   const df_options *opt = w->options;
-  df_loader *d = calloc(1, sizeof *d);
+  df_loader *d = wl_calloc(w, 1, sizeof *d);
   if (!d) return wl_check(w, false, "out of memory");
   d->w = w;
   EPH_FRAME(h);
@@ -609,7 +609,7 @@ static int run(wl_ctx *w) {
   int rc = check(w, frame, w->size);
   EPH_UNFRAME(h);
   if (opt && opt->class_counts) print_class_counts(d);
-  free(d);
+  wl_free(w, d);
   return rc;
 }
 

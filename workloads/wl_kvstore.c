@@ -535,23 +535,23 @@ static uint64_t check_store(eph_value store, const kv_model *m, uint64_t *entrie
   return bad + (*entries != m->count) + ((uint64_t)eph_int_value(eph_slot(store, ST_COUNT)) != m->count);
 }
 
-static bool client_init(client *c, uint64_t keys, double theta, uint64_t seed) {
+static bool client_init(wl_ctx *w, client *c, uint64_t keys, double theta, uint64_t seed) {
   memset(c, 0, sizeof *c);
   wl_rng_seed(&c->rng, seed);
   zipf_init(&c->z, keys, theta);
   c->m.keys = keys;
-  c->m.present = calloc(keys, 1);
-  c->m.len = calloc(keys, sizeof *c->m.len);
-  c->m.version = calloc(keys, sizeof *c->m.version);
-  c->m.sum = calloc(keys, sizeof *c->m.sum);
+  c->m.present = wl_calloc(w, keys, 1);
+  c->m.len = wl_calloc(w, keys, sizeof *c->m.len);
+  c->m.version = wl_calloc(w, keys, sizeof *c->m.version);
+  c->m.sum = wl_calloc(w, keys, sizeof *c->m.sum);
   return c->m.present && c->m.len && c->m.version && c->m.sum;
 }
 
-static void client_free(client *c) {
-  free(c->m.present);
-  free(c->m.len);
-  free(c->m.version);
-  free(c->m.sum);
+static void client_free(wl_ctx *w, client *c) {
+  wl_free(w, c->m.present);
+  wl_free(w, c->m.len);
+  wl_free(w, c->m.version);
+  wl_free(w, c->m.sum);
 }
 
 static int run(wl_ctx *w) {
@@ -561,8 +561,8 @@ static int run(wl_ctx *w) {
   if (keys < 100) keys = 100;
   if (keys > UINT32_MAX / 2) keys = UINT32_MAX / 2;
   client c;
-  if (!client_init(&c, keys, o->theta, w->seed)) {
-    client_free(&c);
+  if (!client_init(w, &c, keys, o->theta, w->seed)) {
+    client_free(w, &c);
     return wl_check(w, false, "out of memory for the model");
   }
   EPH_FRAME(h);
@@ -579,7 +579,7 @@ static int run(wl_ctx *w) {
   uint64_t entries = 0, bad = check_store(store, &c.m, &entries);
   size_t buckets = eph_slot_count(eph_slot(store, ST_BUCKETS));
   EPH_UNFRAME(h);
-  client_free(&c);
+  client_free(w, &c);
   bool ok = c.errors == 0 && bad == 0;
   return wl_check(w, ok,
                   "%llu keys: %llu gets (%llu hits), %llu sets, %llu deletes, %llu scans; %llu values checked "

@@ -492,9 +492,9 @@ static eph_value run_machine(machine *m, eph_value term) {
 /* --- the workload ------------------------------------------------------------- */
 
 /* PROGRAM applied to the Church numeral n, read back with #succ and #0. */
-static char *program_text(unsigned n) {
+static char *program_text(wl_ctx *w, unsigned n) {
   size_t len = sizeof PROGRAM + 64 + 8 * (size_t)n;
-  char *s = malloc(len), *p = s;
+  char *s = wl_malloc(w, len), *p = s;
   if (!s) return NULL;
   p += sprintf(p, "%s fact (", PROGRAM);
   for (unsigned i = 0; i < n; i++) p += sprintf(p, "succ (");
@@ -514,7 +514,7 @@ static int run(wl_ctx *w) {
   eph_heap *h = w->h;
   if (w->size > 20) return wl_check(w, false, "n = %llu: 20! is the largest that fits", (unsigned long long)w->size);
   unsigned n = (unsigned)w->size;
-  char *text = program_text(n);
+  char *text = program_text(w, n);
   if (!text) return wl_check(w, false, "out of memory");
   EPH_FRAME(h);
   EPH_LOCAL(h, term);
@@ -522,7 +522,7 @@ static int run(wl_ctx *w) {
   term = parse_term(&ps);
   skip_space(&ps);
   if (!ps.error && *ps.p) ps.error = "trailing text";
-  free(text);
+  wl_free(w, text);
   if (ps.error) {
     EPH_UNFRAME(h);
     return wl_check(w, false, "program does not parse: %s", ps.error);

@@ -144,12 +144,12 @@ static void class_shape(const ml_gen *g, uint32_t k, uint32_t *nattr, uint32_t *
   *nmeth = 1 + (uint32_t)wl_rng_below(&r, 6);
 }
 
-static int gen_init(ml_gen *g, uint64_t seed, uint32_t nclasses) {
+static int gen_init(wl_ctx *w, ml_gen *g, uint64_t seed, uint32_t nclasses) {
   g->seed = seed;
   g->nclasses = nclasses;
   g->npackages = nclasses / 40 + 1;
-  g->attr_first = malloc((nclasses + 1) * sizeof *g->attr_first);
-  g->meth_first = malloc((nclasses + 1) * sizeof *g->meth_first);
+  g->attr_first = wl_malloc(w, (nclasses + 1) * sizeof *g->attr_first);
+  g->meth_first = wl_malloc(w, (nclasses + 1) * sizeof *g->meth_first);
   if (!g->attr_first || !g->meth_first) return -1;
   g->attr_first[0] = g->meth_first[0] = 0;
   for (uint32_t k = 0; k < nclasses; k++) {
@@ -165,9 +165,9 @@ static int gen_init(ml_gen *g, uint64_t seed, uint32_t nclasses) {
   return 0;
 }
 
-static void gen_free(ml_gen *g) {
-  free(g->attr_first);
-  free(g->meth_first);
+static void gen_free(wl_ctx *w, ml_gen *g) {
+  wl_free(w, g->attr_first);
+  wl_free(w, g->meth_first);
 }
 
 static uint32_t package_of(const ml_gen *g, uint32_t k) { return (uint32_t)((uint64_t)k * g->npackages / g->nclasses); }
@@ -185,6 +185,7 @@ static void method_name(uint32_t m, char *buf, size_t len) {
 
 /* Emits the lines of the model one at a time, like reading a file. */
 typedef struct ml_emitter {
+  wl_ctx *w;              /* whose memory holds the lines */
   const ml_gen *g;
   ml_totals *t;
   uint32_t k;             /* next class */
@@ -196,7 +197,7 @@ typedef struct ml_emitter {
 static char *emit(ml_emitter *e) {
   if (e->nlines == e->cap) {
     size_t cap = e->cap ? 2 * e->cap : 64;
-    char(*l)[320] = realloc(e->lines, cap * sizeof *l);
+    char(*l)[320] = wl_realloc(e->w, e->lines, cap * sizeof *l);
     if (!l) abort();
     e->lines = l;
     e->cap = cap;
@@ -816,11 +817,11 @@ static int run(wl_ctx *w) {
   ml_totals t = {0};
   uint32_t nclasses = w->size > 10000000 ? 10000000 : (uint32_t)w->size;
   ml_loader d = {.w = w};
-  if (gen_init(&g, w->seed, nclasses)) {
-    gen_free(&g);
+  if (gen_init(w, &g, w->seed, nclasses)) {
+    gen_free(w, &g);
     return wl_check(w, false, "out of memory");
   }
-  ml_emitter e = {.g = &g, .t = &t, .next_rel = g.rel_base};
+  ml_emitter e = {.w = w, .g = &g, .t = &t, .next_rel = g.rel_base};
   EPH_FRAME(h);
   EPH_ROOT(h, d.model);
   new_model(&d);
@@ -828,10 +829,10 @@ static int run(wl_ctx *w) {
   while ((line = next_line(&e)))
     if (!parse_element(&d, line)) d.errors++;
   resolve_dangling(&d);
-  free(e.lines);
+  wl_free(w, e.lines);
   int rc = check(&d, &g, &t);
   EPH_UNFRAME(h);
-  gen_free(&g);
+  gen_free(w, &g);
   return rc;
 }
 

@@ -141,7 +141,7 @@ static v2 gravity_force(const sph_world *s, double rho) { return v2_make(0.0 * r
 
 /* A block of bx * by particles (the last row may be short), bx : by ~ 1 : 2,
  * in a box four blocks wide and 1.5 blocks high; positions jittered. */
-static int world_init(sph_world *s, size_t n, uint64_t seed) {
+static int world_init(wl_ctx *w, sph_world *s, size_t n, uint64_t seed) {
   int bx = (int)ceil(sqrt((double)n / 2.0)), by;
   if (bx < 1) bx = 1;
   by = (int)((n + (size_t)bx - 1) / (size_t)bx);
@@ -159,7 +159,7 @@ static int world_init(sph_world *s, size_t n, uint64_t seed) {
       double r2 = (i * SPH_DX) * (i * SPH_DX) + (j * SPH_DX) * (j * SPH_DX);
       if (r2 < SPH_H2) s->rho0 += SPH_MASS * poly6(r2);
     }
-  s->initial = malloc(n * sizeof *s->initial);
+  s->initial = wl_malloc(w, n * sizeof *s->initial);
   if (!s->initial) return -1;
   wl_rng rng;
   wl_rng_seed(&rng, seed);
@@ -179,22 +179,25 @@ typedef struct plain {
   int *cell_start, *cell_items; /* particles by cell, in index order */
   int *nb_start, *nb;           /* neighbour lists, flattened */
   size_t nb_cap;
+  wl_ctx *w;                    /* whose memory holds the arrays */
 } plain;
 
 static void plain_free(plain *q) {
-  free(q->x), free(q->v), free(q->f), free(q->rho), free(q->p);
-  free(q->cell_start), free(q->cell_items), free(q->nb_start), free(q->nb);
+  wl_ctx *w = q->w;
+  wl_free(w, q->x), wl_free(w, q->v), wl_free(w, q->f), wl_free(w, q->rho), wl_free(w, q->p);
+  wl_free(w, q->cell_start), wl_free(w, q->cell_items), wl_free(w, q->nb_start), wl_free(w, q->nb);
 }
 
-static int plain_init(plain *q, const sph_world *s) {
+static int plain_init(wl_ctx *w, plain *q, const sph_world *s) {
   size_t n = s->n, ncells = (size_t)s->gnx * (size_t)s->gny;
   memset(q, 0, sizeof *q);
-  q->x = malloc(n * sizeof *q->x), q->v = calloc(n, sizeof *q->v), q->f = calloc(n, sizeof *q->f);
-  q->rho = calloc(n, sizeof *q->rho), q->p = calloc(n, sizeof *q->p);
-  q->cell_start = calloc(ncells + 1, sizeof *q->cell_start), q->cell_items = malloc(n * sizeof *q->cell_items);
-  q->nb_start = calloc(n + 1, sizeof *q->nb_start);
+  q->w = w;
+  q->x = wl_malloc(w, n * sizeof *q->x), q->v = wl_calloc(w, n, sizeof *q->v), q->f = wl_calloc(w, n, sizeof *q->f);
+  q->rho = wl_calloc(w, n, sizeof *q->rho), q->p = wl_calloc(w, n, sizeof *q->p);
+  q->cell_start = wl_calloc(w, ncells + 1, sizeof *q->cell_start), q->cell_items = wl_malloc(w, n * sizeof *q->cell_items);
+  q->nb_start = wl_calloc(w, n + 1, sizeof *q->nb_start);
   q->nb_cap = 16 * n;
-  q->nb = malloc(q->nb_cap * sizeof *q->nb);
+  q->nb = wl_malloc(w, q->nb_cap * sizeof *q->nb);
   if (!q->x || !q->v || !q->f || !q->rho || !q->p || !q->cell_start || !q->cell_items || !q->nb_start || !q->nb) return -1;
   memcpy(q->x, s->initial, n * sizeof *q->x);
   return 0;
@@ -223,7 +226,7 @@ static int plain_neighbours(plain *q, const sph_world *s) {
         v2 rij = v2_sub(q->x[j], q->x[i]);
         if (v2_dot(rij, rij) >= SPH_H2) continue;
         if (len == q->nb_cap) {
-          int *grown = realloc(q->nb, 2 * q->nb_cap * sizeof *grown);
+          int *grown = wl_realloc(q->w, q->nb, 2 * q->nb_cap * sizeof *grown);
           if (!grown) return -1;
           q->nb = grown, q->nb_cap *= 2;
         }
@@ -536,11 +539,9 @@ static int run(wl_ctx *w) {
   unsigned steps = w->options ? ((sph_options *)w->options)->steps : default_steps(w->size);
   sph_world s;
   plain q;
-  int *buf = malloc(w->size * sizeof *buf);
-  if (!buf || world_init(&s, w->size, w->seed) || plain_init(&q, &s)) {
-    free(buf);
-    return wl_check(w, false, "out of C memory");
-  }
+  int *buf = wl_malloc(w, w->size * sizeof *buf);
+  if (!buf || world_init(w, &s, w->size, w->seed) || plain_init(w, &q, &s))
+    return wl_check(w, false, "out of C memory"); /* the runner frees what was made (wl_free_all) */
   EPH_FRAME(h);
   EPH_LOCAL(h, particles);
   particles = particles_new(w, &s);
@@ -557,8 +558,8 @@ static int run(wl_ctx *w) {
   for (size_t i = 0; i < s.n; i++) meany += q.x[i].y / (double)s.n;
   EPH_UNFRAME(h);
   plain_free(&q);
-  free(s.initial);
-  free(buf);
+  wl_free(w, s.initial);
+  wl_free(w, buf);
   bool ok = prc == 0 && diff <= 1e-9 && outside == 0 && count == s.n;
   return wl_check(w, ok, "%zu particles, %u steps in a %gx%g box: max |x - plain C| %.3g, %zu outside, mean height %.3f",
                   count, steps, s.width, s.height, diff, outside, meany);

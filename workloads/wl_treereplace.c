@@ -165,7 +165,7 @@ static int run(wl_ctx *w) {
   unsigned depth = w->size > MAX_DEPTH ? MAX_DEPTH : (unsigned)w->size;
   unsigned height = o->height ? o->height : depth / 2;
   if (height > depth) height = depth;
-  model m = {calloc(subtree_nodes(depth) + 1, sizeof *m.label), 0, 0, 1};
+  model m = {wl_calloc(w, subtree_nodes(depth) + 1, sizeof *m.label), 0, 0, 1};
   if (!m.label) return wl_check(w, false, "out of memory for the model");
   wl_rng rng;
   wl_rng_seed(&rng, w->seed);
@@ -183,7 +183,7 @@ static int run(wl_ctx *w) {
   uint64_t nodes = 0, sum = 0, bad = 0;
   walk(root, &m, 1, depth, &nodes, &sum, &bad);
   EPH_UNFRAME(h);
-  free(m.label);
+  wl_free(w, m.label);
   bool ok = path_ok && bad == 0 && nodes == m.nodes && nodes == subtree_nodes(depth) && sum == m.checksum;
   return wl_check(w, ok, "%s: %llu replacements built %llu nodes; tree %llu nodes (expected %llu), checksum %s, %llu bad",
                   o->variant == VARIANT_BINARY ? "binary" : "random", (unsigned long long)replacements,

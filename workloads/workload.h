@@ -31,7 +31,9 @@
  *     .run = run,
  *   };
  *
- * and add it to the table in registry.c.
+ * and add it to the table in registry.c.  Memory off the heap that lives
+ * while the workload allocates on the heap comes from wl_malloc and friends
+ * (below): heap exhaustion leaves the workload through a longjmp.
  */
 #ifndef EPH_WORKLOAD_H
 #define EPH_WORKLOAD_H
@@ -121,6 +123,7 @@ struct wl_ctx {
   uint64_t start_ns;
   eph_value retain_chunk;     /* global root: chain of chunks of retained objects */
   size_t retain_fill;
+  union wl_block *blocks;     /* the workload's memory off the heap (memory.c) */
 };
 
 /* Slow path of WL_NEW for retained classes; may collect, so it returns
@@ -156,6 +159,22 @@ uint64_t wl_rng_next(wl_rng *r);
 static inline uint64_t wl_rng_below(wl_rng *r, uint64_t n) { return n ? wl_rng_next(r) % n : 0; }
 double wl_rng_unit(wl_rng *r); /* [0, 1) */
 double wl_rng_normal(wl_rng *r); /* standard normal */
+
+/*
+ * Memory off the heap that is alive while the workload allocates on the
+ * heap must come from these (memory.c): heap exhaustion leaves the
+ * workload through the runner's longjmp, past its own frees, and the
+ * runner then frees these blocks itself.  As malloc, calloc, realloc and
+ * free (NULL when out of memory; a failed wl_realloc leaves p as it was);
+ * a block belongs to the run and must be given back with wl_free, never
+ * free().
+ */
+void *wl_malloc(wl_ctx *w, size_t size);
+void *wl_calloc(wl_ctx *w, size_t n, size_t size);
+void *wl_realloc(wl_ctx *w, void *p, size_t size);
+void wl_free(wl_ctx *w, void *p);
+/* The runner's: frees every block still allocated. */
+void wl_free_all(wl_ctx *w);
 
 /* Heap byte strings: a copy of s (len bytes) in a new byte object. */
 eph_value wl_string(wl_ctx *w, size_t cls, const char *s, size_t len);

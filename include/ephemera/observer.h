@@ -16,6 +16,8 @@
 #ifndef EPHEMERA_OBSERVER_H
 #define EPHEMERA_OBSERVER_H
 
+#include <signal.h>
+
 #include "ephemera/heap.h"
 
 #ifdef __cplusplus
@@ -114,6 +116,21 @@ void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), vo
 /* Runs a collection of this kind at the start of the next allocation
  * (before it allocates).  Brute-force lifetime computation uses it. */
 void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind);
+
+/*
+ * A poll at the heap's safe points, for a tool that must act on an
+ * asynchronous event (a signal) where the heap is consistent: after each
+ * collection that an allocation or eph_collect runs, once its finalisers
+ * ran, and outside the collector, on_alloc and finalisers, the heap reads
+ * *flag, and if it is non-zero calls fn(data, h).  fn may allocate,
+ * collect, stop a profile (removing the observer) and remove the poll; it
+ * is not called again while it runs.  flag is what a signal handler may
+ * write (a volatile sig_atomic_t); the heap only reads it.  flag NULL
+ * removes the poll (the default: none).  How soon fn runs after *flag is
+ * set depends on the program: at its next collection while it allocates.
+ */
+void eph_heap_set_poll(eph_heap *h, const volatile sig_atomic_t *flag, void (*fn)(void *data, eph_heap *h),
+                       void *data);
 
 /* The installed observer, or NULL. */
 const eph_observer *eph_heap_get_observer(const eph_heap *h);

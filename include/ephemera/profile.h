@@ -90,6 +90,24 @@ typedef struct eph_profile_stats {
  * last statistics.  EPH_OK if no profiler runs. */
 eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err);
 
+/*
+ * Makes SIGINT and SIGTERM finish the profile running on h before they end
+ * the process.  The handler only records the signal; at h's next safe point
+ * (observer.h, eph_heap_set_poll: its next collection while the program
+ * allocates) the profile is stopped as eph_profile_stop does (a last full
+ * GC, censored records for what is still alive, the closing chunk), then
+ * the signal is raised again with its default action, so the process ends
+ * killed by it (a shell's $? is 130 or 143), as `perf record` does.  Also
+ * when the signal comes while the profile is being stopped otherwise.  A
+ * second signal ends the process at once (the file then reads up to its
+ * last chunk, as after SIGKILL): the way out of a program blocked or no
+ * longer allocating.  Signals the process ignores stay ignored.  The
+ * previous handlers are back once the profile is stopped (if no other
+ * profile of the process holds them).  Returns EPH_ERR_INVALID if no
+ * profile runs on h or a handler cannot be installed.
+ */
+eph_status eph_profile_stop_on_signals(eph_heap *h, eph_error *err);
+
 /* Statistics of the profiler running on h; false if none runs. */
 bool eph_profile_stats_get(eph_heap *h, eph_profile_stats *out);
 

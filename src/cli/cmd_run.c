@@ -34,7 +34,8 @@ static int profile_before(wl_ctx *w, void *data) {
   eph_meta_pair meta[] = {{"program", "ephemera run"}, {"workload", w->workload->name}, {"size", pr->size},
                           {"unit", w->workload->unit}, {"seed", seed}, {"command", pr->command}};
   /* A failure's message waits in pr->err: cmd_run prints it, in one line. */
-  return eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK;
+  return eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK ||
+         eph_profile_stop_on_signals(w->h, &pr->err) != EPH_OK;
 }
 
 static int profile_after(wl_ctx *w, void *data) {

@@ -205,6 +205,7 @@ size_t eph_run_finalizers(eph_heap *h) {
 
 void ephh_safepoint(eph_heap *h) {
   if (h->auto_finalize && h->mourn_head < h->mourn.len && !h->running_finalizers) eph_run_finalizers(h);
+  ephh_poll(h);
 }
 
 void eph_heap_set_auto_finalize(eph_heap *h, bool on) { h->auto_finalize = on; }

@@ -165,6 +165,12 @@ struct eph_heap {
   size_t site_log_cap;
   char *eden_walk_from;
 
+  /* the poll at safe points (eph_heap_set_poll, poll.c) */
+  const volatile sig_atomic_t *poll_flag;
+  void (*poll_fn)(void *data, eph_heap *h);
+  void *poll_data;
+  bool in_poll;
+
   /* errors */
   char error[256];
   eph_status status;
@@ -258,6 +264,12 @@ static inline void ephh_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
 }
 void ephh_mourn(eph_heap *h, eph_value e); /* before its key and value are traced */
 void ephh_safepoint(eph_heap *h);
+
+/* poll.c: the poll, when its flag is set (at the end of ephh_safepoint) */
+void ephh_poll_run(eph_heap *h);
+static inline void ephh_poll(eph_heap *h) {
+  if (EPH_UNLIKELY(h->poll_flag != NULL && *h->poll_flag)) ephh_poll_run(h);
+}
 void ephh_exit_finalizers(eph_heap *h);
 static inline bool ephh_is_live_ephemeron(eph_value obj) {
   return eph_format_of(obj) == EPH_FORMAT_EPHEMERON && !(*eph_header_of(obj) & EPH_HDR_MOURNED);

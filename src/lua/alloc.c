@@ -215,6 +215,7 @@ static inline void count_new(lt_tracker *t, size_t nsize) {
  * without (the sample is dropped: the profiler never makes an allocation
  * fail). */
 static __attribute__((noinline)) void *alloc_sample(lt_tracker *t, size_t tag, size_t nsize) {
+  if (LT_UNLIKELY(lt_signal_due(t))) lt_signal_stop(); /* returns with t detached, or not at all */
   uint64_t birth = t->bytes;
   void *p = NULL;
   if (!t->internal && !t->detached) {

@@ -25,6 +25,7 @@
 
 #include <lua.h>
 
+#include "../sampling/sigstop.h"
 #include "ephemera/format.h"
 #include "sampling/sampling.h"
 
@@ -150,6 +151,7 @@ struct lt_tracker {
   ephs_rng rng; /* the sampling core's stream (src/sampling) */
 
   /* state */
+  bool on_signals; /* holds SIGINT and SIGTERM until its profile is finished (lt_finish_on_signals) */
   bool closing;  /* lua_close is freeing everything: deaths are censored */
   bool detached; /* no more records */
   bool internal; /* the profiler is allocating its own Lua objects */
@@ -326,6 +328,24 @@ int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen);
  * is still the state's own (else t stays installed as a pass-through and is
  * not freed). */
 void lt_release(lt_tracker *t, bool state_open);
+/*
+ * Makes SIGINT and SIGTERM finish the profile before they end the process
+ * (src/sampling/sigstop.h): the handler records the signal; at the next
+ * sample or GC cycle of any tracker holding them (allocator and __gc
+ * sentinel, where the blocks are intact), those trackers are finished as
+ * at exit (the live samples censored), then the signal is raised again and
+ * ends the process (exit status 128 + N).  A second signal ends it at once.
+ * over_handlers: also over a handler the host installed (else only signals
+ * left at their default action are taken).  Returns false with msg filled
+ * if a handler cannot be installed.  Released by lt_finish.
+ */
+bool lt_finish_on_signals(lt_tracker *t, bool over_handlers, char *msg, size_t msglen);
+/* At a safe point with a signal pending: finishes every tracker holding
+ * the signals; the last one ends the process. */
+void lt_signal_stop(void);
+/* Whether t should call lt_signal_stop at this safe point. */
+static inline bool lt_signal_due(const lt_tracker *t) { return sigstop_pending() && t->on_signals; }
+
 /* How many profiles failed to be written in this process. */
 int lt_failures(void);
 /* Prints the lifetime summary and the collector advice. */

@@ -33,6 +33,10 @@ static int sentinel_gc(lua_State *L) {
   *slot = NULL;
   if (t->sentinel_slot == slot) t->sentinel_slot = NULL;
   if (t->closing || t->detached) return 0;
+  if (lt_signal_due(t)) {
+    lt_signal_stop(); /* returns only if some other holder waits for its own safe point */
+    return 0;
+  }
   t->cycles++;
   t->cycle_bytes = t->bytes;
   t->cycle_ns = lt_clock_cycle(t); /* an exact reading, also a clock point */

@@ -75,6 +75,7 @@ bool eph_lua_gc_parse(const char *text, eph_lua_gc *g, char *why, size_t whylen)
 /* --- lua.c, Lua 5.4.4's stand-alone interpreter, for one script ------------------- */
 
 static lua_State *globalL;
+static bool profile_holds_signals; /* SIGINT finishes the profile (lt_finish_on_signals), not lua.c's laction */
 
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
@@ -118,9 +119,9 @@ static int docall(lua_State *L, int narg, int nres) {
   lua_pushcfunction(L, msghandler);
   lua_insert(L, base);
   globalL = L;
-  signal(SIGINT, laction);
+  if (!profile_holds_signals) signal(SIGINT, laction);
   int status = lua_pcall(L, narg, nres, base);
-  signal(SIGINT, SIG_DFL);
+  if (!profile_holds_signals) signal(SIGINT, SIG_DFL);
   lua_remove(L, base);
   return status;
 }
@@ -217,6 +218,7 @@ eph_lua_outcome eph_lua_run(const eph_lua_run_opts *o, char *msg, size_t msglen)
       lua_close(L);
       return EPH_LUA_NOT_STARTED;
     }
+    profile_holds_signals = lt_finish_on_signals(tracker, true, msg, msglen);
   }
   lua_gc(L, LUA_GCSTOP); /* as lua.c: no collection while the libraries load */
   run_args ra = {.argc = o->argc, .script = o->script, .argv = o->argv, .gc = o->gc};

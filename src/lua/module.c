@@ -52,6 +52,9 @@ static int start_spec(lua_State *L, const char *spec, const char *from) {
   eph_meta_pair meta[] = {{"program", "lua module ephemera"}, {"command", spec}};
   lt_tracker *t = lt_attach(L, &opt, gc_mode(L), meta, 2, msg, sizeof msg);
   if (!t) return luaL_error(L, "ephemera: %s", msg);
+  /* SIGINT and SIGTERM left at their default action finish the profile
+   * first (the host's own handlers, such as lua5.4's SIGINT, stay its own) */
+  if (!lt_finish_on_signals(t, false, msg, sizeof msg)) fprintf(stderr, "ephemera: warning: %s\n", msg);
   lua_pushlightuserdata(L, t);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &TRACKER_KEY);
   lua_pushstring(L, opt.out);

@@ -153,6 +153,37 @@ static void at_exit(void) {
 
 int lt_failures(void) { return failures; }
 
+/* --- SIGINT and SIGTERM ------------------------------------------------------------ */
+
+bool lt_finish_on_signals(lt_tracker *t, bool over_handlers, char *msg, size_t msglen) {
+  if (t->on_signals || t->finished) return true;
+  if (!sigstop_hold(over_handlers, msg, msglen)) return false;
+  t->on_signals = true;
+  return true;
+}
+
+void lt_signal_stop(void) {
+  for (int i = 0; i < LT_MAX_TRACKERS; i++) {
+    lt_tracker *t = trackers[i];
+    if (!t || !t->on_signals) continue;
+    char msg[1600];
+    /* the states are open: their blocks are valid, the live samples are censored (as at exit) */
+    if (lt_finish(t, false, msg, sizeof msg) != 0) fprintf(stderr, "ephemera: %s\n", msg);
+    trackers[i] = NULL; /* t stays installed as a pass-through */
+  }
+}
+
+/* lt_finish's end: the last holder's release ends the process if a signal came. */
+static void release_signals(lt_tracker *t) {
+  if (!t->on_signals) return;
+  t->on_signals = false;
+  int sig = sigstop_pending();
+  if (sig)
+    fprintf(stderr, "ephemera: %s: lua profile %s finished: %llu records (%llu censored)\n", sigstop_name(sig),
+            t->opt.out, (unsigned long long)t->records, (unsigned long long)t->censored);
+  sigstop_release();
+}
+
 /* --- attach --------------------------------------------------------------------- */
 
 /* luaL_newstate's allocator: lauxlib.c's static l_alloc, which in every Lua
@@ -314,6 +345,7 @@ int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen) {
   t->w = NULL;
   if (rc) failures++;
   if (t->summary) lt_summary(t, t->gcmode, stderr);
+  release_signals(t);
   return rc;
 }
 

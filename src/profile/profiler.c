@@ -348,6 +348,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
 eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err) {
   eph_profiler *p = profiler_of(h);
   if (!p) return EPH_OK;
+  bool held_signals = prof_signals_detach(p);
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
   if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_on_gc_start(p); /* the last root check */
@@ -380,7 +381,8 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   }
   eph_status result = p->error;
   prof_note_memory(p);
-  if (final) *final = p->stats;
+  eph_profile_stats stats = p->stats;
+  if (final) *final = stats;
   if (result != EPH_OK) eph_error_fill(err, result, "profile %s: %s", p->spec.out, p->error_message);
   free(p->spans);
   prof_gc_mode_free(p);
@@ -398,8 +400,20 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->clock_points);
   free(p->clock_index);
   free(p->gc_clocks);
+  char out[sizeof p->spec.out];
+  snprintf(out, sizeof out, "%s", p->spec.out);
   free(p);
+  if (held_signals) prof_signals_release(out, &stats);
   return result;
+}
+
+eph_status eph_profile_stop_on_signals(eph_heap *h, eph_error *err) {
+  eph_profiler *p = profiler_of(h);
+  if (!p) {
+    eph_error_fill(err, EPH_ERR_INVALID, "no profile runs on this heap");
+    return EPH_ERR_INVALID;
+  }
+  return prof_signals_attach(p, err);
 }
 
 bool eph_profile_stats_get(eph_heap *h, eph_profile_stats *out) {

@@ -156,6 +156,7 @@ typedef struct eph_profiler {
   size_t fin_pending;         /* finalisers pending after the one that took it */
   unsigned fin_reused;        /* times it was used */
   bool stopping;              /* the registry is unrooted for the last GC (prof_fin_mode_before_stop) */
+  bool on_signals;            /* SIGINT and SIGTERM stop this profile (signals.c) */
 
   /* merlin mode */
   eph_value *seen;            /* root slot values at the last check: globals then shadow stack */
@@ -371,6 +372,13 @@ static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_
   if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;
 }
+
+/* signals.c: eph_profile_stop calls prof_signals_detach first (true if the
+ * profile held the signals), and prof_signals_release last, once the file is
+ * closed and p freed (it may end the process: sigstop.h). */
+eph_status prof_signals_attach(eph_profiler *p, eph_error *err); /* eph_profile_stop_on_signals */
+bool prof_signals_detach(eph_profiler *p);
+void prof_signals_release(const char *out, const eph_profile_stats *final);
 
 /* mode_finalization.c */
 eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err);
