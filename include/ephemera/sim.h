@@ -121,6 +121,7 @@ typedef struct eph_sim_result {
   uint64_t bytes_allocated_old;  /* allocated straight into old space */
   uint64_t bytes_copied;         /* survivors copied within the young generation */
   uint64_t bytes_promoted;       /* bytes tenured */
+  uint64_t bytes_overflowed;     /* of which tenured young because a survivor space was full (spur) */
   uint64_t bytes_marked;         /* live bytes traced by full GCs */
   uint64_t bytes_compacted;      /* bytes moved by compaction */
   uint64_t remembered;           /* remembered-set insertions */

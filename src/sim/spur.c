@@ -129,6 +129,7 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (age >= tenure_age || s->surv_cap - s->future_used < bytes) {
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
+    if (age < tenure_age) s->r.res->bytes_overflowed += bytes;
   } else {
     s->future_used += bytes;
     s->space[o] = SP_FUTURE;

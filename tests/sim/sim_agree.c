@@ -5,7 +5,9 @@
  * (exactly), bytes copied and promoted (within --tolerance, default 1 %)
  * and peak committed heap (within the tolerance).
  *
- *   sim-agree TRACE WORKLOAD SIZE [--tolerance F] SPEC...
+ *   sim-agree TRACE WORKLOAD SIZE [--tolerance F G] SPEC...
+ *
+ * F: bytes tolerance (0.01); G: the same where a survivor space overflowed (0.03).
  *
  * Prints one line per setting; exits 1 if any setting disagrees.
  */
@@ -24,7 +26,7 @@ static double rel(uint64_t real, uint64_t sim) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: sim-agree TRACE WORKLOAD SIZE [--tolerance F] SPEC...\n");
+    fprintf(stderr, "usage: sim-agree TRACE WORKLOAD SIZE [--tolerance F G] SPEC...\n");
     return 2;
   }
   const wl_workload *wl = wl_find(argv[2]);
@@ -39,11 +41,12 @@ int main(int argc, char **argv) {
     fprintf(stderr, "sim-agree: %s: %s\n", argv[1], err.message);
     return 2;
   }
-  double tol = 0.01;
+  double tol = 0.01, overflow_tol = 0.03;
   int first = 4;
-  if (!strcmp(argv[4], "--tolerance") && argc > 6) {
+  if (!strcmp(argv[4], "--tolerance") && argc > 7) {
     tol = atof(argv[5]);
-    first = 6;
+    overflow_tol = atof(argv[6]);
+    first = 7;
   }
   int failures = 0;
   printf("%-12s %-40s %13s %11s %11s %11s\n", "workload", "gc", "scav real/sim", "full r/s", "copied err",
@@ -71,11 +74,16 @@ int main(int argc, char **argv) {
     const eph_heap_stats *s = &real.stats;
     double ec = rel(s->bytes_copied, sim.bytes_copied), ep = rel(s->bytes_promoted, sim.bytes_promoted);
     double ek = rel(s->peak_committed, sim.peak_committed);
-    bool ok = s->scavenges == sim.scavenges && s->full_gcs == sim.full_gcs && ec <= tol && ep <= tol && ek <= tol &&
+    /* Which survivors a full survivor space tenures depends on the order the
+     * scavenger meets them, which follows the roots, and a trace does not
+     * hold the roots' order (docs/sim.md): looser there. */
+    double t = sim.bytes_overflowed ? overflow_tol : tol;
+    bool ok = s->scavenges == sim.scavenges && s->full_gcs == sim.full_gcs && ec <= t && ep <= t && ek <= t &&
               s->bytes_allocated == sim.bytes_allocated;
-    printf("%-12s %-40s %6llu/%-6llu %5llu/%-5llu %10.4f%% %10.4f%%  peak %.2f%%%s\n", wl->name, argv[i],
+    printf("%-12s %-40s %6llu/%-6llu %5llu/%-5llu %10.4f%% %10.4f%%  peak %.2f%%%s%s\n", wl->name, argv[i],
            (unsigned long long)s->scavenges, (unsigned long long)sim.scavenges, (unsigned long long)s->full_gcs,
-           (unsigned long long)sim.full_gcs, 100 * ec, 100 * ep, 100 * ek, ok ? "" : "  DISAGREE");
+           (unsigned long long)sim.full_gcs, 100 * ec, 100 * ep, 100 * ek, sim.bytes_overflowed ? "  (overflow)" : "",
+           ok ? "" : "  DISAGREE");
     if (s->bytes_allocated != sim.bytes_allocated)
       printf("  allocated: real %llu, trace %llu (not the same program?)\n", (unsigned long long)s->bytes_allocated,
              (unsigned long long)sim.bytes_allocated);
