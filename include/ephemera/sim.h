@@ -88,6 +88,11 @@ typedef struct eph_sim_config {
   bool keep_events;       /* fill result.events with one entry per collection */
 } eph_sim_config;
 
+/* How spur treats the GC parameter `key` (a key of EPH_GC_PARAM_TABLE):
+ * "modelled: ...", "refused: ..." or "no effect on collections: ...";
+ * NULL for a key the simulator does not know (a test fails on that). */
+const char *eph_sim_param_role(const char *key);
+
 /* Defaults: spur with eph_gc_params_init, heap_factor 2. */
 void eph_sim_config_init(eph_sim_config *c);
 

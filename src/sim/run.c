@@ -153,6 +153,10 @@ eph_status eph_sim_run(const eph_sim_input *in, const eph_sim_config *cfg, const
     eph_error_fill(err, EPH_ERR_INVALID, "unknown collector %d", (int)cfg->collector);
     return EPH_ERR_INVALID;
   }
+  if (cfg->collector == EPH_SIM_SPUR && (cfg->params.stress || cfg->params.stress_full_every)) {
+    eph_error_fill(err, EPH_ERR_INVALID, "GC parameters 'stress' and 'stress_full' are debugging modes: not simulated");
+    return EPH_ERR_INVALID;
+  }
   eph_status st = run_once(in, cfg, in->death, res, err);
   if (st != EPH_OK) {
     eph_sim_result_free(res);
