@@ -79,6 +79,20 @@ const char *eph_sim_collector_name(eph_sim_collector c);
 /* Parses a collector name; false if unknown. */
 bool eph_sim_collector_parse(const char *name, eph_sim_collector *out);
 
+/* When collections run on a granulated trace (TOPLAS 2006 §3.2), whose
+ * deaths are known only at multiples of the granule ("points of perfect
+ * knowledge"): */
+typedef enum eph_sim_sync {
+  EPH_SIM_UNSYNC = 0, /* at the collector's natural points, with the deaths as granulated */
+  EPH_SIM_SYNC_EARLY, /* at the last point before the natural one: never over the bounds */
+  EPH_SIM_SYNC_MID,   /* at the point nearest the natural one */
+  EPH_SIM_SYNC_LATE,  /* at the first point after it: over the bounds meanwhile */
+  EPH_SIM_NSYNC
+} eph_sim_sync;
+
+const char *eph_sim_sync_name(eph_sim_sync s); /* "unsync", "syncearly", "syncmid", "synclate" */
+bool eph_sim_sync_parse(const char *name, eph_sim_sync *out);
+
 typedef struct eph_sim_config {
   eph_sim_collector collector;
   eph_gc_params params;   /* spur: the heap's parameters (eph_gc_params_init, _parse) */
@@ -86,6 +100,11 @@ typedef struct eph_sim_config {
   double heap_factor;     /* ss/fg/vg/of with heap_bytes 0: multiple of the minimum heap (default 2) */
   uint64_t nursery_bytes; /* fg: nursery size (0: a quarter of the heap); of: window (0: a third) */
   bool keep_events;       /* fill result.events with one entry per collection */
+  /* Granularity: deaths moved up to the next multiple of `granule` bytes
+   * (as `ephemera trace granulate` does; 0 = the input's own, which is the
+   * granule of a granulated trace) and collections placed by `sync`. */
+  uint64_t granule;
+  eph_sim_sync sync;
 } eph_sim_config;
 
 /* How spur treats the GC parameter `key` (a key of EPH_GC_PARAM_TABLE):
@@ -162,6 +181,21 @@ void eph_sim_result_free(eph_sim_result *res);
 /* The predicted GC seconds of res under cm (the sum of its features). */
 double eph_sim_predict(const eph_sim_costmodel *cm, const eph_sim_result *res);
 
+/* --- granularity ------------------------------------------------------------ */
+
+/*
+ * The error table of TOPLAS 2006 §5: for each granule of `granules` and each
+ * scheme, the relative error of mark/cons and of the collection count
+ * against the exact input (granule 0, natural points), for cfg.  errors
+ * gets ngranules * EPH_SIM_NSYNC pairs (mark/cons error, count error), row
+ * by granule.  EPH_ERR_INVALID if the input is not exact (a trace or Merlin
+ * lifetimes).
+ */
+eph_status eph_sim_granularity_table(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *granules,
+                                     size_t ngranules, double *errors, eph_error *err);
+/* The input's own granule (meta `granule` of a granulated trace), 0 if exact. */
+uint64_t eph_sim_input_granule(const eph_sim_input *in);
+
 /* --- the cost model ------------------------------------------------------- */
 
 /* The built-in model (rough figures of a 2020s x86-64 core), used until
@@ -206,6 +240,11 @@ void eph_sim_config_label(const eph_sim_config *cfg, const eph_sim_result *res, 
  */
 bool eph_sim_print(FILE *out, eph_sim_format fmt, const char *input_name, const eph_sim_input *in,
                    const eph_sim_config *cfgs, const eph_sim_result *res, size_t n, const eph_sim_costmodel *cm);
+
+/* Prints eph_sim_granularity_table's errors (ngranules rows, one column
+ * pair per scheme) for the configuration labelled `label`. */
+bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label, const uint64_t *granules,
+                               size_t ngranules, const double *errors);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: ephemera sim PROFILE [--collector NAME] [--gc PARAMS]... [--heap SIZE|FACTORx,...]\n"
           "                    [--nursery SIZE] [--events] [--model FILE] [--format text|csv|json]\n"
+          "                    [--granule K --sync SCHEME | --granularity K,K,...]\n"
           "       ephemera sim calibrate [--model FILE] [--size S] [--gc PARAMS]...\n"
           "  PROFILE        a Merlin trace (exact), a Merlin profile (lifetimes) or a gc/finalization\n"
           "                 profile (samples: results as ranges); the output says which and its caveats\n"
@@ -32,6 +33,10 @@ static void usage(FILE *out) {
           "  --heap LIST    ss/fg/vg/of heap sizes: bytes (4M) or multiples of the minimum heap (2x), comma-separated\n"
           "  --nursery SIZE fg: nursery size; of: window size (default: a quarter / a third of the heap)\n"
           "  --events       also list every simulated collection\n"
+          "  --granule K    deaths known only at multiples of K bytes (as `ephemera trace granulate`)\n"
+          "  --sync S       where collections go on a granulated input: unsync (default), syncearly,\n"
+          "                 syncmid, synclate (TOPLAS 2006 3.2)\n"
+          "  --granularity LIST  the error table instead: each scheme at each granule against the exact input\n"
           "  --model FILE   the cost model (default $XDG_CONFIG_HOME/ephemera/costmodel, else built-in)\n"
           "  --format F     text (default), csv or json\n"
           "calibrate: runs every workload on the real heap with a few GC settings (or those given by --gc)\n"
@@ -40,13 +45,28 @@ static void usage(FILE *out) {
           "exit: 0 ok, 1 the simulation or calibration failed, 2 usage, 3 bad input file\n");
 }
 
-enum { OPT_COLLECTOR = 256, OPT_GC, OPT_HEAP, OPT_NURSERY, OPT_EVENTS, OPT_MODEL, OPT_FORMAT, OPT_SIZE, OPT_HELP };
+enum {
+  OPT_COLLECTOR = 256,
+  OPT_GC,
+  OPT_HEAP,
+  OPT_NURSERY,
+  OPT_EVENTS,
+  OPT_MODEL,
+  OPT_FORMAT,
+  OPT_SIZE,
+  OPT_GRANULE,
+  OPT_SYNC,
+  OPT_GRANULARITY,
+  OPT_HELP
+};
 
 static const struct option OPTIONS[] = {
     {"collector", required_argument, NULL, OPT_COLLECTOR}, {"gc", required_argument, NULL, OPT_GC},
     {"heap", required_argument, NULL, OPT_HEAP},           {"nursery", required_argument, NULL, OPT_NURSERY},
     {"events", no_argument, NULL, OPT_EVENTS},             {"model", required_argument, NULL, OPT_MODEL},
     {"format", required_argument, NULL, OPT_FORMAT},       {"size", required_argument, NULL, OPT_SIZE},
+    {"granule", required_argument, NULL, OPT_GRANULE},     {"sync", required_argument, NULL, OPT_SYNC},
+    {"granularity", required_argument, NULL, OPT_GRANULARITY},
     {"help", no_argument, NULL, OPT_HELP},                 {NULL, 0, NULL, 0},
 };
 
@@ -54,7 +74,8 @@ typedef struct sim_args {
   eph_sim_collector collector;
   const char *gc[MAX_CONFIGS];
   size_t ngc;
-  const char *heap, *nursery, *model, *size;
+  const char *heap, *nursery, *model, *size, *granule, *granularity;
+  eph_sim_sync sync;
   bool events;
   eph_sim_format format;
 } sim_args;
@@ -84,6 +105,14 @@ static int parse(int argc, char **argv, sim_args *a) {
       case OPT_EVENTS: a->events = true; break;
       case OPT_MODEL: a->model = optarg; break;
       case OPT_SIZE: a->size = optarg; break;
+      case OPT_GRANULE: a->granule = optarg; break;
+      case OPT_GRANULARITY: a->granularity = optarg; break;
+      case OPT_SYNC:
+        if (!eph_sim_sync_parse(optarg, &a->sync)) {
+          cli_error("sim: --sync '%s' is not unsync, syncearly, syncmid or synclate", optarg);
+          return 2;
+        }
+        break;
       case OPT_FORMAT:
         if (!strcmp(optarg, "text")) a->format = EPH_SIM_TEXT;
         else if (!strcmp(optarg, "csv")) a->format = EPH_SIM_CSV;
@@ -194,6 +223,25 @@ int cmd_sim(int argc, char **argv) {
     cli_error("sim: --nursery '%s' is not a size (e.g. 1M)", a.nursery);
     return 2;
   }
+  base.sync = a.sync;
+  if (a.granule && (!eph_trace_parse_size(a.granule, &base.granule) || !base.granule)) {
+    cli_error("sim: --granule '%s' is not a size in bytes (e.g. 4K)", a.granule);
+    return 2;
+  }
+  uint64_t granules[64];
+  size_t ngranules = 0;
+  if (a.granularity) {
+    char list[1024];
+    snprintf(list, sizeof list, "%s", a.granularity);
+    char *save = NULL;
+    for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+      if (ngranules == 64 || !eph_trace_parse_size(item, &granules[ngranules]) || !granules[ngranules]) {
+        cli_error("sim: --granularity: '%s' is not a size in bytes (at most 64 of them)", item);
+        return 2;
+      }
+      ngranules++;
+    }
+  }
   if (a.collector == EPH_SIM_SPUR) {
     if (a.heap) {
       cli_error("sim: --heap is for ss, fg, vg and of; spur takes --gc");
@@ -234,6 +282,24 @@ int cmd_sim(int argc, char **argv) {
   if (eph_sim_input_load(file, &in, &err) != EPH_OK) {
     cli_error("%s: %s", file, err.message);
     return err.status == EPH_ERR_NOMEM ? 1 : 3;
+  }
+  if (ngranules) {
+    double *errors = malloc(ngranules * EPH_SIM_NSYNC * 2 * sizeof *errors);
+    rc = errors ? 0 : 1;
+    for (size_t i = 0; i < n && !rc; i++) {
+      char label[256];
+      eph_sim_config_label(&cfgs[i], NULL, label, sizeof label);
+      if (eph_sim_granularity_table(in, &cfgs[i], granules, ngranules, errors, &err) != EPH_OK) {
+        cli_error("sim: %s", err.message);
+        rc = 1;
+      } else if (!eph_sim_print_granularity(stdout, a.format, label, granules, ngranules, errors)) {
+        cli_error("sim: writing the output failed");
+        rc = 1;
+      }
+    }
+    free(errors);
+    eph_sim_input_free(in);
+    return rc;
   }
   static eph_sim_result res[MAX_CONFIGS];
   size_t done = 0;

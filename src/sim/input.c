@@ -241,6 +241,14 @@ eph_status eph_sim_input_from_profile(const eph_profile *p, eph_sim_input **out,
     st = load_records(p, in, err);
   }
   if (st != EPH_OK) return st; /* in freed */
+  const char *g = eph_profile_meta(p, "granule");
+  if (g) in->granule = strtoull(g, NULL, 10);
+  if (in->granule && in->kind == EPH_SIM_INPUT_TRACE) {
+    size_t len = strlen(in->caveats);
+    snprintf(in->caveats + len, sizeof in->caveats - len,
+             "a granulated trace (granule %llu bytes): deaths are known only at its multiples; collections "
+             "placed by the sync scheme (default unsync).\n", (unsigned long long)in->granule);
+  }
   if (!compute_max_live(in)) return nomem(in, err);
   *out = in;
   return EPH_OK;
@@ -266,6 +274,7 @@ const char *eph_sim_input_caveats(const eph_sim_input *in) { return in->caveats;
 uint64_t eph_sim_input_objects(const eph_sim_input *in) { return in->objects; }
 uint64_t eph_sim_input_bytes(const eph_sim_input *in) { return in->bytes; }
 uint64_t eph_sim_input_max_live(const eph_sim_input *in) { return in->max_live; }
+uint64_t eph_sim_input_granule(const eph_sim_input *in) { return in->granule; }
 
 const char *eph_sim_input_kind_name(eph_sim_input_kind k) {
   switch (k) {

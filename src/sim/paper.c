@@ -97,9 +97,37 @@ static void full(paper *p) {
   end(p);
 }
 
+static uint64_t nursery_cap(const paper *p) {
+  if (p->r.cfg->collector != EPH_SIM_VG) return p->nursery_cap;
+  return p->heap > p->mature_used ? (p->heap - p->mature_used) / 2 : 0;
+}
+
+static void collect_window(paper *p);
+
+/* At a point of perfect knowledge (granulated input): the scheme decides. */
+static void at_point(paper *p) {
+  const eph_sim_config *cfg = p->r.cfg;
+  if (cfg->collector == EPH_SIM_FG || cfg->collector == EPH_SIM_VG) {
+    if (!simrun_sync_collect(&p->r, p->nursery_used, nursery_cap(p))) return;
+    collect_nursery(p);
+    uint64_t mature_cap = cfg->collector == EPH_SIM_VG ? p->heap : p->heap - p->nursery_cap;
+    if (cfg->collector == EPH_SIM_VG ? nursery_cap(p) < p->heap / APPEL_MIN_NURSERY_DIVISOR
+                                     : p->mature_used + p->nursery_cap > mature_cap)
+      full(p);
+  } else if (cfg->collector == EPH_SIM_SS) {
+    if (!simrun_sync_collect(&p->r, p->mature_used, p->heap / 2)) return;
+    begin(p, EPH_GC_FULL);
+    collect_mature(p, 0, p->mature.len, true);
+    end(p);
+  } else if (simrun_sync_collect(&p->r, p->mature_used, p->heap)) {
+    collect_window(p);
+  }
+}
+
 /* Makes room for `bytes` in the nursery (fg, vg); false if the heap cannot hold the program. */
 static bool room_generational(paper *p, uint64_t bytes) {
   const eph_sim_config *cfg = p->r.cfg;
+  if (p->r.hold_natural) return true; /* granulated: collections wait for a point */
   for (int attempt = 0; attempt < 3; attempt++) {
     uint64_t cap = p->nursery_cap;
     if (cfg->collector == EPH_SIM_VG) cap = p->heap > p->mature_used ? (p->heap - p->mature_used) / 2 : 0;
@@ -117,8 +145,22 @@ static bool room_generational(paper *p, uint64_t bytes) {
   return p->nursery_used + bytes <= cap;
 }
 
+/* of: one window from of_pos (back to the oldest end past the youngest). */
+static void collect_window(paper *p) {
+  if (p->of_pos >= p->mature.len) p->of_pos = 0;
+  size_t to = p->of_pos;
+  uint64_t w = 0;
+  while (to < p->mature.len && w < p->window) w += p->r.in->size[p->mature.v[to++]];
+  begin(p, EPH_GC_SCAVENGE);
+  size_t before = p->mature.len;
+  collect_mature(p, p->of_pos, to, true);
+  p->of_pos = to - (before - p->mature.len);
+  end(p);
+}
+
 /* ss and of: one space in allocation order; false if it cannot hold the program. */
 static bool room_single(paper *p, uint64_t bytes) {
+  if (p->r.hold_natural) return true; /* granulated: collections wait for a point */
   uint64_t cap = p->r.cfg->collector == EPH_SIM_SS ? p->heap / 2 : p->heap;
   if (p->mature_used + bytes <= cap) return true;
   if (p->r.cfg->collector == EPH_SIM_SS) {
@@ -130,18 +172,8 @@ static bool room_single(paper *p, uint64_t bytes) {
   /* of: windows from of_pos until the object fits or a whole lap freed too little. */
   size_t laps = 0;
   while (p->mature_used + bytes > cap && laps < 2) {
-    if (p->of_pos >= p->mature.len) {
-      p->of_pos = 0;
-      laps++;
-    }
-    size_t to = p->of_pos;
-    uint64_t w = 0;
-    while (to < p->mature.len && w < p->window) w += p->r.in->size[p->mature.v[to++]];
-    begin(p, EPH_GC_SCAVENGE);
-    size_t before = p->mature.len;
-    collect_mature(p, p->of_pos, to, true);
-    p->of_pos = to - (before - p->mature.len);
-    end(p);
+    if (p->of_pos >= p->mature.len) laps++;
+    collect_window(p);
   }
   return p->mature_used + bytes <= cap;
 }
@@ -192,6 +224,12 @@ eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const u
     uint32_t o = (uint32_t)next++;
     uint32_t bytes = in->size[o];
     p.r.clock = in->birth[o] - bytes;
+    uint64_t point, t = p.r.clock;
+    while (simrun_tick(&p.r, t, &point)) {
+      p.r.clock = point;
+      at_point(&p);
+    }
+    p.r.clock = t;
     if (!(generational ? room_generational(&p, bytes) : room_single(&p, bytes))) {
       p.r.exhausted = true;
       break;

@@ -29,8 +29,11 @@ void eph_sim_config_label(const eph_sim_config *cfg, const eph_sim_result *res, 
     }
   } else {
     char h[32];
-    size_text(h, sizeof h, res ? res->heap_bytes : cfg->heap_bytes);
-    snprintf(buf, len, "%s heap=%s", eph_sim_collector_name(cfg->collector), h);
+    uint64_t bytes = res ? res->heap_bytes : cfg->heap_bytes;
+    if (bytes) size_text(h, sizeof h, bytes);
+    else snprintf(h, sizeof h, "%gx", cfg->heap_factor);
+    int n = snprintf(buf, len, "%s heap=%s", eph_sim_collector_name(cfg->collector), h);
+    if (res && !cfg->heap_bytes && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " (%gx)", cfg->heap_factor);
   }
 }
 
@@ -160,5 +163,39 @@ bool eph_sim_print(FILE *out, eph_sim_format fmt, const char *input_name, const 
     case EPH_SIM_JSON: print_json(out, input_name, in, cfgs, res, n, cm); break;
     default: print_text(out, input_name, in, cfgs, res, n, cm); break;
   }
+  return fflush(out) == 0 && !ferror(out);
+}
+
+bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label, const uint64_t *granules,
+                               size_t ngranules, const double *errors) {
+  if (fmt == EPH_SIM_TEXT) {
+    fprintf(out, "granularity errors against the exact trace (mark/cons error, collection count error)\n%s\n", label);
+    fprintf(out, "%10s", "granule");
+    for (unsigned k = 0; k < EPH_SIM_NSYNC; k++) fprintf(out, " %21s", eph_sim_sync_name((eph_sim_sync)k));
+    fputc('\n', out);
+  } else if (fmt == EPH_SIM_CSV) {
+    fputs("config,granule,scheme,mark_cons_error,count_error\n", out);
+  } else {
+    fputs("{\"config\":", out);
+    json_string(out, label);
+    fputs(",\"rows\":[", out);
+  }
+  for (size_t g = 0; g < ngranules; g++) {
+    char gs[32];
+    size_text(gs, sizeof gs, granules[g]);
+    if (fmt == EPH_SIM_TEXT) fprintf(out, "%10s", gs);
+    for (unsigned k = 0; k < EPH_SIM_NSYNC; k++) {
+      const double *e = &errors[2 * (g * EPH_SIM_NSYNC + k)];
+      if (fmt == EPH_SIM_TEXT) fprintf(out, "   %+8.2f%% / %+8.2f%%", 100 * e[0], 100 * e[1]);
+      else if (fmt == EPH_SIM_CSV)
+        fprintf(out, "\"%s\",%llu,%s,%.6g,%.6g\n", label, (unsigned long long)granules[g],
+                eph_sim_sync_name((eph_sim_sync)k), e[0], e[1]);
+      else
+        fprintf(out, "%s{\"granule\":%llu,\"scheme\":\"%s\",\"mark_cons_error\":%.6g,\"count_error\":%.6g}",
+                g || k ? "," : "", (unsigned long long)granules[g], eph_sim_sync_name((eph_sim_sync)k), e[0], e[1]);
+    }
+    if (fmt == EPH_SIM_TEXT) fputc('\n', out);
+  }
+  if (fmt == EPH_SIM_JSON) fputs("]}\n", out);
   return fflush(out) == 0 && !ferror(out);
 }

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "sim_run.h"
@@ -23,6 +24,35 @@ bool eph_sim_collector_parse(const char *name, eph_sim_collector *out) {
       return true;
     }
   return false;
+}
+
+static const char *const SYNC_NAMES[EPH_SIM_NSYNC] = {"unsync", "syncearly", "syncmid", "synclate"};
+
+const char *eph_sim_sync_name(eph_sim_sync s) { return (unsigned)s < EPH_SIM_NSYNC ? SYNC_NAMES[s] : NULL; }
+
+bool eph_sim_sync_parse(const char *name, eph_sim_sync *out) {
+  for (unsigned i = 0; i < EPH_SIM_NSYNC; i++)
+    if (!strcasecmp(name, SYNC_NAMES[i])) {
+      *out = (eph_sim_sync)i;
+      return true;
+    }
+  return false;
+}
+
+bool simrun_tick(simrun *r, uint64_t clock, uint64_t *point) {
+  if (!r->next_tick || r->next_tick > clock) return false;
+  *point = r->next_tick;
+  r->next_tick += r->granule;
+  return true;
+}
+
+bool simrun_sync_collect(const simrun *r, uint64_t used, uint64_t cap) {
+  switch (r->cfg->sync) {
+    case EPH_SIM_SYNC_EARLY: return used + r->granule > cap; /* the natural point comes within the next granule */
+    case EPH_SIM_SYNC_MID: return used + r->granule / 2 > cap; /* within half a granule, either side */
+    case EPH_SIM_SYNC_LATE: return used > cap;                 /* it came within the last granule */
+    default: return false;
+  }
 }
 
 void eph_sim_config_init(eph_sim_config *c) {
@@ -46,6 +76,11 @@ eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config 
   r->res = res;
   long page = sysconf(_SC_PAGESIZE); /* the heap's page (os.c eph_os_page_size) */
   r->page = page > 0 ? (uint64_t)page : 4096;
+  r->granule = cfg->granule ? cfg->granule : in->granule;
+  if (r->granule && cfg->sync != EPH_SIM_UNSYNC) {
+    r->next_tick = r->granule;
+    r->hold_natural = cfg->sync != EPH_SIM_SYNC_EARLY;
+  }
   if (in->ops) {
     r->slots = malloc((in->nslots ? in->nslots : 1) * sizeof *r->slots);
     if (!r->slots) return simrun_nomem(err);
@@ -138,8 +173,48 @@ static eph_status run_once(const eph_sim_input *in, const eph_sim_config *cfg, c
   memset(res, 0, sizeof *res);
   res->collector = cfg->collector;
   res->input = in->kind;
-  if (cfg->collector == EPH_SIM_SPUR) return sim_spur(in, cfg, death, res, err);
-  return sim_paper(in, cfg, death, res, err);
+  /* A granule asked of an exact input: its deaths moved up to the next
+   * multiple, as `ephemera trace granulate` writes them. */
+  uint64_t *granulated = NULL;
+  if (cfg->granule) {
+    granulated = malloc((in->n ? in->n : 1) * sizeof *granulated);
+    if (!granulated) return simrun_nomem(err);
+    for (size_t i = 0; i < in->n; i++)
+      granulated[i] = death[i] == SIM_IMMORTAL ? SIM_IMMORTAL : (death[i] + cfg->granule - 1) / cfg->granule * cfg->granule;
+    death = granulated;
+  }
+  eph_status st = cfg->collector == EPH_SIM_SPUR ? sim_spur(in, cfg, death, res, err) : sim_paper(in, cfg, death, res, err);
+  free(granulated);
+  return st;
+}
+
+eph_status eph_sim_granularity_table(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *granules,
+                                     size_t ngranules, double *errors, eph_error *err) {
+  if (in->kind == EPH_SIM_INPUT_SAMPLED || in->granule) {
+    eph_error_fill(err, EPH_ERR_INVALID, "the granularity table needs an exact input (a Merlin trace or profile, not granulated)");
+    return EPH_ERR_INVALID;
+  }
+  eph_sim_config c = *cfg;
+  c.keep_events = false;
+  c.granule = 0;
+  c.sync = EPH_SIM_UNSYNC;
+  eph_sim_result exact;
+  eph_status st = run_once(in, &c, in->death, &exact, err);
+  if (st != EPH_OK) return st;
+  double exact_count = (double)(exact.scavenges + exact.full_gcs);
+  for (size_t g = 0; g < ngranules; g++)
+    for (unsigned k = 0; k < EPH_SIM_NSYNC; k++) {
+      c.granule = granules[g];
+      c.sync = (eph_sim_sync)k;
+      eph_sim_result r;
+      st = run_once(in, &c, in->death, &r, err);
+      if (st != EPH_OK) return st;
+      double *e = &errors[2 * (g * EPH_SIM_NSYNC + k)];
+      e[0] = exact.mark_cons > 0 ? (r.mark_cons - exact.mark_cons) / exact.mark_cons : r.mark_cons;
+      e[1] = exact_count > 0 ? ((double)(r.scavenges + r.full_gcs) - exact_count) / exact_count
+                             : (double)(r.scavenges + r.full_gcs);
+    }
+  return EPH_OK;
 }
 
 eph_status eph_sim_run(const eph_sim_input *in, const eph_sim_config *cfg, const eph_sim_costmodel *cm,

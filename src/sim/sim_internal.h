@@ -40,6 +40,7 @@ struct eph_sim_input {
   uint64_t objects;      /* allocated in all (weighted) */
   uint64_t max_live;     /* the most bytes live at once */
   uint64_t skipped_stores; /* stores naming objects the trace never allocated */
+  uint64_t granule;      /* a granulated trace's granule (meta `granule`), 0 if exact */
   char caveats[1024];
 };
 

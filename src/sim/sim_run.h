@@ -33,7 +33,18 @@ typedef struct simrun {
   size_t events_cap;
   uint64_t committed, committed_since; /* space-time: committed bytes since clock committed_since */
   bool exhausted, nomem;
+  /* Granularity (cfg->sync over a granule): the next point of perfect
+   * knowledge, and whether natural collections are held back until one. */
+  uint64_t granule, next_tick;
+  bool hold_natural;
 } simrun;
+
+/* The points of perfect knowledge at or before `clock` not yet seen, one
+ * call each: returns true and sets *point while there is one. */
+bool simrun_tick(simrun *r, uint64_t clock, uint64_t *point);
+/* At a point of perfect knowledge, with `used` bytes of a space of `cap`
+ * that the clock fills: whether the scheme collects there. */
+bool simrun_sync_collect(const simrun *r, uint64_t used, uint64_t cap);
 
 eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
                        eph_sim_result *res, eph_error *err);

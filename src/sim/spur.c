@@ -289,6 +289,17 @@ static bool allocate(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
   uint32_t bytes = in->size[o];
   s->r.clock = in->birth[o] - bytes;
+  /* Granulated input: collections at points of perfect knowledge (run.c). */
+  uint64_t point;
+  while (simrun_tick(&s->r, s->r.clock, &point)) {
+    uint64_t t = s->r.clock;
+    s->r.clock = point;
+    if (simrun_sync_collect(&s->r, s->eden_used, s->eden_cap)) {
+      scavenge(s);
+      maybe_full_gc(s, 0);
+    }
+    s->r.clock = t;
+  }
   bool old = (in->flags[o] & SIM_PRETENURED) || bytes - 8 >= s->large;
   if (old) {
     maybe_full_gc(s, bytes);
@@ -303,7 +314,7 @@ static bool allocate(spur *s, uint32_t o) {
         full_gc(s);
         if (s->over_max) return false;
       }
-      if (s->eden_cap - s->eden_used >= bytes) break;
+      if (s->r.hold_natural || s->eden_used + bytes <= s->eden_cap) break; /* held: eden may overflow until a point */
       scavenge(s);
       maybe_full_gc(s, 0);
     }
