@@ -31,6 +31,7 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->death);
   free(in->death_lo);
   free(in->size);
+  free(in->unit_size);
   free(in->flags);
   free(in->slot_start);
   free(in->ops);
@@ -50,7 +51,8 @@ static bool alloc_objects(eph_sim_input *in, size_t n, bool sampled) {
   in->size = calloc(n ? n : 1, sizeof *in->size);
   in->flags = calloc(n ? n : 1, 1);
   if (sampled) in->death_lo = calloc(n ? n : 1, sizeof *in->death_lo);
-  return in->birth && in->death && in->size && in->flags && (!sampled || in->death_lo);
+  if (sampled) in->unit_size = calloc(n ? n : 1, sizeof *in->unit_size);
+  return in->birth && in->death && in->size && in->flags && (!sampled || (in->death_lo && in->unit_size));
 }
 
 /* Index of the object born at id, or SIM_NONE. */
@@ -193,6 +195,7 @@ static eph_status load_records(const eph_profile *p, eph_sim_input *in, eph_erro
     in->birth[k] = r->birth.bytes ? r->birth.bytes : r->id;
     double bytes = (double)r->size * w;
     in->size[k] = bytes > 4e9 ? UINT32_MAX : (uint32_t)bytes;
+    if (sampled) in->unit_size[k] = (uint32_t)r->size;
     in->death[k] = censored ? SIM_IMMORTAL : r->death.bytes;
     if (sampled) in->death_lo[k] = censored ? SIM_IMMORTAL : r->alive_until.bytes;
     in->bytes += in->size[k];
