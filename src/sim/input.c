@@ -110,7 +110,7 @@ static eph_status load_trace(const eph_profile *p, eph_sim_input *in, eph_error 
   in->slot_start = malloc((nalloc + 1) * sizeof *in->slot_start);
   in->ops = malloc((nalloc + nstore + 1) * sizeof *in->ops);
   if (!in->slot_start || !in->ops) return nomem(in, err);
-  size_t k = 0;
+  size_t k = 0, ephemerons = 0;
   uint64_t slots = 0, prev = 0;
   for (size_t i = 0; i < p->nevents; i++) {
     const eph_event *e = &p->events[i];
@@ -128,6 +128,7 @@ static eph_status load_trace(const eph_profile *p, eph_sim_input *in, eph_error 
     in->slot_start[k] = slots;
     uint64_t fmt = ALLOC_FORMAT(e->c);
     if ((fmt == EPH_FORMAT_POINTERS || fmt == EPH_FORMAT_EPHEMERON) && e->b >= 8) slots += (e->b - 8) / 8;
+    if (fmt == EPH_FORMAT_EPHEMERON) ephemerons++;
     in->bytes += e->b;
     k++;
   }
@@ -173,9 +174,14 @@ static eph_status load_trace(const eph_profile *p, eph_sim_input *in, eph_error 
     len += snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
                     "%zu objects have no record (a truncated trace?): taken as alive to the end.\n", missing);
   if (in->skipped_stores && len > 0 && (size_t)len < sizeof in->caveats)
+    len += snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
+                    "%llu stores name objects or slots the trace never allocated: skipped.\n",
+                    (unsigned long long)in->skipped_stores);
+  if (ephemerons && len > 0 && (size_t)len < sizeof in->caveats)
     snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
-             "%llu stores name objects or slots the trace never allocated: skipped.\n",
-             (unsigned long long)in->skipped_stores);
+             "%zu ephemerons: simulated as ordinary objects (Merlin's reachability is strong); the heap mourns "
+             "them at its own collections and runs finalisers the trace does not place, so counts may differ.\n",
+             ephemerons);
   return EPH_OK;
 }
 
