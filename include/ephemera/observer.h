@@ -233,6 +233,10 @@ size_t eph_heap_trailer_bytes(const eph_heap *h);
  * eden walk.  Inline: read at sample points. */
 static inline uintptr_t eph_heap_eden_top(eph_heap *h) { return (uintptr_t)eph__fast(h)->alloc_top; }
 
+/* The size from which eph_alloc puts an object in old space (large
+ * objects): a tool tells a pretenured allocation from a large one by it. */
+static inline size_t eph_heap_large_object_bytes(eph_heap *h) { return eph__fast(h)->large_object_bytes; }
+
 /*
  * A tool that attaches to every heap made with eph_heap_new(NULL, ...)
  * (the profiler, from EPHEMERA_PROFILE, registers one when it is linked
