@@ -113,7 +113,8 @@ static void plots(const eph_bench_report *rep, FILE *out) {
   const char *xlabel = factors ? "heap size (multiple of the minimum heap)" : "configuration";
   for (int which = 0; which < 2; which++) { /* LBO wall, LBO task: all targets in one plot */
     buf d = {0}, s = {0};
-    add(&s, "set xlabel '%s'\nset ylabel 'lower-bound overhead (%s)'\nplot ", xlabel, which ? "task clock" : "wall clock");
+    add(&s, "set xlabel '%s'\nset ylabel 'lower-bound overhead (%s)'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\nplot ", xlabel,
+        which ? "task clock" : "wall clock");
     int block = 0;
     for (size_t i = 0; i < rep->nrows; i++) {
       const eph_bench_summary *r = &rep->rows[i];
@@ -143,7 +144,7 @@ static void plots(const eph_bench_report *rep, FILE *out) {
       }
       add(&d, q < 2 ? "\n\n" : "\n");
     }
-    add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\n"
+    add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\n"
             "plot datafile index 0 using 1:2:3:4 with yerrorlines lw 2 title 'wall', "
             "datafile index 1 using 1:2:3:4 with yerrorlines lw 2 title 'task clock'%s\n",
         xlabel, rep->rows[i].have_gc ? ", datafile index 2 using 1:2:3:4 with yerrorlines lw 2 title 'GC (stop the world)'" : "");

@@ -87,6 +87,14 @@ sed 's/"target_index":0/"target_index":-1/' results/run-000-000-000.json >negati
 one_line 3 "negative.json: not an ephemera bench run" "$E" bench report negative.json
 one_line 3 "not a nominal statistics file" "$E" workloads --nominal other.json
 
+echo "== nominal statistics"
+"$E" bench nominal --size small --invocations 1 -o nominal.json 2>/dev/null
+"$E" workloads --nominal nominal.json >nominal.txt
+cat nominal.txt
+rows=$(awk '$2 ~ /^[0-9.]+$/' nominal.txt | wc -l)
+[ "$rows" -eq "$("$E" workloads | tail -n +2 | wc -l)" ] || fail "nominal: $rows rows, not one per workload"
+grep -q '^kvstore .* [0-9.]* *[0-9.]*$' nominal.txt || fail "nominal: kvstore has no latency"
+
 if [ "$LUA" = ON ] || [ "$LUA" = 1 ] || [ "$LUA" = TRUE ]; then
   echo "== a Lua script under a heap limit"
   out=$("$E" bench minheap "lua:$SRC/alloc.lua 20000" --warmup 0)
