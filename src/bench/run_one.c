@@ -172,10 +172,18 @@ int eph_bench_run_one(const eph_bench_target *t, const eph_bench_config *c, unsi
   }
   run->niters = n;
   for (size_t i = 0; i < warmup; i++) run->iters[i].warmup = true;
+  int rc = -1;
   switch (t->kind) {
-  case EPH_BENCH_WORKLOAD: return run_workload(t, c, run);
-  case EPH_BENCH_CMD: return run_command(t, c, run, err);
-  case EPH_BENCH_LUA: return eph_bench_run_lua(t, c, warmup, iterations, run, err);
+  case EPH_BENCH_WORKLOAD: rc = run_workload(t, c, run); break;
+  case EPH_BENCH_CMD: rc = run_command(t, c, run, err); break;
+  case EPH_BENCH_LUA: rc = eph_bench_run_lua(t, c, warmup, iterations, run, err); break;
   }
-  return -1;
+  /* no statistic uses the warm-ups' latency events: they are not kept */
+  for (size_t i = 0; i < run->niters; i++)
+    if (run->iters[i].warmup) {
+      free(run->iters[i].events);
+      run->iters[i].events = NULL;
+      run->iters[i].nevents = 0;
+    }
+  return rc;
 }

@@ -85,6 +85,14 @@ one_line 3 "other.json: not an ephemera bench run or results file" "$E" bench re
 one_line 3 "missing.json" "$E" bench report missing.json
 sed 's/"target_index":0/"target_index":-1/' results/run-000-000-000.json >negative.json
 one_line 3 "negative.json: not an ephemera bench run" "$E" bench report negative.json
+run='{"ephemera_bench_run":1,"target":"gcbench:8","target_index":0,"config_index":0,"invocation":0,"ok":true,'
+echo "$run"'"iterations":[{"wall_s":1,"nevents":2,"events":"5000000,1000000 x"}]}' >badevent.json
+one_line 3 "badevent.json: iteration 0: event 1 is not START_DELTA,DURATION" "$E" bench report badevent.json
+echo "$run"'"iterations":[{"wall_s":1,"nevents":3,"events":"5,1"}]}' >fewevents.json
+one_line 3 "fewevents.json: iteration 0: the event string holds 1 events, not 3" "$E" bench report fewevents.json
+echo "$run"'"iterations":[{"wall_s":1,"nevents":2,"events":"5000000,1000000 3000000,2000000"}]}' >twoevents.json
+"$E" bench report twoevents.json --format csv | awk -F, 'NR == 2 && ($26 != 2 || $32 != "2.0000") { exit 1 }' ||
+  fail "a hand-written run's 2 events (1 and 2 ms): $("$E" bench report twoevents.json --format csv | sed -n 2p)"
 one_line 3 "not a nominal statistics file" "$E" workloads --nominal other.json
 
 echo "== nominal statistics"
