@@ -162,7 +162,8 @@ static void plots(const eph_bench_report *rep, FILE *out) {
       int block = 0;
       for (size_t k = i; k < j; k++) {
         const eph_bench_summary *r = &rep->rows[k];
-        if (!r->simple.n) continue;
+        /* the smallest and the largest heap, as the paper's 2x and 6x plots: more curves would not read */
+        if (!r->simple.n || (k != i && k != j - 1)) continue;
         const eph_bench_latency *l[3] = {&r->simple, &r->metered_100ms, &r->metered_full};
         const char *kind[3] = {"simple", "metered 100 ms", "metered full"};
         char label[300];
@@ -172,7 +173,8 @@ static void plots(const eph_bench_report *rep, FILE *out) {
           for (int p = 0; p < EPH_BENCH_NPCT; p++) add(&ld, "%d %g\n", p, l[m]->ms[p] > 0 ? l[m]->ms[p] : 1e-6);
           char t[400];
           snprintf(t, sizeof t, "%s, %s", label, kind[m]);
-          add(&ls, "%sdatafile index %d using 1:2 with linespoints dt %d lc %zu title ", block ? ", " : "", block, m + 1, k - i + 1);
+          add(&ls, "%sdatafile index %d using 1:2 with linespoints dt %d lc %d title ", block ? ", " : "", block, m + 1,
+              k == i ? 1 : 2);
           gp_title(&ls, t);
           block++;
         }

@@ -176,7 +176,7 @@ typedef struct progress {
   double t0;
 } progress;
 
-static void show(progress *p, const eph_bench_run *next_t, const char *label, size_t inv) {
+static void show(progress *p, const char *target, const char *label, size_t inv) {
   if (!p->out) return;
   double el = eph_bench_clock(CLOCK_MONOTONIC) - p->t0;
   char eta[32] = "?";
@@ -184,8 +184,7 @@ static void show(progress *p, const eph_bench_run *next_t, const char *label, si
     double left = el / (double)p->done * (double)(p->total > p->done ? p->total - p->done : 0);
     snprintf(eta, sizeof eta, "%dm%02ds", (int)(left / 60), (int)fmod(left, 60));
   }
-  fprintf(p->out, "\r\033[K[%zu/%zu] %s %s invocation %zu  ETA %s", p->done + 1, p->total, next_t->target.spec, label,
-          inv + 1, eta);
+  fprintf(p->out, "\r\033[K[%zu/%zu] %s %s invocation %zu  ETA %s", p->done + 1, p->total, target, label, inv + 1, eta);
   fflush(p->out);
 }
 
@@ -222,8 +221,7 @@ int eph_bench_sweep(const eph_bench_options *o, eph_bench_results *r, eph_error 
             break;
           p.total++;
         }
-        eph_bench_run tmp = {.target = o->targets[t]};
-        show(&p, &tmp, label, inv);
+        show(&p, o->targets[t].spec, label, inv);
         eph_bench_run run;
         if (eph_bench_spawn(o->exe, t, c, inv, &o->targets[t], &cfg[t][c], o->warmup, o->iterations, &run, err)) {
           free(walls);
