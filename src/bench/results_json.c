@@ -77,10 +77,11 @@ static json_t *iter_json(const eph_bench_iter *it) {
 json_t *eph_bench_run_to_json(const eph_bench_run *run) {
   json_t *iters = json_array();
   for (size_t i = 0; i < run->niters; i++) json_array_append_new(iters, iter_json(&run->iters[i]));
-  return json_pack("{s:i, s:s, s:I, s:I, s:I, s:s, s:s, s:f, s:I, s:b, s:s, s:o}", "ephemera_bench_run", 1, "version",
-                   run->version, "target_index", (json_int_t)run->target_index, "config_index",
+  return json_pack("{s:i, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:f, s:I, s:b, s:s, s:o}", "ephemera_bench_run", 1,
+                   "version", run->version, "target_index", (json_int_t)run->target_index, "config_index",
                    (json_int_t)run->config_index, "invocation", (json_int_t)run->invocation, "target",
-                   run->target.spec, "gc", run->config.gc, "factor", run->config.factor, "heap_bytes",
+                   run->target.spec, "gc", run->config.gc, "profile", run->config.profile, "factor",
+                   run->config.factor, "heap_bytes",
                    (json_int_t)run->config.heap_bytes, "ok", run->ok, "error", run->error, "iterations", iters);
 }
 
@@ -119,14 +120,15 @@ static double get_num(json_t *o, const char *key) {
 
 static int run_from_json(json_t *j, eph_bench_run *run, const char *path, eph_error *err) {
   memset(run, 0, sizeof *run);
-  const char *target = NULL, *gc = "", *version = "", *error = "";
+  const char *target = NULL, *gc = "", *profile = "", *version = "", *error = "";
   json_int_t ti = -1, ci = -1, inv = -1, heap = 0;
   double factor = 0;
   int ok = 0;
   json_t *iters = NULL;
   json_error_t je;
-  if (json_unpack_ex(j, &je, 0, "{s:s, s:I, s:I, s:I, s?s, s?F, s?I, s:b, s?s, s?s, s:o}", "target", &target,
-                     "target_index", &ti, "config_index", &ci, "invocation", &inv, "gc", &gc, "factor", &factor,
+  if (json_unpack_ex(j, &je, 0, "{s:s, s:I, s:I, s:I, s?s, s?s, s?F, s?I, s:b, s?s, s?s, s:o}", "target", &target,
+                     "target_index", &ti, "config_index", &ci, "invocation", &inv, "gc", &gc, "profile", &profile,
+                     "factor", &factor,
                      "heap_bytes", &heap, "ok", &ok, "error", &error, "version", &version, "iterations",
                      &iters) != 0 ||
       !json_is_array(iters) || ti < 0 || ci < 0 || inv < 0 || factor < 0 || heap < 0) {
@@ -139,6 +141,7 @@ static int run_from_json(json_t *j, eph_bench_run *run, const char *path, eph_er
   run->config_index = (size_t)ci;
   run->invocation = (size_t)inv;
   snprintf(run->config.gc, sizeof run->config.gc, "%s", gc);
+  snprintf(run->config.profile, sizeof run->config.profile, "%s", profile);
   run->config.factor = factor;
   run->config.heap_bytes = (uint64_t)heap;
   run->ok = ok;

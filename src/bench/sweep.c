@@ -56,6 +56,10 @@ static void child_argv(const char *exe, size_t ti, size_t ci, size_t inv, const 
   argv[n++] = bufs[4];
   argv[n++] = "--index";
   argv[n++] = bufs[0];
+  if (c->profile[0]) {
+    argv[n++] = "--profile";
+    argv[n++] = c->profile;
+  }
   argv[n++] = "-o";
   argv[n++] = out;
   argv[n] = NULL;
@@ -150,6 +154,7 @@ int eph_bench_configs(const eph_bench_options *o, size_t ti, eph_bench_config **
     for (size_t f = 0; f < nf; f++) {
       eph_bench_config *x = &c[g * nf + f];
       snprintf(x->gc, sizeof x->gc, "%s", gc);
+      snprintf(x->profile, sizeof x->profile, "%s", o->profile ? o->profile : "");
       if (o->nfactors) {
         x->factor = o->factors[f];
         x->heap_bytes = (uint64_t)ceil(o->factors[f] * (double)minheap);

@@ -46,6 +46,13 @@ awk -F, 'NR > 1 && ($5 != 2 || $6 != 0 || $7 <= 0) { exit 1 }' local.det || fail
 "$E" bench report merged.json --format csv | cut -d, -f1-6,15-17 >report.det
 diff local.det report.det || fail "the results file does not give the same table"
 
+echo "== under the profiler"
+"$E" bench gcbench:12 --gc eden=1M --heap 3 --invocations 1 --warmup 0 --profile mode=gc,sample=1/10,out=p.eph --format csv >prof.csv
+[ -s p.eph ] || fail "--profile wrote no profile"
+sed -n 2p prof.csv | grep -q '^gcbench:12,eden=1M,3,[0-9]*,1,0,.*,"mode=gc,sample=1/10,out=p.eph"$' ||
+  fail "profiled run: $(sed -n 2p prof.csv)"
+"$E" dump p.eph --csv >/dev/null || fail "the profile does not read back"
+
 echo "== the HTML page"
 "$E" bench report merged.json --html html >/dev/null
 grep -q 'LBO, wall clock' html/index.html || fail "no LBO plot"
