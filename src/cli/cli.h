@@ -39,6 +39,7 @@ int cmd_sim(int argc, char **argv);
 /* The running command's name ("report", "trace granulate"), set by main
  * (and by commands with subcommands) for the messages below. */
 extern const char *cli_command;
+int cmd_bench(int argc, char **argv);
 
 /* Prints "ephemera: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,139 @@
+/*
+ * sweep.c — runs a sweep: the configurations of each target (minimum heaps
+ * measured or cached), every invocation a fresh child (spawn.c), live
+ * progress with an ETA, --ci's extra invocations.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench_internal.h"
+
+void eph_bench_options_init(eph_bench_options *o) {
+  memset(o, 0, sizeof *o);
+  o->invocations = 5;
+  o->iterations = 1;
+  o->warmup = 1;
+  o->max_invocations = 30;
+  o->use_cache = true;
+}
+
+int eph_bench_configs(const eph_bench_options *o, size_t ti, eph_bench_config **configs, size_t *n, eph_error *err) {
+  size_t ngc = o->ngcs ? o->ngcs : 1, nf = o->nfactors ? o->nfactors : 1;
+  eph_bench_config *c = calloc(ngc * nf, sizeof *c);
+  if (!c) {
+    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  for (size_t g = 0; g < ngc; g++) {
+    const char *gc = o->ngcs ? o->gcs[g] : "";
+    uint64_t minheap = 0;
+    bool cached = false;
+    if (o->nfactors && eph_bench_minheap(o, &o->targets[ti], gc, &minheap, &cached, err)) {
+      free(c);
+      return -1;
+    }
+    if (o->nfactors && o->log)
+      fprintf(o->log, "minimum heap of %s%s%s: %.2f MiB%s\n", o->targets[ti].spec, gc[0] ? " with " : "", gc,
+              (double)minheap / 1048576.0, cached ? " (cached)" : "");
+    for (size_t f = 0; f < nf; f++) {
+      eph_bench_config *x = &c[g * nf + f];
+      snprintf(x->gc, sizeof x->gc, "%s", gc);
+      snprintf(x->profile, sizeof x->profile, "%s", o->profile ? o->profile : "");
+      if (o->nfactors) {
+        x->factor = o->factors[f];
+        x->heap_bytes = (uint64_t)ceil(o->factors[f] * (double)minheap);
+      }
+    }
+  }
+  *configs = c;
+  *n = ngc * nf;
+  return 0;
+}
+
+/* Mean timed wall time of a run, or NAN. */
+static double run_wall(const eph_bench_run *run) {
+  double s = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < run->niters; i++)
+    if (!run->iters[i].warmup) s += run->iters[i].wall_s, n++;
+  return run->ok && n ? s / (double)n : NAN;
+}
+
+typedef struct progress {
+  FILE *out;
+  size_t done, total;
+  double t0;
+} progress;
+
+static void show(progress *p, const char *target, const char *label, size_t inv) {
+  if (!p->out) return;
+  double el = eph_bench_clock(CLOCK_MONOTONIC) - p->t0;
+  char eta[32] = "?";
+  if (p->done) {
+    double left = el / (double)p->done * (double)(p->total > p->done ? p->total - p->done : 0);
+    snprintf(eta, sizeof eta, "%dm%02ds", (int)(left / 60), (int)fmod(left, 60));
+  }
+  fprintf(p->out, "\r\033[K[%zu/%zu] %s %s invocation %zu  ETA %s", p->done + 1, p->total, target, label, inv + 1, eta);
+  fflush(p->out);
+}
+
+int eph_bench_sweep(const eph_bench_options *o, eph_bench_results *r, eph_error *err) {
+  r->ci_target = o->ci_target;
+  eph_bench_config **cfg = calloc(o->ntargets, sizeof *cfg);
+  size_t *ncfg = calloc(o->ntargets, sizeof *ncfg);
+  int rc = -1;
+  if (!cfg || !ncfg) {
+    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+    goto out;
+  }
+  progress p = {.out = o->progress};
+  for (size_t t = 0; t < o->ntargets; t++) {
+    if (eph_bench_configs(o, t, &cfg[t], &ncfg[t], err)) goto out;
+    p.total += ncfg[t] * o->invocations;
+  }
+  p.t0 = eph_bench_clock(CLOCK_MONOTONIC);
+  for (size_t t = 0; t < o->ntargets; t++)
+    for (size_t c = 0; c < ncfg[t]; c++) {
+      char label[300];
+      eph_bench_config_label(&cfg[t][c], label, sizeof label);
+      double *walls = calloc(o->max_invocations + o->invocations + 1, sizeof *walls);
+      size_t nw = 0;
+      if (!walls) {
+        eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+        goto out;
+      }
+      for (size_t inv = 0;; inv++) {
+        if (inv >= o->invocations) { /* --ci: one more while too wide, up to the cap */
+          eph_bench_stat s;
+          eph_bench_stat_of(walls, nw, &s);
+          if (!o->ci_target || inv >= o->max_invocations || nw < 2 || (s.mean > 0 && s.ci / s.mean <= o->ci_target))
+            break;
+          p.total++;
+        }
+        show(&p, o->targets[t].spec, label, inv);
+        eph_bench_run run;
+        if (eph_bench_spawn(o->exe, t, c, inv, &o->targets[t], &cfg[t][c], o->warmup, o->iterations, &run, err)) {
+          free(walls);
+          goto out;
+        }
+        p.done++;
+        double w = run_wall(&run);
+        if (!isnan(w)) walls[nw++] = w;
+        if (eph_bench_results_add(r, &run, err)) {
+          eph_bench_run_free(&run);
+          free(walls);
+          goto out;
+        }
+      }
+      free(walls);
+    }
+  if (p.out) fprintf(p.out, "\r\033[K");
+  rc = 0;
+out:
+  for (size_t t = 0; cfg && t < o->ntargets; t++) free(cfg[t]);
+  free(cfg), free(ncfg);
+  return rc;
+}
+
