@@ -81,7 +81,7 @@ one_line 2 "no command after 'cmd:'" "$E" bench cmd:
 one_line 2 "cannot read missing.lua" "$E" bench lua:missing.lua
 one_line 2 "bad factor 'abc'" "$E" bench gcbench:8 --heap 1.5,abc
 one_line 2 "bad factor '-2'" "$E" bench gcbench:8 --heap -2
-one_line 2 "--invocations: bad value 'x'" "$E" bench gcbench:8 --invocations x
+one_line 2 "bad value 'x'" "$E" bench gcbench:8 --invocations x
 one_line 2 "unknown option '--bogus'" "$E" bench gcbench:8 --bogus
 mkdir empty
 one_line 3 "no .json result files" "$E" bench merge empty
