@@ -1,0 +1,209 @@
+/*
+ * advisor.c — the loop behind `ephemera tune`: profile once, simulate the
+ * grid, verify the best few against the default with real runs, recommend
+ * the best measured configuration and explain it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tune_internal.h"
+
+/* The profiled run.  Merlin (exact deaths) for small runs, where it costs
+ * little; a 1-in-32 gc-mode profile otherwise, whose deaths are known to
+ * the collection that found them. */
+static eph_status profile_target(const eph_tune_request *req, const char *path, const char **mode_used,
+                                 eph_error *err) {
+  const eph_tune_target *t = &req->target;
+  const char *mode = req->profile_mode;
+  if (!mode) mode = (t->workload && t->size && !strcmp(t->size, "small")) ? "merlin" : "gc";
+  const char *spec = !strcmp(mode, "merlin") ? "mode=merlin" : "mode=gc,sample=1/32";
+  *mode_used = spec;
+  if (t->workload) {
+    char *argv[] = {(char *)t->ephemera, "run", (char *)t->workload, "--size", (char *)(t->size ? t->size : "default"),
+                    "--profile", (char *)spec, "-o", (char *)path, "--quiet", NULL};
+    return tune_spawn(argv, NULL, NULL, "the profiled run", err);
+  }
+  char env[1200];
+  snprintf(env, sizeof env, "%s,out=%s", spec, path);
+  char *argv[] = {"/bin/sh", "-c", (char *)t->command, NULL};
+  char what[1400];
+  snprintf(what, sizeof what, "the profiled run of '%s'", t->command);
+  return tune_spawn(argv, "EPHEMERA_PROFILE", env, what, err);
+}
+
+/* Whether two simulations look the same (same work, same memory): verifying
+ * both would waste a run. */
+static bool same_outcome(const eph_tune_sim *a, const eph_tune_sim *b) {
+  return a->scavenges == b->scavenges && a->full_gcs == b->full_gcs && fabs(a->peak_heap - b->peak_heap) < 1 &&
+         fabs(a->copied - b->copied) < 1;
+}
+
+static double speedup_ci(const eph_tune_measurement *d, const eph_tune_measurement *p) {
+  double r = d->mean_s / p->mean_s;
+  double ed = d->mean_s > 0 ? d->ci95_s / d->mean_s : 0, ep = p->mean_s > 0 ? p->ci95_s / p->mean_s : 0;
+  return r * sqrt(ed * ed + ep * ep);
+}
+
+eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) {
+  const eph_tune_target *t = &req->target;
+  int verify = req->verify > 0 ? req->verify : 5;
+  if (verify > 5) verify = 5;
+  int inv = req->invocations > 0 ? req->invocations : 5;
+  char path[256];
+  if (req->keep_profile) snprintf(path, sizeof path, "%s", req->keep_profile);
+  else snprintf(path, sizeof path, "%s/ephemera-tune-%ld.eph", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                (long)getpid());
+  const char *what = t->workload ? t->workload : t->command;
+  char objective[64];
+  eph_tune_objective_format(&req->objective, objective, sizeof objective);
+  fprintf(out, "tune %s%s%s, objective %s\n", what, t->size ? " --size " : "", t->size ? t->size : "", objective);
+
+  /* 1. One profiled run. */
+  const char *mode;
+  eph_status st = profile_target(req, path, &mode, err);
+  if (st != EPH_OK) return st;
+  eph_tune_lives lives;
+  st = eph_tune_lives_load(path, &lives, err);
+  if (!req->keep_profile) unlink(path);
+  if (st != EPH_OK) return st;
+  fprintf(out, "  profile    1 run (%s): %zu records, %.1f MiB allocated, deaths %s\n", mode, lives.n,
+          (double)lives.end / (1024.0 * 1024.0), lives.exact ? "exact" : "to the collection that found them");
+
+  /* 2. The grid, simulated. */
+  eph_tune_config *grid = NULL;
+  size_t n = eph_tune_grid(&grid);
+  eph_tune_sim *sims = n ? calloc(n, sizeof *sims) : NULL;
+  size_t *order = n ? calloc(n, sizeof *order) : NULL;
+  eph_tune_measurement *meas = calloc((size_t)verify, sizeof *meas);
+  size_t *verified = calloc((size_t)verify, sizeof *verified);
+  if (!grid || !sims || !order || !meas || !verified) {
+    st = EPH_ERR_NOMEM;
+    eph_error_fill(err, st, "out of memory for the grid");
+    goto done;
+  }
+  st = eph_tune_simulate(&lives, grid, n, sims);
+  if (st != EPH_OK) {
+    eph_error_fill(err, st, "out of memory simulating the grid");
+    goto done;
+  }
+
+  /* 3. The default, measured: calibrates the cost model. */
+  st = eph_tune_measure(t, NULL, inv, &meas[0], err);
+  if (st != EPH_OK) goto done;
+  verified[0] = 0; /* the grid's element 0 is the default */
+  eph_tune_costs costs = eph_tune_costs_nominal();
+  double gc_measured = meas[0].gc_s;
+  if (!t->workload) gc_measured = 0.3 * meas[0].mean_s; /* a command does not say: assume 30 % (docs/tune.md) */
+  eph_tune_calibrate(&costs, &sims[0], meas[0].mean_s, gc_measured, sims, n);
+  size_t feasible = eph_tune_rank(&req->objective, sims, n, order);
+  fprintf(out, "  simulated  %zu configurations (%zu within the objective); cost model calibrated on the default's "
+               "%.3f s (GC %.3f s%s)\n",
+          n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed");
+
+  /* 4. The top few, measured (skipping lookalikes and the default). */
+  int nv = 1;
+  for (size_t r = 0; r < feasible && nv < verify; r++) {
+    size_t i = order[r];
+    bool dup = false;
+    for (int k = 0; k < nv && !dup; k++) dup = i == verified[k] || same_outcome(&sims[i], &sims[verified[k]]);
+    if (dup) continue;
+    char gc[160];
+    eph_tune_config_format(&grid[i], gc, sizeof gc);
+    st = eph_tune_measure(t, gc, inv, &meas[nv], err);
+    if (st != EPH_OK) goto done;
+    verified[nv++] = i;
+  }
+
+  /* 5. The best measured. */
+  int best = 0;
+  double best_score = eph_tune_score(&req->objective, meas[0].mean_s, meas[0].peak_heap);
+  for (int k = 1; k < nv; k++) {
+    double s = eph_tune_score(&req->objective, meas[k].mean_s, meas[k].peak_heap);
+    if (s < best_score) best = k, best_score = s;
+  }
+  fprintf(out, "  verified   %d configurations x %d invocations (mean wall time, 95%% CI):\n", nv, inv);
+  fprintf(out, "    %-3s %-52s %10s %20s %9s %9s %10s %6s\n", "", "EPHEMERA_GC", "predicted", "measured", "pred.x",
+          "meas.x", "peak heap", "fullGC");
+  for (int k = 0; k < nv; k++) {
+    const eph_tune_sim *s = &sims[verified[k]];
+    char gc[160], ci[48], peak[32];
+    eph_tune_config_format(&s->config, gc, sizeof gc);
+    snprintf(ci, sizeof ci, "%.3f ± %.3f s", meas[k].mean_s, meas[k].ci95_s);
+    tune_format_mib(meas[k].peak_heap, peak, sizeof peak);
+    fprintf(out, "    %-3s %-52s %8.3f s %20s %8.2fx %8.2fx %10s %6.1f\n", k == best ? "*" : (k == 0 ? "def" : ""), gc,
+            s->time_s, ci, s->time_s > 0 ? sims[0].time_s / s->time_s : 0, meas[k].mean_s > 0 ? meas[0].mean_s / meas[k].mean_s : 0,
+            peak, meas[k].full_gcs);
+  }
+  const eph_tune_sim *pick = &sims[verified[best]];
+  char gc[160];
+  eph_tune_config_format(&pick->config, gc, sizeof gc);
+  double speedup = meas[0].mean_s / meas[best].mean_s, sci = speedup_ci(&meas[0], &meas[best]);
+  double predicted = sims[0].time_s / pick->time_s;
+  char peak_def[32], peak_pick[32];
+  tune_format_mib(meas[0].peak_heap, peak_def, sizeof peak_def);
+  tune_format_mib(meas[best].peak_heap, peak_pick, sizeof peak_pick);
+  if (best == 0) {
+    fprintf(out, "recommendation: keep the defaults (no verified configuration measured better under %s)\n", objective);
+  } else {
+    fprintf(out, "recommendation: EPHEMERA_GC=%s\n", gc);
+    fprintf(out, "  speed-up   %.2fx measured (95%% CI %.2f-%.2fx), %.2fx predicted; peak heap %s (default %s)\n", speedup,
+            speedup - sci, speedup + sci, predicted, peak_pick, peak_def);
+    if (speedup - sci <= 1.0)
+      fprintf(out, "  note       the interval includes 1.0x: the gain is within the noise of %d invocations\n", inv);
+    tune_explain(out, &lives, &sims[0], pick);
+  }
+  if (req->kv)
+    fprintf(out, "kv pick=%s speedup=%.4f speedup_ci=%.4f predicted=%.4f default_s=%.6f pick_s=%.6f peak_default=%.0f "
+                 "peak_pick=%.0f verified=%d invocations=%d grid=%zu advisor_runs=%d\n",
+            best ? gc : "default", speedup, sci, predicted, meas[0].mean_s, meas[best].mean_s, meas[0].peak_heap,
+            meas[best].peak_heap, nv, inv, n, 1 + nv);
+done:
+  free(grid);
+  free(sims);
+  free(order);
+  free(meas);
+  free(verified);
+  eph_tune_lives_free(&lives);
+  return st;
+}
+
+eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_error *err) {
+  eph_tune_lives lives;
+  eph_status st = eph_tune_lives_load(profile_path, &lives, err);
+  if (st != EPH_OK) return st;
+  eph_tune_config *grid = NULL;
+  size_t n = eph_tune_grid(&grid);
+  eph_tune_sim *sims = n ? calloc(n, sizeof *sims) : NULL;
+  size_t *order = n ? calloc(n, sizeof *order) : NULL;
+  if (!grid || !sims || !order || eph_tune_simulate(&lives, grid, n, sims) != EPH_OK) {
+    st = EPH_ERR_NOMEM;
+    eph_error_fill(err, st, "%s: out of memory simulating the grid", profile_path);
+  } else {
+    eph_tune_costs costs = eph_tune_costs_nominal();
+    eph_tune_calibrate(&costs, &sims[0], 0, 0, sims, n);
+    eph_tune_objective time = {EPH_TUNE_TIME, 0};
+    eph_tune_rank(&time, sims, n, order);
+    const eph_tune_sim *top = &sims[order[0]];
+    char gc[160], peak[32];
+    eph_tune_config_format(&top->config, gc, sizeof gc);
+    tune_format_mib(top->peak_heap, peak, sizeof peak);
+    fprintf(out, "GC parameters (PREDICTED by simulating %zu configurations over these lifetimes; not measured —\n"
+                 "verify with `ephemera tune`):\n",
+            n);
+    if (eph_tune_config_equal(&top->config, &sims[0].config)) {
+      fprintf(out, "  the defaults are the best predicted\n");
+    } else {
+      fprintf(out, "  EPHEMERA_GC=%s\n", gc);
+      fprintf(out, "  predicted GC work %.2fx lower than the default's; full GCs %llu -> %llu; peak heap %s\n",
+              top->gc_s > 0 ? sims[0].gc_s / top->gc_s : 0, (unsigned long long)sims[0].full_gcs,
+              (unsigned long long)top->full_gcs, peak);
+    }
+  }
+  free(grid);
+  free(sims);
+  free(order);
+  eph_tune_lives_free(&lives);
+  return st;
+}
