@@ -102,7 +102,7 @@ typedef struct eph_tune_sim {
   double copied;    /* bytes copied by scavenges (to survivor space or tenured) */
   double promoted;  /* bytes tenured */
   double marked;    /* live bytes the full GCs traced and compacted */
-  double committed; /* bytes of memory first touched (new space + old growth) */
+  double committed; /* bytes of memory first touched (page faults): new space, old growth */
   double peak_heap; /* peak committed bytes, new + old space */
   double gc_s;      /* predicted GC (and page-fault) seconds, after calibration */
   double time_s;    /* predicted run time, after calibration */

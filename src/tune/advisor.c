@@ -40,6 +40,9 @@ static bool same_outcome(const eph_tune_sim *a, const eph_tune_sim *b) {
          fabs(a->copied - b->copied) < 1;
 }
 
+/* a / b, 0 when b is not positive (printed as 0.00x rather than inf). */
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
 static double speedup_ci(const eph_tune_measurement *d, const eph_tune_measurement *p) {
   double r = d->mean_s / p->mean_s;
   double ed = d->mean_s > 0 ? d->ci95_s / d->mean_s : 0, ep = p->mean_s > 0 ? p->ci95_s / p->mean_s : 0;
@@ -124,7 +127,7 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     if (s < best_score) best = k, best_score = s;
   }
   fprintf(out, "  verified   %d configurations x %d invocations (mean wall time, 95%% CI):\n", nv, inv);
-  fprintf(out, "    %-3s %-52s %10s %20s %9s %9s %10s %6s\n", "", "EPHEMERA_GC", "predicted", "measured", "pred.x",
+  fprintf(out, "    %-3s %-56s %10s %20s %9s %9s %10s %6s\n", "", "EPHEMERA_GC", "predicted", "measured", "pred.x",
           "meas.x", "peak heap", "fullGC");
   for (int k = 0; k < nv; k++) {
     const eph_tune_sim *s = &sims[verified[k]];
@@ -132,15 +135,15 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     eph_tune_config_format(&s->config, gc, sizeof gc);
     snprintf(ci, sizeof ci, "%.3f ± %.3f s", meas[k].mean_s, meas[k].ci95_s);
     tune_format_mib(meas[k].peak_heap, peak, sizeof peak);
-    fprintf(out, "    %-3s %-52s %8.3f s %20s %8.2fx %8.2fx %10s %6.1f\n", k == best ? "*" : (k == 0 ? "def" : ""), gc,
-            s->time_s, ci, s->time_s > 0 ? sims[0].time_s / s->time_s : 0, meas[k].mean_s > 0 ? meas[0].mean_s / meas[k].mean_s : 0,
-            peak, meas[k].full_gcs);
+    fprintf(out, "    %-3s %-56s %8.3f s %20s %8.2fx %8.2fx %10s %6.1f\n", k == best ? "*" : (k == 0 ? "def" : ""), gc,
+            s->time_s, ci, ratio(sims[0].time_s, s->time_s), ratio(meas[0].mean_s, meas[k].mean_s), peak,
+            meas[k].full_gcs);
   }
   const eph_tune_sim *pick = &sims[verified[best]];
   char gc[160];
   eph_tune_config_format(&pick->config, gc, sizeof gc);
   double speedup = meas[0].mean_s / meas[best].mean_s, sci = speedup_ci(&meas[0], &meas[best]);
-  double predicted = sims[0].time_s / pick->time_s;
+  double predicted = ratio(sims[0].time_s, pick->time_s);
   char peak_def[32], peak_pick[32];
   tune_format_mib(meas[0].peak_heap, peak_def, sizeof peak_def);
   tune_format_mib(meas[best].peak_heap, peak_pick, sizeof peak_pick);

@@ -206,9 +206,11 @@ static double dead_by(const young_result *r, uint64_t t) {
 }
 
 /* Old space under (headroom, shrink, ratio), replaying the promotion stream. */
-static void simulate_old(const young_result *r, const eph_tune_config *c, eph_tune_sim *out) {
+static void simulate_old(const young_result *r, const eph_tune_config *c, uint64_t end, eph_tune_sim *out) {
   double headroom = (double)c->headroom, shrink = (double)c->shrink;
-  double committed = headroom, peak = committed, touched = committed;
+  /* Memory costs page faults when first touched: `high` is how far the
+   * current commitment has been used (decommitting on shrink resets it). */
+  double committed = headroom, peak = committed, touched = 0, high = 0;
   double used = 0, promoted_cum = 0;
   double threshold = headroom * (1.0 + c->ratio);
   for (size_t k = 0; k < r->nevents; k++) {
@@ -221,6 +223,7 @@ static void simulate_old(const young_result *r, const eph_tune_config *c, eph_tu
       out->marked += live;
       used = live;
       if (committed - used > shrink) committed = used + shrink;
+      if (high > committed) high = committed;
       threshold = (used > headroom ? used : headroom) * (1.0 + c->ratio);
     }
     used += add;
@@ -229,13 +232,21 @@ static void simulate_old(const young_result *r, const eph_tune_config *c, eph_tu
       double step = used - committed;
       if (step < headroom) step = headroom;
       committed += step;
-      touched += step;
+    }
+    if (used > high) {
+      touched += used - high;
+      high = used;
     }
     if (committed > peak) peak = committed;
   }
   double new_space = (double)c->eden * 7.0 / 5.0;
   out->peak_heap = peak + new_space;
-  out->committed = touched + new_space;
+  /* Eden is touched as far as the run allocates; a survivor space as far
+   * as the scavenges fill it. */
+  double eden_touched = (double)c->eden < (double)end ? (double)c->eden : (double)end;
+  double survivor_touched = out->copied - out->promoted;
+  if (survivor_touched > 2.0 * (double)c->eden / 5.0) survivor_touched = 2.0 * (double)c->eden / 5.0;
+  out->committed = touched + eden_touched + survivor_touched;
 }
 
 eph_status eph_tune_simulate(const eph_tune_lives *lives, const eph_tune_config *configs, size_t n, eph_tune_sim *out) {
@@ -255,7 +266,7 @@ eph_status eph_tune_simulate(const eph_tune_lives *lives, const eph_tune_config 
       out[j].scavenges = y.scavenges;
       out[j].copied = y.copied;
       out[j].promoted = y.promoted;
-      simulate_old(&y, &configs[j], &out[j]);
+      simulate_old(&y, &configs[j], lives->end, &out[j]);
       done[j] = true;
     }
     young_free(&y);
