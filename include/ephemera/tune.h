@@ -121,6 +121,7 @@ eph_status eph_tune_simulate(const eph_tune_lives *lives, const eph_tune_config 
 typedef struct eph_tune_costs {
   double per_copied_byte, per_marked_byte, per_committed_byte, per_scavenge, per_full_gc;
   double mutator_s; /* run time outside the modelled work */
+  double scale;     /* the calibration's factor on the nominal GC costs (1/8..8) */
 } eph_tune_costs;
 
 /* The model's relative costs before calibration (a 64-bit x86 at ~3 GHz). */
@@ -129,8 +130,9 @@ eph_tune_costs eph_tune_costs_nominal(void);
 /*
  * Calibrates costs on one measured run of the default configuration
  * (reference: its simulation; measured wall and GC seconds): scales the
- * GC costs so the default's predicted GC time equals the measured one and
- * sets the mutator time to the rest.  Then fills gc_s and time_s of every
+ * GC costs so the default's predicted GC time equals the measured one
+ * (the factor kept within 1/8..8 of nominal) and sets the mutator time to
+ * the rest.  Then fills gc_s and time_s of every
  * sim.  When measured_gc_s is 0 the nominal costs are kept.
  */
 void eph_tune_calibrate(eph_tune_costs *costs, const eph_tune_sim *reference, double measured_wall_s,

@@ -102,8 +102,8 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   eph_tune_calibrate(&costs, &sims[0], meas[0].mean_s, gc_measured, sims, n);
   size_t feasible = eph_tune_rank(&req->objective, sims, n, order);
   fprintf(out, "  simulated  %zu configurations (%zu within the objective); cost model calibrated on the default's "
-               "%.3f s (GC %.3f s%s)\n",
-          n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed");
+               "%.3f s (GC %.3f s%s): x%.2f nominal\n",
+          n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed 30%", costs.scale);
 
   /* 4. The top few, measured (skipping lookalikes and the default). */
   int nv = 1;

@@ -279,7 +279,7 @@ eph_tune_costs eph_tune_costs_nominal(void) {
   /* Orders of magnitude for a ~3 GHz x86-64: Cheney copying ~1 GB/s with
    * the scan, mark-compact ~0.7 GB/s of live data, a first-touch page fault
    * ~1.2 us per 4 KiB page, fixed costs per collection for the roots. */
-  eph_tune_costs c = {1.0e-9, 1.5e-9, 0.3e-9, 20e-6, 200e-6, 0};
+  eph_tune_costs c = {1.0e-9, 1.5e-9, 0.3e-9, 20e-6, 200e-6, 0, 1};
   return c;
 }
 
@@ -292,13 +292,20 @@ void eph_tune_calibrate(eph_tune_costs *costs, const eph_tune_sim *reference, do
                         double measured_gc_s, eph_tune_sim *sims, size_t n) {
   double ref_gc = gc_work(costs, reference);
   if (measured_gc_s > 0 && ref_gc > 0) {
+    /* Within a factor of 8 of the nominal costs: a default whose modelled
+     * work is tiny (nothing survives) would otherwise blow every unit up. */
     double k = measured_gc_s / ref_gc;
+    if (k > 8) k = 8;
+    if (k < 0.125) k = 0.125;
+    costs->scale = k;
     costs->per_copied_byte *= k;
     costs->per_marked_byte *= k;
     costs->per_scavenge *= k;
     costs->per_full_gc *= k;
   }
-  costs->mutator_s = measured_wall_s > measured_gc_s ? measured_wall_s - measured_gc_s : 0;
+  /* The mutator: what the model does not explain of the default's time. */
+  double explained = gc_work(costs, reference);
+  costs->mutator_s = measured_wall_s > explained ? measured_wall_s - explained : 0;
   /* Page faults happen in the mutator: only the difference from the
    * reference's memory counts. */
   for (size_t i = 0; i < n; i++) {
