@@ -224,7 +224,9 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err);
  * For `ephemera report`: simulates the grid over a profile's lifetimes and
  * prints the top predicted configuration under the time objective (nominal
  * costs, calibrated on the profile's own GC time when it has one), marked as
- * predicted.  Prints nothing for profiles that are not of Ephemera's heap.
+ * predicted.  Prints nothing for profiles of other runtimes (Lua) or of
+ * runs that never filled the default eden; a note instead of a simulation
+ * for profiles over 1 GiB.  Fails only when the file cannot be read.
  */
 eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_error *err);
 

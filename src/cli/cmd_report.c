@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "ephemera/tune.h"
 #include "ephemera/format.h"
 
 static void usage(FILE *out) {
@@ -51,6 +52,12 @@ static bool parse_pct(const char *s, double *out) {
   if (end == s || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100)) return false;
   *out = v;
   return true;
+}
+
+/* The advisor's top predicted GC configuration for this profile (src/tune). */
+static void report_gc_suggestion(FILE *out, const char *path) {
+  eph_error err;
+  if (eph_tune_report_suggestion(path, out, &err) != EPH_OK) cli_error("warning: GC suggestion: %s", err.message);
 }
 
 int cmd_report(int argc, char **argv) {
@@ -153,7 +160,10 @@ int cmd_report(int argc, char **argv) {
       goto done;
     }
   }
-  if (!strcmp(format, "text")) eph_render_text(out, a, !dir && isatty(STDOUT_FILENO));
+  if (!strcmp(format, "text")) {
+    eph_render_text(out, a, !dir && isatty(STDOUT_FILENO));
+    report_gc_suggestion(out, path);
+  }
   else if (!strcmp(format, "json")) eph_render_json(out, a);
   else eph_render_html(out, a, dir);
   if (dir) {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tune_internal.h"
@@ -173,9 +174,20 @@ done:
 }
 
 eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_error *err) {
+  struct stat sb;
+  if (stat(profile_path, &sb) == 0 && sb.st_size > ((off_t)1 << 30)) {
+    fprintf(out, "\nGC parameters: not simulated for a profile over 1 GiB (run `ephemera tune` on a sampled profile)\n");
+    return EPH_OK;
+  }
   eph_tune_lives lives;
   eph_status st = eph_tune_lives_load(profile_path, &lives, err);
-  if (st != EPH_OK) return st;
+  if (st == EPH_ERR_INVALID && !strstr(err->message, "runtime")) return st;
+  if (st != EPH_OK) return st == EPH_ERR_INVALID ? EPH_OK : st; /* another runtime's profile: nothing to say */
+  eph_tune_config def = eph_tune_config_default();
+  if (lives.end < def.eden) { /* never filled the default eden: no collection to tune */
+    eph_tune_lives_free(&lives);
+    return EPH_OK;
+  }
   eph_tune_config *grid = NULL;
   size_t n = eph_tune_grid(&grid);
   eph_tune_sim *sims = n ? calloc(n, sizeof *sims) : NULL;
@@ -192,7 +204,7 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
     char gc[160], peak[32];
     eph_tune_config_format(&top->config, gc, sizeof gc);
     tune_format_mib(top->peak_heap, peak, sizeof peak);
-    fprintf(out, "GC parameters (PREDICTED by simulating %zu configurations over these lifetimes; not measured —\n"
+    fprintf(out, "\nGC parameters (PREDICTED by simulating %zu configurations over these lifetimes; not measured —\n"
                  "verify with `ephemera tune`):\n",
             n);
     if (eph_tune_config_equal(&top->config, &sims[0].config)) {
