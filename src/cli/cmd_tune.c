@@ -28,7 +28,8 @@ static void usage(FILE *out) {
           "  --verify N          configurations run for real, the default included (default 5, at most 5; Lua 8)\n"
           "  --profile-mode M    merlin or gc (default: merlin for --size small, 1-in-32 gc otherwise)\n"
           "  --keep-profile FILE keep the profile of the profiled run\n"
-          "  --kv                end with one line of key=value pairs\n");
+          "  --kv                end with one line of key=value pairs\n"
+          "  --list-grid G       print the configurations of grid G (full, coarse, illimani) and exit\n");
 }
 
 static bool parse_count(const char *opt, const char *s, int max, int *out) {
@@ -50,6 +51,33 @@ static const char *self_path(void) {
   return buf;
 }
 
+/* --list-grid full|coarse|illimani: the configurations, one EPHEMERA_GC string a line (bench/tune). */
+static int list_grid(const char *which) {
+  eph_tune_config *g = NULL;
+  size_t n;
+  if (!strcmp(which, "full")) n = eph_tune_grid(&g);
+  else if (!strcmp(which, "coarse")) n = eph_tune_grid_coarse(&g);
+  else if (!strcmp(which, "illimani")) {
+    g = malloc(5 * sizeof *g);
+    n = g ? 5 : 0;
+    for (size_t i = 0; i < n; i++) g[i] = eph_tune_config_illimani((int)i);
+  } else {
+    cli_error("tune: --list-grid takes full, coarse or illimani, not '%s'", which);
+    return 2;
+  }
+  if (!n) {
+    cli_error("tune: out of memory");
+    return 1;
+  }
+  for (size_t i = 0; i < n; i++) {
+    char buf[160];
+    eph_tune_config_format(&g[i], buf, sizeof buf);
+    puts(buf);
+  }
+  free(g);
+  return fflush(stdout) ? 1 : 0;
+}
+
 int cmd_tune(int argc, char **argv) {
   static const struct option opts[] = {
       {"size", required_argument, 0, 's'},        {"cmd", required_argument, 0, 'c'},
@@ -57,6 +85,7 @@ int cmd_tune(int argc, char **argv) {
       {"invocations", required_argument, 0, 'n'}, {"verify", required_argument, 0, 'v'},
       {"profile-mode", required_argument, 0, 'm'}, {"keep-profile", required_argument, 0, 'k'},
       {"kv", no_argument, 0, 'K'},                {"help", no_argument, 0, 'h'},
+      {"list-grid", required_argument, 0, 'G'},
       {0, 0, 0, 0}};
   eph_tune_request req = {0};
   const char *objective = "time", *lua = NULL;
@@ -94,6 +123,7 @@ int cmd_tune(int argc, char **argv) {
         break;
       case 'k': req.keep_profile = optarg; break;
       case 'K': req.kv = true; break;
+      case 'G': return list_grid(optarg);
       case 'h': usage(stdout); return 0;
       default:
         if (optopt) cli_error("tune: option '-%c' needs a value or is unknown (see 'ephemera tune --help')", optopt);
