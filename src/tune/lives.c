@@ -13,6 +13,7 @@ typedef struct collect {
   eph_tune_lives *l;
   size_t cap;
   bool exact;
+  uint64_t end;
 } collect;
 
 static bool take(void *ctx, const eph_record *r, size_t n) {
@@ -32,6 +33,10 @@ static bool take(void *ctx, const eph_record *r, size_t n) {
     o->size = r[i].size > UINT32_MAX ? UINT32_MAX : (uint32_t)r[i].size;
     o->class_id = r[i].class_id;
     o->weight = (float)(r[i].weight > 0 ? r[i].weight : 1.0);
+    /* The run's end on the records' own clock (a censored record's death
+     * is the end; the totals count merlin's trailer words too). */
+    if (r[i].death.bytes > c->end) c->end = r[i].death.bytes;
+    if (r[i].birth.bytes > c->end) c->end = r[i].birth.bytes;
     switch (r[i].death_kind) {
       case EPH_DEATH_CENSORED: o->death = UINT64_MAX; break;
       case EPH_DEATH_SCAVENGE:
@@ -54,7 +59,7 @@ static int by_birth(const void *a, const void *b) {
 
 eph_status eph_tune_lives_load(const char *path, eph_tune_lives *out, eph_error *err) {
   memset(out, 0, sizeof *out);
-  collect c = {out, 0, true};
+  collect c = {out, 0, true, 0};
   eph_record_sink sink = {take, &c};
   eph_profile *p = NULL;
   eph_status st = eph_profile_load_with(path, &sink, &p, err);
@@ -70,10 +75,7 @@ eph_status eph_tune_lives_load(const char *path, eph_tune_lives *out, eph_error 
     return EPH_ERR_INVALID;
   }
   out->exact = c.exact;
-  out->end = p->totals.bytes_allocated;
-  for (size_t i = 0; i < out->n; i++) {
-    if (out->lives[i].birth > out->end) out->end = out->lives[i].birth;
-  }
+  out->end = c.end;
   out->nclasses = p->nclasses;
   out->class_names = calloc(p->nclasses ? p->nclasses : 1, sizeof *out->class_names);
   bool nomem = !out->class_names;

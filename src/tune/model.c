@@ -12,8 +12,8 @@
  * a promotion stream; the old-space policy (headroom, shrink, ratio) then
  * replays the stream, which is short (one event per scavenge).
  *
- * Simplifications (docs/tune.md, "Limits"): scavenges happen every `eden`
- * bytes on the bytes clock (large objects included); a full GC does not
+ * Simplifications (docs/tune.md, "Limits"): eden fills with the sampled
+ * objects' weighted bytes (large objects go to old space); a full GC does not
  * tenure the young generation; the objects are independent (no pointer
  * structure: an object survives exactly while it is alive).
  */
@@ -102,31 +102,29 @@ static eph_status simulate_young(const eph_tune_lives *L, size_t eden, unsigned 
   vec surv = {.elem = sizeof(survivor)}, next = {.elem = sizeof(survivor)};
   vec old = {.elem = sizeof(old_obj)}, et = {.elem = sizeof(uint64_t)}, ea = {.elem = sizeof(double)};
   bool ok = true;
-  size_t i = 0, first_young = 0;
-  double pending_large = 0;
-  for (uint64_t T = eden; ok; T += eden) {
-    bool last = T >= L->end;
-    uint64_t until = last ? UINT64_MAX : T;
-    /* Allocations up to T: large ones go straight to old space. */
-    first_young = i;
-    size_t young_end = i;
-    while (young_end < L->n && L->lives[young_end].birth < until) young_end++;
-    double add = 0;
-    for (size_t j = first_young; ok && j < young_end; j++) {
-      const eph_tune_life *o = &L->lives[j];
-      if ((double)o->size >= large) {
-        pending_large += bytes_of(o);
-        ok = to_old(&old, o);
-      }
-    }
-    i = young_end;
-    if (last) {
-      ok = ok && event(&et, &ea, L->end, pending_large);
+  size_t first_young = 0;
+  double pending_large = 0, fill = 0;
+  for (size_t i = 0; ok && i <= L->n; i++) {
+    if (i == L->n) { /* the end: what went to old space since the last scavenge */
+      ok = event(&et, &ea, L->end, pending_large);
       break;
     }
-    /* The scavenge at T: survivors first (the oldest), then eden. */
+    const eph_tune_life *born = &L->lives[i];
+    double bytes = bytes_of(born);
+    if ((double)born->size >= large) { /* large objects go straight to old space */
+      pending_large += bytes;
+      ok = to_old(&old, born);
+      continue;
+    }
+    if (fill + bytes <= (double)eden || fill == 0) {
+      fill += bytes;
+      continue;
+    }
+    /* Eden is full: the scavenge before this allocation, survivors first
+     * (the oldest), then eden's objects [first_young, i). */
+    uint64_t T = born->birth;
+    double add = 0, room = survivor_cap;
     r->scavenges++;
-    double room = survivor_cap;
     next.n = 0;
     survivor *s = surv.p;
     for (size_t k = 0; ok && k < surv.n; k++) {
@@ -145,7 +143,7 @@ static eph_status simulate_young(const eph_tune_lives *L, size_t eden, unsigned 
         else *n = (survivor){s[k].idx, s[k].age + 1};
       }
     }
-    for (size_t j = first_young; ok && j < young_end; j++) {
+    for (size_t j = first_young; ok && j < i; j++) {
       const eph_tune_life *o = &L->lives[j];
       if ((double)o->size >= large || o->death <= T) continue;
       double b = bytes_of(o);
@@ -166,6 +164,8 @@ static eph_status simulate_young(const eph_tune_lives *L, size_t eden, unsigned 
     vec tmp = surv;
     surv = next;
     next = tmp;
+    first_young = i;
+    fill = bytes;
   }
   free(surv.p);
   free(next.p);
