@@ -24,12 +24,30 @@ typedef struct param_desc {
   const char *help;
 } param_desc;
 
+/* Limits of eph_gc_params_check, each with its reason. */
+#define MIN_EDEN (16 * EPH_KiB)      /* below this a survivor space (eden/5) holds hardly an object */
+#define MAX_EDEN (64 * EPH_GiB)      /* new space is one mapping: keep it well inside the address space */
+#define MIN_HEADROOM (4 * EPH_KiB)   /* old space grows by at least a page */
+#define MAX_TENURE 15                /* the header's 4-bit age field */
+#define MIN_OLD_SPACE (64 * EPH_KiB) /* max_heap must leave old space room for a few objects */
+#define SURVIVORS_PER_EDEN 5         /* each survivor space is eden / 5 (newspace.c) */
+#define PARAM_SPEC_MAX 1024          /* longest "key=value,..." string accepted */
+#define RATIO_DIGITS_MIN 6           /* enough for any ratio a person writes */
+#define DOUBLE_ROUND_TRIP_DIGITS 17  /* %.17g always reads back as the same double */
+#define SIZE_MAX_AS_DOUBLE 18446744073709551615.0 /* sizes must fit in size_t */
+
 static const param_desc PARAMS[] = {
 #define X(key, field, kind, def, help) {#key, KIND_OF_##kind, offsetof(eph_gc_params, field), (double)(def), help},
     EPH_GC_PARAM_TABLE(X)
 #undef X
 };
 #define NPARAMS (sizeof PARAMS / sizeof PARAMS[0])
+
+/* "eden, headroom, ..." from the table, for the unknown-key message. */
+#define KEY_TEXT(key, field, kind, def, help) ", " #key
+static const char KEY_LIST[] = EPH_GC_PARAM_TABLE(KEY_TEXT);
+#undef KEY_TEXT
+#define KNOWN_KEYS (KEY_LIST + 2) /* without the first ", " */
 
 void eph_gc_params_init(eph_gc_params *p) {
   memset(p, 0, sizeof *p);
@@ -56,15 +74,15 @@ static bool parse_size(const char *s, size_t *out) {
   if (end == s || errno || !isfinite(v) || v < 0) return false;
   double mult = 1;
   switch (*end) {
-    case 'k': case 'K': mult = 1024.0; end++; break;
-    case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+    case 'k': case 'K': mult = (double)EPH_KiB; end++; break;
+    case 'm': case 'M': mult = (double)EPH_MiB; end++; break;
+    case 'g': case 'G': mult = (double)EPH_GiB; end++; break;
     default: break;
   }
   if (*end == 'b' || *end == 'B') end++;
   if (*end) return false;
   v *= mult;
-  if (v >= 18446744073709551615.0) return false;
+  if (v >= SIZE_MAX_AS_DOUBLE) return false;
   *out = (size_t)v;
   return true;
 }
@@ -117,14 +135,13 @@ static eph_status apply_one(eph_gc_params *p, const char *key, size_t keylen, co
     }
     return EPH_OK;
   }
-  eph_error_fill(err, EPH_ERR_INVALID, "unknown GC parameter '%.*s' (known: eden, headroom, shrink, ratio, tenure, max, stress, stress_full, verify, events)",
-                 (int)keylen, key);
+  eph_error_fill(err, EPH_ERR_INVALID, "unknown GC parameter '%.*s' (known: %s)", (int)keylen, key, KNOWN_KEYS);
   return EPH_ERR_INVALID;
 }
 
 eph_status eph_gc_params_parse(eph_gc_params *p, const char *spec, eph_error *err) {
   eph_gc_params tmp = *p;
-  char buf[1024];
+  char buf[PARAM_SPEC_MAX];
   if (!spec) spec = "";
   if (strlen(spec) >= sizeof buf) {
     eph_error_fill(err, EPH_ERR_INVALID, "GC parameter string too long (%zu characters)", strlen(spec));
@@ -169,28 +186,30 @@ eph_status eph_gc_params_apply_env(eph_gc_params *p, eph_error *err) {
 }
 
 eph_status eph_gc_params_check(const eph_gc_params *p, eph_error *err) {
-  if (p->eden_bytes < 16 * EPH_KiB) {
-    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'eden': %zu bytes is below the minimum of 16K", p->eden_bytes);
+  if (p->eden_bytes < MIN_EDEN) {
+    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'eden': %zu bytes is below the minimum of %zuK", p->eden_bytes,
+                   MIN_EDEN / EPH_KiB);
     return EPH_ERR_INVALID;
   }
-  if (p->eden_bytes > 64 * EPH_GiB) {
-    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'eden': %zu bytes is above the maximum of 64G", p->eden_bytes);
+  if (p->eden_bytes > MAX_EDEN) {
+    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'eden': %zu bytes is above the maximum of %zuG", p->eden_bytes,
+                   MAX_EDEN / EPH_GiB);
     return EPH_ERR_INVALID;
   }
-  if (p->growth_headroom < 4 * EPH_KiB) {
-    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'headroom': must be at least 4K");
+  if (p->growth_headroom < MIN_HEADROOM) {
+    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'headroom': must be at least %zuK", MIN_HEADROOM / EPH_KiB);
     return EPH_ERR_INVALID;
   }
   if (p->gc_ratio <= 0) {
     eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'ratio': must be greater than 0");
     return EPH_ERR_INVALID;
   }
-  if (p->tenure_age < 1 || p->tenure_age > 15) {
-    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'tenure': %lu is outside 1..15", p->tenure_age);
+  if (p->tenure_age < 1 || p->tenure_age > MAX_TENURE) {
+    eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'tenure': %lu is outside 1..%d", p->tenure_age, MAX_TENURE);
     return EPH_ERR_INVALID;
   }
-  size_t new_space = p->eden_bytes + 2 * (p->eden_bytes / 5);
-  if (p->max_heap && p->max_heap < new_space + 64 * EPH_KiB) {
+  size_t new_space = p->eden_bytes + 2 * (p->eden_bytes / SURVIVORS_PER_EDEN);
+  if (p->max_heap && p->max_heap < new_space + MIN_OLD_SPACE) {
     eph_error_fill(err, EPH_ERR_INVALID,
                    "GC parameter 'max': %zu bytes leaves no old space (new space alone is %zu bytes; lower 'eden')",
                    p->max_heap, new_space);
@@ -212,7 +231,7 @@ static void format_size(char *buf, size_t len, size_t v) {
 
 /* Shortest text that parses back to the same double. */
 static void format_ratio(char *buf, size_t len, double r) {
-  for (int digits = 6; digits <= 17; digits++) {
+  for (int digits = RATIO_DIGITS_MIN; digits <= DOUBLE_ROUND_TRIP_DIGITS; digits++) {
     snprintf(buf, len, "%.*g", digits, r);
     if (strtod(buf, NULL) == r) return;
   }

@@ -131,11 +131,17 @@ static inline void check_roots(eph_profiler *p, uint64_t now) {
   p->last_check = now;
 }
 
+/* Bit 40 of an ALLOC event's c: the program asked for this object in old
+ * space (eph_alloc_old) though it is not large, so a simulator replaying
+ * the trace puts it there too (docs/traces.md). */
+static inline uint64_t pretenured_bit(eph_heap *h, eph_value obj) {
+  return !eph_is_young(h, obj) && eph_size_bytes(obj) < eph__fast(h)->large_object_bytes ? UINT64_C(1) << 40 : 0;
+}
+
 /* The application clock advances only at allocations, and in this mode
  * every allocation comes here (the profiler allocates nothing): the clock
  * is the last check's plus this object's bytes, without asking the heap. */
 void merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
-  (void)h;
   eph_profiler *p = data;
   uint64_t t = p->last_check + eph_object_bytes(obj);
 #ifdef EPH_CHECKED
@@ -150,7 +156,7 @@ void merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
   tr[1] = t;
   if (p->spec.trace)
     trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
-          (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32);
+          (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32 | pretenured_bit(h, obj));
   check_roots(p, t);
   clocks_tick(p, t);
 }

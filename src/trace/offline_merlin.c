@@ -128,7 +128,7 @@ static bool push(stack32 *s, uint32_t v) {
 }
 
 static uint64_t pointer_slots(const eph_event *e) {
-  uint64_t fmt = e->c >> EPH_TRACE_FORMAT_SHIFT;
+  uint64_t fmt = (e->c >> EPH_TRACE_FORMAT_SHIFT) & EPH_TRACE_FORMAT_MASK;
   if (fmt != EPH_FORMAT_POINTERS && fmt != EPH_FORMAT_EPHEMERON) return 0;
   return e->b >= sizeof(uint64_t) ? (e->b - sizeof(uint64_t)) / sizeof(uint64_t) : 0;
 }

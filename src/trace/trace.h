@@ -25,8 +25,11 @@
 extern "C" {
 #endif
 
-/* The format of an object, as the ALLOC event's c carries it (c >> 32). */
+/* The format of an object, as the ALLOC event's c carries it ((c >> 32) & 0xff). */
 #define EPH_TRACE_FORMAT_SHIFT 32
+#define EPH_TRACE_FORMAT_MASK UINT64_C(0xff)
+/* Bit 40 of an ALLOC event's c: allocated in old space on request (pretenured). */
+#define EPH_TRACE_PRETENURED_BIT (UINT64_C(1) << 40)
 #define EPH_TRACE_SITE_MASK UINT64_C(0xffffffff)
 
 /* Problems with a file as a trace: NULL if p is a usable whole trace, else

@@ -1,0 +1,320 @@
+/*
+ * cmd_sim.c — `ephemera sim`: options for the GC simulator (src/sim,
+ * docs/sim.md); the work is the library's.
+ *
+ *   ephemera sim PROFILE [--collector NAME] [--gc PARAMS]... [--heap SIZE|FACTORx,...]
+ *                [--nursery SIZE] [--events] [--model FILE] [--format text|csv|json]
+ *   ephemera sim calibrate [--model FILE] [--size S] [--gc PARAMS]...
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ephemera/sim.h"
+#include "sim_calibrate.h"
+#include "trace.h"
+
+#define MAX_CONFIGS 256
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: ephemera sim PROFILE [--collector NAME] [--gc PARAMS]... [--heap SIZE|FACTORx,...]\n"
+          "                    [--nursery SIZE] [--events] [--model FILE] [--format text|csv|json]\n"
+          "                    [--granule K --sync SCHEME | --granularity K,K,...]\n"
+          "       ephemera sim calibrate [--model FILE] [--size S] [--gc PARAMS]...\n"
+          "  PROFILE        a Merlin trace (exact), a Merlin profile (lifetimes) or a gc/finalization\n"
+          "                 profile (samples: results as ranges); the output says which and its caveats\n"
+          "  --collector C  spur (Ephemera's heap, default), ss, fg, vg (Appel) or of (older-first)\n"
+          "  --gc PARAMS    spur's GC parameters (as `ephemera run --gc`); repeat for several configurations\n"
+          "  --heap LIST    ss/fg/vg/of heap sizes: bytes (4M) or multiples of the minimum heap (2x), comma-separated\n"
+          "  --nursery SIZE fg: nursery size; of: window size (default: a quarter / a third of the heap)\n"
+          "  --events       also list every simulated collection\n"
+          "  --granule K    deaths known only at multiples of K bytes (as `ephemera trace granulate`)\n"
+          "  --sync S       where collections go on a granulated input: unsync (default), syncearly,\n"
+          "                 syncmid, synclate (TOPLAS 2006 3.2)\n"
+          "  --granularity LIST  the error table instead: each scheme at each granule against the exact input\n"
+          "  --model FILE   the cost model (default $XDG_CONFIG_HOME/ephemera/costmodel, else built-in)\n"
+          "  --format F     text (default), csv or json\n"
+          "calibrate: runs every workload on the real heap with a few GC settings (or those given by --gc)\n"
+          "  at --size (default small), fits the cost model by least squares on their collections and\n"
+          "  writes it to --model (default $XDG_CONFIG_HOME/ephemera/costmodel).\n"
+          "exit: 0 ok, 1 the simulation or calibration failed, 2 usage, 3 bad input file\n");
+}
+
+enum {
+  OPT_COLLECTOR = 256,
+  OPT_GC,
+  OPT_HEAP,
+  OPT_NURSERY,
+  OPT_EVENTS,
+  OPT_MODEL,
+  OPT_FORMAT,
+  OPT_SIZE,
+  OPT_GRANULE,
+  OPT_SYNC,
+  OPT_GRANULARITY,
+  OPT_HELP
+};
+
+static const struct option OPTIONS[] = {
+    {"collector", required_argument, NULL, OPT_COLLECTOR}, {"gc", required_argument, NULL, OPT_GC},
+    {"heap", required_argument, NULL, OPT_HEAP},           {"nursery", required_argument, NULL, OPT_NURSERY},
+    {"events", no_argument, NULL, OPT_EVENTS},             {"model", required_argument, NULL, OPT_MODEL},
+    {"format", required_argument, NULL, OPT_FORMAT},       {"size", required_argument, NULL, OPT_SIZE},
+    {"granule", required_argument, NULL, OPT_GRANULE},     {"sync", required_argument, NULL, OPT_SYNC},
+    {"granularity", required_argument, NULL, OPT_GRANULARITY},
+    {"help", no_argument, NULL, OPT_HELP},                 {NULL, 0, NULL, 0},
+};
+
+typedef struct sim_args {
+  eph_sim_collector collector;
+  const char *gc[MAX_CONFIGS];
+  size_t ngc;
+  const char *heap, *nursery, *model, *size, *granule, *granularity;
+  eph_sim_sync sync;
+  bool events;
+  eph_sim_format format;
+} sim_args;
+
+/* 0 ok, 2 usage error (printed), -1 --help printed. */
+static int parse(int argc, char **argv, sim_args *a) {
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", OPTIONS, NULL)) != -1) {
+    switch (c) {
+      case OPT_COLLECTOR:
+        if (!eph_sim_collector_parse(optarg, &a->collector)) {
+          cli_error("sim: unknown collector '%s' (spur, ss, fg, vg, of)", optarg);
+          return 2;
+        }
+        break;
+      case OPT_GC:
+        if (a->ngc == MAX_CONFIGS) {
+          cli_error("sim: at most %d --gc configurations", MAX_CONFIGS);
+          return 2;
+        }
+        a->gc[a->ngc++] = optarg;
+        break;
+      case OPT_HEAP: a->heap = optarg; break;
+      case OPT_NURSERY: a->nursery = optarg; break;
+      case OPT_EVENTS: a->events = true; break;
+      case OPT_MODEL: a->model = optarg; break;
+      case OPT_SIZE: a->size = optarg; break;
+      case OPT_GRANULE: a->granule = optarg; break;
+      case OPT_GRANULARITY: a->granularity = optarg; break;
+      case OPT_SYNC:
+        if (!eph_sim_sync_parse(optarg, &a->sync)) {
+          cli_error("sim: --sync '%s' is not unsync, syncearly, syncmid or synclate", optarg);
+          return 2;
+        }
+        break;
+      case OPT_FORMAT:
+        if (!strcmp(optarg, "text")) a->format = EPH_SIM_TEXT;
+        else if (!strcmp(optarg, "csv")) a->format = EPH_SIM_CSV;
+        else if (!strcmp(optarg, "json")) a->format = EPH_SIM_JSON;
+        else {
+          cli_error("sim: --format '%s' is not text, csv or json", optarg);
+          return 2;
+        }
+        break;
+      case 'h':
+      case OPT_HELP: usage(stdout); return -1;
+      default:
+        if (optopt >= OPT_COLLECTOR) cli_error("sim: option '%s' needs a value", argv[optind - 1]);
+        else cli_error("sim: unknown option '%s' (try 'ephemera sim --help')", argv[optind - 1]);
+        return 2;
+    }
+  }
+  return 0;
+}
+
+/* "4M" (bytes) or "2x"/"2.5x" (times the minimum heap). */
+static bool parse_heap(const char *s, uint64_t *bytes, double *factor) {
+  size_t n = strlen(s);
+  if (n > 1 && (s[n - 1] == 'x' || s[n - 1] == 'X')) {
+    char *end;
+    errno = 0;
+    double f = strtod(s, &end);
+    if (errno || end != s + n - 1 || !isfinite(f) || f <= 0) return false;
+    *bytes = 0;
+    *factor = f;
+    return true;
+  }
+  return eph_trace_parse_size(s, bytes) && *bytes > 0;
+}
+
+static int load_model(const sim_args *a, eph_sim_costmodel *cm) {
+  char path[4096];
+  eph_error err;
+  if (a->model) {
+    if (eph_sim_costmodel_load(a->model, cm, &err) != EPH_OK) {
+      cli_error("sim: %s", err.message);
+      return 3;
+    }
+    return 0;
+  }
+  if (!eph_sim_costmodel_default_path(path, sizeof path) || eph_sim_costmodel_load(path, cm, &err) != EPH_OK)
+    eph_sim_costmodel_default(cm);
+  return 0;
+}
+
+static int calibrate(int argc, char **argv) {
+  sim_args a = {0};
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  if (optind < argc) {
+    cli_error("sim calibrate: unexpected argument '%s'", argv[optind]);
+    return 2;
+  }
+  char path[4096];
+  const char *out = a.model;
+  if (!out) {
+    if (!eph_sim_costmodel_default_path(path, sizeof path)) {
+      cli_error("sim calibrate: neither XDG_CONFIG_HOME nor HOME is set: give --model FILE");
+      return 2;
+    }
+    out = path;
+  }
+  eph_sim_costmodel cm;
+  eph_error err;
+  double median;
+  if (eph_sim_calibrate(a.size ? a.size : "small", a.ngc ? a.gc : NULL, a.ngc, &cm, &median, stdout, &err) !=
+      EPH_OK) {
+    cli_error("sim calibrate: %s", err.message);
+    return 1;
+  }
+  if (eph_sim_costmodel_save(out, &cm, &err) != EPH_OK) {
+    cli_error("sim calibrate: %s", err.message);
+    return 1;
+  }
+  printf("cost model (s): per collection %.3g, per byte copied %.3g, promoted %.3g, marked %.3g, compacted %.3g,\n"
+         "  per remembered entry %.3g (not in the heap's event log: not fitted), per MiB committed %.3g\n"
+         "fit error %.1f%% (relative RMS over %u collections); per-run GC time error median %.1f%%\n"
+         "wrote %s\n",
+         cm.per_collection, cm.per_byte_copied, cm.per_byte_promoted, cm.per_byte_marked, cm.per_byte_compacted,
+         cm.per_remembered, cm.per_mib_committed, 100 * cm.fit_error, cm.samples, 100 * median, out);
+  return 0;
+}
+
+int cmd_sim(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "calibrate")) return calibrate(argc - 1, argv + 1);
+  sim_args a = {0};
+  int rc = parse(argc, argv, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  if (optind != argc - 1) {
+    cli_error(optind >= argc ? "sim: needs one PROFILE (usage: ephemera sim PROFILE [options])"
+                             : "sim: one PROFILE only");
+    return 2;
+  }
+  const char *file = argv[optind];
+  static eph_sim_config cfgs[MAX_CONFIGS];
+  size_t n = 0;
+  eph_sim_config base;
+  eph_sim_config_init(&base);
+  base.collector = a.collector;
+  base.keep_events = a.events;
+  eph_error err;
+  if (a.nursery && !eph_trace_parse_size(a.nursery, &base.nursery_bytes)) {
+    cli_error("sim: --nursery '%s' is not a size (e.g. 1M)", a.nursery);
+    return 2;
+  }
+  base.sync = a.sync;
+  if (a.granule && (!eph_trace_parse_size(a.granule, &base.granule) || !base.granule)) {
+    cli_error("sim: --granule '%s' is not a size in bytes (e.g. 4K)", a.granule);
+    return 2;
+  }
+  uint64_t granules[64];
+  size_t ngranules = 0;
+  if (a.granularity) {
+    char list[1024];
+    snprintf(list, sizeof list, "%s", a.granularity);
+    char *save = NULL;
+    for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+      if (ngranules == 64 || !eph_trace_parse_size(item, &granules[ngranules]) || !granules[ngranules]) {
+        cli_error("sim: --granularity: '%s' is not a size in bytes (at most 64 of them)", item);
+        return 2;
+      }
+      ngranules++;
+    }
+  }
+  if (a.collector == EPH_SIM_SPUR) {
+    if (a.heap) {
+      cli_error("sim: --heap is for ss, fg, vg and of; spur takes --gc");
+      return 2;
+    }
+    for (size_t i = 0; i < (a.ngc ? a.ngc : 1); i++) {
+      cfgs[n] = base;
+      if (a.ngc && eph_gc_params_parse(&cfgs[n].params, a.gc[i], &err) != EPH_OK) {
+        cli_error("sim: --gc: %s", err.message);
+        return 2;
+      }
+      n++;
+    }
+  } else {
+    if (a.ngc) {
+      cli_error("sim: --gc is for spur; %s takes --heap", eph_sim_collector_name(a.collector));
+      return 2;
+    }
+    char list[1024];
+    snprintf(list, sizeof list, "%s", a.heap ? a.heap : "2x");
+    char *save = NULL;
+    for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+      if (n == MAX_CONFIGS) {
+        cli_error("sim: at most %d heap sizes", MAX_CONFIGS);
+        return 2;
+      }
+      cfgs[n] = base;
+      if (!parse_heap(item, &cfgs[n].heap_bytes, &cfgs[n].heap_factor)) {
+        cli_error("sim: --heap '%s' is neither a size (4M) nor a multiple of the minimum heap (2x)", item);
+        return 2;
+      }
+      n++;
+    }
+  }
+  eph_sim_costmodel cm;
+  if ((rc = load_model(&a, &cm))) return rc;
+  eph_sim_input *in;
+  if (eph_sim_input_load(file, &in, &err) != EPH_OK) {
+    cli_error("%s: %s", file, err.message);
+    return err.status == EPH_ERR_NOMEM ? 1 : 3;
+  }
+  if (ngranules) {
+    double *errors = malloc(ngranules * EPH_SIM_NSYNC * 2 * sizeof *errors);
+    rc = errors ? 0 : 1;
+    for (size_t i = 0; i < n && !rc; i++) {
+      char label[256];
+      eph_sim_config_label(&cfgs[i], NULL, label, sizeof label);
+      if (eph_sim_granularity_table(in, &cfgs[i], granules, ngranules, errors, &err) != EPH_OK) {
+        cli_error("sim: %s", err.message);
+        rc = 1;
+      } else if (!eph_sim_print_granularity(stdout, a.format, label, granules, ngranules, errors)) {
+        cli_error("sim: writing the output failed");
+        rc = 1;
+      }
+    }
+    free(errors);
+    eph_sim_input_free(in);
+    return rc;
+  }
+  static eph_sim_result res[MAX_CONFIGS];
+  size_t done = 0;
+  rc = 0;
+  for (; done < n; done++)
+    if (eph_sim_run(in, &cfgs[done], &cm, &res[done], &err) != EPH_OK) {
+      cli_error("sim: %s", err.message);
+      rc = 1;
+      break;
+    }
+  if (!rc && !eph_sim_print(stdout, a.format, file, in, cfgs, res, n, &cm)) {
+    cli_error("sim: writing the output failed");
+    rc = 1;
+  }
+  for (size_t i = 0; i < done; i++) eph_sim_result_free(&res[i]);
+  eph_sim_input_free(in);
+  return rc;
+}

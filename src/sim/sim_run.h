@@ -1,0 +1,70 @@
+/*
+ * sim_run.h — what every simulated collector shares: the run's clock, its
+ * slots (the object graph as the program builds it), the current
+ * collection's figures, the event list, committed memory over time.
+ */
+#ifndef EPH_SIM_RUN_H
+#define EPH_SIM_RUN_H
+
+#include "sim_internal.h"
+
+/* A growable array of object indices.  Growth failure sets run->nomem. */
+typedef struct simvec {
+  uint32_t *v;
+  size_t len, cap;
+} simvec;
+
+/* The collection under way. */
+typedef struct simcur {
+  eph_gc_kind kind;
+  uint64_t allocated, used_before;
+  uint64_t copied, promoted, marked, compacted, remembered, remembered_scanned;
+} simcur;
+
+typedef struct simrun {
+  const eph_sim_input *in;
+  const eph_sim_config *cfg;
+  const uint64_t *death;   /* the deaths this run uses (hi or lo end for samples) */
+  eph_sim_result *res;
+  uint32_t *slots;         /* NULL without an object graph */
+  uint64_t page;
+  uint64_t clock;          /* bytes allocated before the allocation under way */
+  simcur cur;
+  size_t events_cap;
+  uint64_t committed, committed_since; /* space-time: committed bytes since clock committed_since */
+  bool exhausted, nomem;
+  /* Granularity (cfg->sync over a granule): the next point of perfect
+   * knowledge, and whether natural collections are held back until one. */
+  uint64_t granule, next_tick;
+  bool hold_natural;
+} simrun;
+
+/* The points of perfect knowledge at or before `clock` not yet seen, one
+ * call each: returns true and sets *point while there is one. */
+bool simrun_tick(simrun *r, uint64_t clock, uint64_t *point);
+/* At a point of perfect knowledge, with `used` bytes of a space of `cap`
+ * that the clock fills: whether the scheme collects there. */
+bool simrun_sync_collect(const simrun *r, uint64_t used, uint64_t cap);
+
+eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
+                       eph_sim_result *res, eph_error *err);
+void simrun_free(simrun *r);
+eph_status simrun_nomem(eph_error *err);
+/* The program's steps: the trace's ops, or one ALLOC per object without one. */
+size_t simrun_nops(const simrun *r);
+sim_op simrun_op(const simrun *r, size_t i);
+/* Committed bytes are now `bytes` (space-time and peak). */
+void simrun_committed(simrun *r, uint64_t bytes);
+void simrun_begin(simrun *r, eph_gc_kind kind, uint64_t used);
+void simrun_end(simrun *r, uint64_t used_after, uint64_t committed);
+void simvec_push(simrun *r, simvec *v, uint32_t x);
+/* Totals, mark/cons, space-time to the end; EPH_ERR_NOMEM if memory ran out. */
+eph_status simrun_finish(simrun *r, eph_error *err);
+
+/* The collectors (spur.c, paper.c). */
+eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
+                    eph_error *err);
+eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
+                     eph_error *err);
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * test_sim.c — unit tests of libephemera_sim: every GC parameter of the
+ * heap's table has a role in the simulator; spur's rules on hand-made
+ * traces (scavenge counts, nepotism through the remembered set, tenuring,
+ * survivor overflow, pretenuring); what a lifetimes-only input cannot see;
+ * the cost model's fit, file round trip and malformed files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ephemera/sim.h"
+
+/* --- hand-made traces --------------------------------------------------------- */
+
+#define MAXEV 256
+#define OBJ 1024 /* bytes per object: 127 slots, below spur's large threshold at eden=16K */
+#define PRETENURED (UINT64_C(1) << 40)
+
+typedef struct tb {
+  eph_event ev[MAXEV];
+  eph_record rec[MAXEV];
+  size_t nev, nrec;
+  uint64_t clock;
+} tb;
+
+/* An object that dies at `death` (0: right at its birth; UINT64_MAX: censored). */
+static uint64_t alloc(tb *t, uint64_t flags, uint64_t death) {
+  t->clock += OBJ;
+  t->ev[t->nev++] = (eph_event){.kind = EPH_EV_ALLOC, .time = t->clock, .obj = t->clock, .a = 1, .b = OBJ, .c = flags};
+  eph_record *r = &t->rec[t->nrec++];
+  *r = (eph_record){.id = t->clock, .class_id = 1, .size = OBJ, .weight = 1, .birth = {.bytes = t->clock}};
+  r->death_kind = death == UINT64_MAX ? EPH_DEATH_CENSORED : EPH_DEATH_EXACT;
+  r->death.bytes = death == 0 ? t->clock : death;
+  r->alive_until = r->death;
+  return t->clock;
+}
+
+static void store(tb *t, uint64_t src, uint64_t slot, uint64_t target) {
+  t->ev[t->nev++] = (eph_event){.kind = EPH_EV_STORE, .time = t->clock, .obj = src, .a = slot, .c = target};
+}
+
+static eph_sim_input *input(tb *t, bool with_events) {
+  static char *classes[2] = {NULL, "Obj"};
+  eph_meta_pair meta[] = {{"mode", "merlin"}};
+  eph_profile p = {.meta = meta, .nmeta = 1, .class_names = classes, .nclasses = 2, .records = t->rec,
+                   .nrecords = t->nrec, .events = with_events ? t->ev : NULL, .nevents = with_events ? t->nev : 0,
+                   .complete = true};
+  eph_sim_input *in = NULL;
+  eph_error err;
+  assert_int_equal(eph_sim_input_from_profile(&p, &in, &err), EPH_OK);
+  return in;
+}
+
+static eph_sim_result simulate(eph_sim_input *in, const char *gc) {
+  eph_sim_config cfg;
+  eph_sim_config_init(&cfg);
+  eph_error err;
+  assert_int_equal(eph_gc_params_parse(&cfg.params, gc, &err), EPH_OK);
+  eph_sim_result r;
+  assert_int_equal(eph_sim_run(in, &cfg, NULL, &r, &err), EPH_OK);
+  return r;
+}
+
+/* A dead pretenured object points to a young one that is dead too: the
+ * scavenger still copies it (the remembered set is a root), and a
+ * lifetimes-only input, with no graph, cannot see that. */
+static void test_nepotism(void **state) {
+  (void)state;
+  for (int linked = 0; linked < 2; linked++) {
+    tb *t = calloc(1, sizeof *t);
+    uint64_t p = alloc(t, PRETENURED, 0);
+    uint64_t y = alloc(t, 0, 0);
+    if (linked) store(t, p, 0, y);
+    for (int i = 0; i < 16; i++) alloc(t, 0, 0); /* eden (16K) fills with the 16th object after y */
+    eph_sim_input *in = input(t, true);
+    eph_sim_result r = simulate(in, "eden=16K,headroom=16K");
+    assert_int_equal(r.scavenges, 1);
+    assert_int_equal(r.full_gcs, 0);
+    assert_int_equal(r.bytes_copied, linked ? OBJ : 0);
+    assert_int_equal(r.remembered, linked ? 1 : 0);
+    assert_int_equal(r.bytes_allocated_old, OBJ);
+    eph_sim_input_free(in);
+    in = input(t, false);
+    assert_int_equal(eph_sim_input_kind_of(in), EPH_SIM_INPUT_LIFETIMES);
+    r = simulate(in, "eden=16K,headroom=16K");
+    assert_int_equal(r.scavenges, 1);
+    assert_int_equal(r.bytes_copied, 0); /* no graph: no nepotism */
+    assert_int_equal(r.bytes_allocated_old, 0); /* and no pretenuring */
+    eph_sim_input_free(in);
+    free(t);
+  }
+}
+
+/* Live young objects: copied at tenure > 1, promoted at tenure = 1; when
+ * more survive than a survivor space (4K) holds, the rest overflow. */
+static void test_tenure_and_overflow(void **state) {
+  (void)state;
+  tb *t = calloc(1, sizeof *t);
+  for (int i = 0; i < 6; i++) alloc(t, 0, UINT64_MAX);
+  for (int i = 0; i < 11; i++) alloc(t, 0, 0);
+  eph_sim_input *in = input(t, true);
+  eph_sim_result r = simulate(in, "eden=16K,tenure=3");
+  assert_int_equal(r.scavenges, 1);
+  assert_int_equal(r.bytes_copied, 4 * OBJ); /* the survivor space is 4K */
+  assert_int_equal(r.bytes_promoted, 2 * OBJ);
+  assert_int_equal(r.bytes_overflowed, 2 * OBJ);
+  r = simulate(in, "eden=16K,tenure=1");
+  assert_int_equal(r.bytes_copied, 0);
+  assert_int_equal(r.bytes_promoted, 6 * OBJ);
+  assert_int_equal(r.bytes_overflowed, 0);
+  r = simulate(in, "eden=32K");
+  assert_int_equal(r.scavenges, 0);
+  eph_sim_input_free(in);
+  free(t);
+}
+
+/* Old space fills with promoted survivors until the GC ratio triggers a
+ * full GC; with every object dead by then, it marks nothing. */
+static void test_full_gc_trigger(void **state) {
+  (void)state;
+  tb *t = calloc(1, sizeof *t);
+  /* 40 objects that live for 20 allocations each, eden 16K, tenure 1:
+   * every scavenge promotes what is still live. */
+  for (int i = 0; i < 200; i++) alloc(t, 0, t->clock + OBJ + 20 * OBJ);
+  eph_sim_input *in = input(t, true);
+  eph_sim_result r = simulate(in, "eden=16K,tenure=1,headroom=4K,ratio=0.5");
+  assert_true(r.scavenges >= 10);
+  assert_true(r.full_gcs >= 1);
+  assert_true(r.bytes_promoted > 0);
+  assert_true(r.mark_cons > 0);
+  eph_sim_result r2 = simulate(in, "eden=16K,tenure=1,headroom=4K,ratio=4");
+  assert_true(r2.full_gcs < r.full_gcs); /* a larger ratio, fewer full GCs */
+  eph_sim_input_free(in);
+  free(t);
+}
+
+/* --- the parameter table --------------------------------------------------- */
+
+static void test_every_parameter_has_a_role(void **state) {
+  (void)state;
+#define CHECK_ROLE(key, field, kind, def, help)                                                   \
+  if (!eph_sim_param_role(#key)) fail_msg("GC parameter '%s' has no role in the simulator", #key);
+  EPH_GC_PARAM_TABLE(CHECK_ROLE)
+#undef CHECK_ROLE
+  assert_null(eph_sim_param_role("no_such_parameter"));
+}
+
+static void test_stress_refused(void **state) {
+  (void)state;
+  tb *t = calloc(1, sizeof *t);
+  alloc(t, 0, 0);
+  eph_sim_input *in = input(t, true);
+  eph_sim_config cfg;
+  eph_sim_config_init(&cfg);
+  cfg.params.stress = 1;
+  eph_sim_result r;
+  eph_error err;
+  assert_int_equal(eph_sim_run(in, &cfg, NULL, &r, &err), EPH_ERR_INVALID);
+  assert_non_null(strstr(err.message, "stress"));
+  eph_sim_input_free(in);
+  free(t);
+}
+
+/* --- the cost model -------------------------------------------------------- */
+
+static void test_fit_recovers_coefficients(void **state) {
+  (void)state;
+  eph_sim_observation obs[64];
+  for (int i = 0; i < 64; i++) {
+    obs[i] = (eph_sim_observation){.copied = (i * 7919) % 1000 * 1000.0, .promoted = (i * 104729) % 500 * 1000.0,
+                                   .marked = i % 3 ? 0 : i * 50000.0, .compacted = i % 5 ? 0 : i * 20000.0};
+    obs[i].seconds = 1e-5 + 1e-9 * obs[i].copied + 2e-9 * obs[i].promoted + 5e-10 * obs[i].marked +
+                     3e-10 * obs[i].compacted;
+  }
+  eph_sim_costmodel cm;
+  eph_error err;
+  assert_int_equal(eph_sim_costmodel_fit(obs, 64, &cm, &err), EPH_OK);
+  assert_float_equal(cm.per_collection, 1e-5, 1e-9);
+  assert_float_equal(cm.per_byte_copied, 1e-9, 1e-12);
+  assert_float_equal(cm.per_byte_promoted, 2e-9, 1e-12);
+  assert_float_equal(cm.per_byte_marked, 5e-10, 1e-12);
+  assert_float_equal(cm.per_byte_compacted, 3e-10, 1e-12);
+  assert_true(cm.fit_error < 1e-6);
+  assert_int_equal(cm.samples, 64);
+  assert_int_equal(eph_sim_costmodel_fit(obs, 3, &cm, &err), EPH_ERR_INVALID);
+}
+
+static void test_model_file(void **state) {
+  (void)state;
+  char path[] = "/tmp/ephemera-sim-test-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  eph_sim_costmodel cm, back;
+  eph_sim_costmodel_default(&cm);
+  cm.fit_error = 0.125;
+  cm.samples = 42;
+  eph_error err;
+  assert_int_equal(eph_sim_costmodel_save(path, &cm, &err), EPH_OK);
+  assert_int_equal(eph_sim_costmodel_load(path, &back, &err), EPH_OK);
+  assert_float_equal(back.per_byte_copied, cm.per_byte_copied, 1e-18);
+  assert_float_equal(back.fit_error, 0.125, 1e-12);
+  assert_int_equal(back.samples, 42);
+  FILE *f = fopen(path, "w");
+  fputs("per_collection fast\n", f);
+  fclose(f);
+  assert_int_equal(eph_sim_costmodel_load(path, &back, &err), EPH_ERR_INVALID);
+  assert_non_null(strstr(err.message, "line 1"));
+  f = fopen(path, "w");
+  fputs("per_collection 1e-5\n", f);
+  fclose(f);
+  assert_int_equal(eph_sim_costmodel_load(path, &back, &err), EPH_ERR_INVALID);
+  assert_non_null(strstr(err.message, "missing"));
+  remove(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_nepotism),
+      cmocka_unit_test(test_tenure_and_overflow),
+      cmocka_unit_test(test_full_gc_trigger),
+      cmocka_unit_test(test_every_parameter_has_a_role),
+      cmocka_unit_test(test_stress_refused),
+      cmocka_unit_test(test_fit_recovers_coefficients),
+      cmocka_unit_test(test_model_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
