@@ -104,7 +104,8 @@ typedef struct eph_tune_sim {
   double marked;    /* live bytes the full GCs traced and compacted */
   double committed; /* bytes of memory first touched (page faults): new space, old growth */
   double peak_heap; /* peak committed bytes, new + old space */
-  double gc_s;      /* predicted GC (and page-fault) seconds, after calibration */
+  bool by_simulator; /* the figures are the GC simulator's (src/sim), else the fast model's */
+  double gc_s;      /* predicted GC seconds, after calibration */
   double time_s;    /* predicted run time, after calibration */
 } eph_tune_sim;
 
@@ -163,7 +164,8 @@ void eph_tune_objective_format(const eph_tune_objective *o, char *buf, size_t le
 double eph_tune_score(const eph_tune_objective *o, double time_s, double peak_heap);
 
 /*
- * Ranks sims by score (best first, ties by index) into order[0..n-1].
+ * Ranks sims by score (best first; scores within 0.2 % are a tie, which
+ * goes to the smaller peak heap, then the lower index) into order[0..n-1].
  * Returns how many are feasible (finite score); they come first.
  */
 size_t eph_tune_rank(const eph_tune_objective *o, const eph_tune_sim *sims, size_t n, size_t *order);

@@ -26,7 +26,7 @@ static void usage(FILE *out) {
           "  --objective O       time (default), time-within-heap=SIZE, or space-time\n"
           "  --invocations N     runs per verified configuration (default 5)\n"
           "  --verify N          configurations run for real, the default included (default 5, at most 5; Lua 8)\n"
-          "  --profile-mode M    merlin or gc (default: merlin for --size small, 1-in-32 gc otherwise)\n"
+          "  --profile-mode M    merlin or gc (default: merlin for --size small or a number, 1-in-32 gc otherwise)\n"
           "  --keep-profile FILE keep the profile of the profiled run\n"
           "  --kv                end with one line of key=value pairs\n"
           "  --list-grid G       print the configurations of grid G (full, coarse, illimani) and exit\n");

@@ -11,14 +11,16 @@
 
 #include "tune_internal.h"
 
-/* The profiled run.  Merlin (exact deaths) for small runs, where it costs
- * little; a 1-in-32 gc-mode profile otherwise, whose deaths are known to
- * the collection that found them. */
+/* The profiled run.  Merlin (exact deaths) for small and middle runs
+ * (`small` or a number), a 1-in-32 gc-mode profile for `default` and
+ * `large` ones (and commands), whose deaths are known to the collection
+ * that found them. */
 static eph_status profile_target(const eph_tune_request *req, const char *path, const char **mode_used,
                                  eph_error *err) {
   const eph_tune_target *t = &req->target;
   const char *mode = req->profile_mode;
-  if (!mode) mode = (t->workload && t->size && !strcmp(t->size, "small")) ? "merlin" : "gc";
+  if (!mode)
+    mode = t->workload && t->size && strcmp(t->size, "default") && strcmp(t->size, "large") ? "merlin" : "gc";
   const char *spec = !strcmp(mode, "merlin") ? "mode=merlin" : "mode=gc,sample=1/32";
   *mode_used = spec;
   if (t->workload) {
@@ -50,6 +52,63 @@ static double speedup_ci(const eph_tune_measurement *d, const eph_tune_measureme
   return r * sqrt(ed * ed + ep * ep);
 }
 
+/* How many of the model's best the simulator re-simulates. */
+#define REFINE 24
+
+/* The cost model of `ephemera sim calibrate` if there is one, else the built-in guess. */
+static void sim_costmodel(eph_sim_costmodel *cm) {
+  char path[1024];
+  eph_error e;
+  eph_sim_costmodel_default(cm);
+  if (eph_sim_costmodel_default_path(path, sizeof path) && access(path, R_OK) == 0 &&
+      eph_sim_costmodel_load(path, cm, &e) != EPH_OK)
+    eph_sim_costmodel_default(cm);
+}
+
+/*
+ * The simulator's pass: the default and the model's REFINE best distinct
+ * configurations, re-simulated and calibrated on the measured default like
+ * the model; order[] then lists them best first under the objective.
+ */
+static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in, const eph_tune_measurement *def,
+                         double gc_measured, const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order,
+                         size_t feasible, size_t *nref, FILE *out, eph_error *err) {
+  size_t which[REFINE + 1];
+  size_t n = 0;
+  which[n++] = 0;
+  for (size_t r = 0; r < feasible && n < REFINE + 1; r++) {
+    bool dup = false;
+    for (size_t k = 0; k < n && !dup; k++) dup = order[r] == which[k] || same_outcome(&sims[order[r]], &sims[which[k]]);
+    if (!dup) which[n++] = order[r];
+  }
+  eph_sim_costmodel cm;
+  sim_costmodel(&cm);
+  double sim_gc[REFINE + 1];
+  eph_status st = tune_refine(in, &cm, sims, which, n, sim_gc, err);
+  if (st != EPH_OK) return st;
+  /* Calibration as for the model: scale so the default's GC is the measured. */
+  double k = sim_gc[0] > 0 && gc_measured > 0 ? gc_measured / sim_gc[0] : 1;
+  if (k > 8) k = 8;
+  if (k < 0.125) k = 0.125;
+  double mutator = def->mean_s - sim_gc[0] * k;
+  if (mutator < 0) mutator = 0;
+  eph_tune_sim sub[REFINE + 1];
+  for (size_t i = 0; i < n; i++) {
+    eph_tune_sim *s = &sims[which[i]];
+    s->gc_s = sim_gc[i] * k;
+    s->time_s = mutator + s->gc_s + costs->per_committed_byte * (s->committed - sims[0].committed);
+    sub[i] = *s;
+  }
+  size_t sub_order[REFINE + 1];
+  size_t ok = eph_tune_rank(obj, sub, n, sub_order);
+  for (size_t i = 0; i < n; i++) order[i] = which[sub_order[i]];
+  *nref = ok;
+  fprintf(out, "  simulator  the default and the model's best %zu again with the GC simulator (spur, %s input%s): "
+               "x%.2f its cost model\n",
+          n - 1, eph_sim_input_kind_name(eph_sim_input_kind_of(in)), cm.samples ? ", fitted cost model" : "", k);
+  return EPH_OK;
+}
+
 eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) {
   const eph_tune_target *t = &req->target;
   int verify = req->verify > 0 ? req->verify : 5;
@@ -70,6 +129,9 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   if (st != EPH_OK) return st;
   eph_tune_lives lives;
   st = eph_tune_lives_load(path, &lives, err);
+  eph_sim_input *sim_in = NULL;
+  eph_error sim_err = {0};
+  if (st == EPH_OK && eph_sim_input_load(path, &sim_in, &sim_err) != EPH_OK) sim_in = NULL;
   if (!req->keep_profile) unlink(path);
   if (st != EPH_OK) return st;
   fprintf(out, "  profile    1 run (%s): %zu records, %.1f MiB allocated, deaths %s\n", mode, lives.n,
@@ -102,9 +164,17 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   if (!t->workload) gc_measured = 0.3 * meas[0].mean_s; /* a command does not say: assume 30 % (docs/tune.md) */
   eph_tune_calibrate(&costs, &sims[0], meas[0].mean_s, gc_measured, sims, n);
   size_t feasible = eph_tune_rank(&req->objective, sims, n, order);
-  fprintf(out, "  simulated  %zu configurations (%zu within the objective); cost model calibrated on the default's "
+  fprintf(out, "  model      %zu configurations screened (%zu within the objective); calibrated on the default's "
                "%.3f s (GC %.3f s%s): x%.2f nominal\n",
           n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed 30%", costs.scale);
+  if (sim_in) {
+    size_t nref = 0;
+    st = refine(&req->objective, sim_in, &meas[0], gc_measured, &costs, sims, order, feasible, &nref, out, err);
+    if (st != EPH_OK) goto done;
+    feasible = nref;
+  } else {
+    fprintf(out, "  simulator  not used (%s): the model's ranking stands\n", sim_err.message);
+  }
 
   /* 4. The top few, measured (skipping lookalikes and the default). */
   int nv = 1;
@@ -170,6 +240,7 @@ done:
   free(meas);
   free(verified);
   eph_tune_lives_free(&lives);
+  eph_sim_input_free(sim_in);
   return st;
 }
 

@@ -68,15 +68,22 @@ double eph_tune_score(const eph_tune_objective *o, double time_s, double peak_he
 
 /* qsort has no context argument: the scores go with the indices. */
 typedef struct scored {
-  double score;
-  size_t index;
+  double bucket; /* the score to 0.2 %: closer scores are a tie */
+  double peak;   /* ties go to the smaller peak heap */
+  size_t index;  /* then to the earlier configuration */
 } scored;
 
 static int by_score(const void *a, const void *b) {
   const scored *x = a, *y = b;
-  if (x->score < y->score) return -1;
-  if (x->score > y->score) return 1;
+  if (x->bucket != y->bucket) return x->bucket < y->bucket ? -1 : 1;
+  if (x->peak != y->peak) return x->peak < y->peak ? -1 : 1;
   return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static double bucket_of(double score) {
+  if (!isfinite(score)) return INFINITY;
+  if (score <= 0) return -INFINITY;
+  return floor(log(score) / log(1.002));
 }
 
 size_t eph_tune_rank(const eph_tune_objective *o, const eph_tune_sim *sims, size_t n, size_t *order) {
@@ -87,9 +94,11 @@ size_t eph_tune_rank(const eph_tune_objective *o, const eph_tune_sim *sims, size
     return 0;
   }
   for (size_t i = 0; i < n; i++) {
-    s[i].score = eph_tune_score(o, sims[i].time_s, sims[i].peak_heap);
+    double score = eph_tune_score(o, sims[i].time_s, sims[i].peak_heap);
+    s[i].bucket = bucket_of(score);
+    s[i].peak = sims[i].peak_heap;
     s[i].index = i;
-    if (isfinite(s[i].score)) feasible++;
+    if (isfinite(score)) feasible++;
   }
   qsort(s, n, sizeof *s, by_score);
   for (size_t i = 0; i < n; i++) order[i] = s[i].index;

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "ephemera/sim.h"
 #include "ephemera/tune.h"
 
 /*
@@ -29,5 +30,14 @@ void tune_format_mib(double bytes, char *buf, size_t len);
  * drives it, the copying and full GCs it removes, its peak heap.
  */
 void tune_explain(FILE *out, const eph_tune_lives *lives, const eph_tune_sim *def, const eph_tune_sim *pick);
+
+/*
+ * Re-simulates sims[which[0..n-1]] with the GC simulator over `in` (cost
+ * model cm, NULL for the built-in): overwrites their counts, bytes and peak
+ * heap, sets by_simulator, and writes each one's predicted GC seconds to
+ * sim_gc_s[k] (uncalibrated).  Returns the simulator's status and message.
+ */
+eph_status tune_refine(const eph_sim_input *in, const eph_sim_costmodel *cm, eph_tune_sim *sims,
+                       const size_t *which, size_t n, double *sim_gc_s, eph_error *err);
 
 #endif

@@ -96,9 +96,14 @@ static void ranking_under_each_objective(void **state) {
   assert_int_equal(eph_tune_objective_parse("space-time", &o, &err), EPH_OK);
   eph_tune_rank(&o, s, 4, order);
   assert_int_equal(order[0], 1); /* 150 */
-  assert_int_equal(order[1], 2); /* 150 too: the tie goes to the lower index */
+  assert_int_equal(order[1], 2); /* 150 too: the tie goes to the smaller heap */
   assert_int_equal(order[2], 0); /* 400 */
   assert_int_equal(order[3], 3); /* 1800 */
+  /* Times within 0.2 %: the smaller peak heap first. */
+  eph_tune_sim t[3] = {sim(1.0005, 500), sim(1.0, 900), sim(1.0002, 100)};
+  assert_int_equal(eph_tune_objective_parse("time", &o, &err), EPH_OK);
+  eph_tune_rank(&o, t, 3, order);
+  assert_int_equal(order[0], 2);
   char buf[64];
   eph_tune_objective w = {EPH_TUNE_TIME_WITHIN_HEAP, 512 * MiB};
   eph_tune_objective_format(&w, buf, sizeof buf);
