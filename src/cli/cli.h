@@ -16,6 +16,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_lua(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Prints "ephemera: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,26 @@
+/*
+ * bench_internal.h — shared between the files of src/bench.
+ */
+#ifndef EPH_BENCH_INTERNAL_H
+#define EPH_BENCH_INTERNAL_H
+
+#include <jansson.h>
+
+#include "ephemera/bench.h"
+
+#define EPH_BENCH_VERSION "0.1.0"
+
+/* One run as a JSON object (new reference). */
+json_t *eph_bench_run_to_json(const eph_bench_run *run);
+
+/* The configuration's label: "heap=2x eden=64M", "defaults". */
+void eph_bench_config_label(const eph_bench_config *c, char *buf, size_t len);
+
+/* Runs a Lua script's iterations in this process (run_lua.c). */
+int eph_bench_run_lua(const eph_bench_target *t, const eph_bench_config *c, unsigned warmup, unsigned iterations,
+                      eph_bench_run *run, eph_error *err);
+
+/* Seconds on a clock. */
+double eph_bench_clock(int clock_id);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * render_html.c — dir/index.html: the table and SVG plots drawn by gnuplot
+ * (Debian's gnuplot-nox): time and LBO against the heap factor with 95 %
+ * CI bars, latency at each percentile.  Without gnuplot, the tables and a
+ * note.  Self-contained: gnuplot is driven from here.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench_internal.h"
+
+static bool gnuplot_available(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+/* Runs gnuplot on script with data; returns the SVG (malloc'd) or NULL. */
+static char *plot(const char *script, const char *data) {
+  char dir[] = "/tmp/eph-bench-plot-XXXXXX";
+  if (!mkdtemp(dir)) return NULL;
+  char sp[64], dp[64], op[64], cmd[256];
+  snprintf(sp, sizeof sp, "%s/p.gp", dir);
+  snprintf(dp, sizeof dp, "%s/d.dat", dir);
+  snprintf(op, sizeof op, "%s/p.svg", dir);
+  FILE *f = fopen(dp, "w");
+  if (f) fputs(data, f), fclose(f);
+  f = fopen(sp, "w");
+  if (f) {
+    fprintf(f, "set terminal svg size 720,400 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n"
+               "set output '%s'\ndatafile = '%s'\nset key outside right top\nset grid\n%s\nset output\n",
+            op, dp, script);
+    fclose(f);
+  }
+  snprintf(cmd, sizeof cmd, "gnuplot '%s' >/dev/null 2>&1 </dev/null", sp);
+  char *svg = NULL;
+  if (system(cmd) == 0 && (f = fopen(op, "r"))) {
+    size_t cap = 1 << 16, n = 0;
+    svg = malloc(cap);
+    while (svg) {
+      n += fread(svg + n, 1, cap - n - 1, f);
+      if (n + 1 < cap) break;
+      char *s2 = realloc(svg, cap *= 2);
+      if (!s2) free(svg);
+      svg = s2;
+    }
+    if (svg) svg[n] = 0;
+    fclose(f);
+  }
+  unlink(sp), unlink(dp), unlink(op), rmdir(dir);
+  return svg;
+}
+
+typedef struct buf {
+  char *s;
+  size_t n, cap;
+} buf;
+
+static void add(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(buf *b, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    va_start(ap, fmt);
+    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if (b->s && b->n + (size_t)k < b->cap) {
+      b->n += (size_t)k;
+      return;
+    }
+    size_t cap = (b->cap + (size_t)k + 1) * 2;
+    char *s = realloc(b->s, cap);
+    if (!s) return;
+    b->s = s;
+    b->cap = cap;
+  }
+}
+
+static void html_escape(FILE *out, const char *s) {
+  for (; *s; s++) {
+    if (*s == '<') fputs("&lt;", out);
+    else if (*s == '>') fputs("&gt;", out);
+    else if (*s == '&') fputs("&amp;", out);
+    else if (*s == '"') fputs("&quot;", out);
+    else fputc(*s, out);
+  }
+}
+
+/* gnuplot string: no quotes or backslashes survive. */
+static void gp_title(buf *b, const char *s) {
+  add(b, "\"");
+  for (; *s; s++)
+    if (*s != '"' && *s != '\\' && *s != '\n') add(b, "%c", *s == '_' ? '-' : *s);
+  add(b, "\"");
+}
+
+static double x_of(const eph_bench_summary *r) { return r->config.factor > 0 ? r->config.factor : (double)r->config_index + 1; }
+
+static void emit_plot(FILE *out, const char *title, const char *script, const char *data) {
+  char *svg = plot(script, data);
+  fprintf(out, "<h3>");
+  html_escape(out, title);
+  fprintf(out, "</h3>\n");
+  if (svg) fprintf(out, "<div class=\"plot\">%s</div>\n", strstr(svg, "<svg") ? strstr(svg, "<svg") : svg);
+  else fprintf(out, "<p class=\"note\">gnuplot failed on this plot.</p>\n");
+  free(svg);
+}
+
+/* One block per target: x, mean, lo, hi of the chosen quantity. */
+static void plots(const eph_bench_report *rep, FILE *out) {
+  bool factors = rep->nrows && rep->rows[0].config.factor > 0;
+  const char *xlabel = factors ? "heap size (multiple of the minimum heap)" : "configuration";
+  for (int which = 0; which < 2; which++) { /* LBO wall, LBO task: all targets in one plot */
+    buf d = {0}, s = {0};
+    add(&s, "set xlabel '%s'\nset ylabel 'lower-bound overhead (%s)'\nplot ", xlabel, which ? "task clock" : "wall clock");
+    int block = 0;
+    for (size_t i = 0; i < rep->nrows; i++) {
+      const eph_bench_summary *r = &rep->rows[i];
+      bool first = !i || r->target_index != rep->rows[i - 1].target_index;
+      if (first && i) add(&d, "\n\n");
+      if (first) {
+        add(&s, "%sdatafile index %d using 1:2:3:4 with yerrorlines lw 2 title ", block ? ", " : "", block);
+        gp_title(&s, r->target.spec);
+        block++;
+      }
+      if (r->invocations)
+        add(&d, "%g %g %g %g\n", x_of(r), which ? r->lbo_task : r->lbo_wall, which ? r->lbo_task_lo : r->lbo_wall_lo,
+            which ? r->lbo_task_hi : r->lbo_wall_hi);
+    }
+    if (block && d.s) emit_plot(out, which ? "LBO, task clock" : "LBO, wall clock", s.s, d.s);
+    free(d.s), free(s.s);
+  }
+  for (size_t i = 0; i < rep->nrows;) { /* time per target: wall, task, GC with CI bars */
+    size_t j = i;
+    while (j < rep->nrows && rep->rows[j].target_index == rep->rows[i].target_index) j++;
+    buf d = {0}, s = {0};
+    for (int q = 0; q < 3; q++) {
+      for (size_t k = i; k < j; k++) {
+        const eph_bench_summary *r = &rep->rows[k];
+        const eph_bench_stat *st = q == 0 ? &r->wall : q == 1 ? &r->task : &r->gc;
+        if (r->invocations && (q < 2 || r->have_gc)) add(&d, "%g %g %g %g\n", x_of(r), st->mean, st->mean - st->ci, st->mean + st->ci);
+      }
+      add(&d, q < 2 ? "\n\n" : "\n");
+    }
+    add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\n"
+            "plot datafile index 0 using 1:2:3:4 with yerrorlines lw 2 title 'wall', "
+            "datafile index 1 using 1:2:3:4 with yerrorlines lw 2 title 'task clock'%s\n",
+        xlabel, rep->rows[i].have_gc ? ", datafile index 2 using 1:2:3:4 with yerrorlines lw 2 title 'GC (stop the world)'" : "");
+    char title[1200];
+    snprintf(title, sizeof title, "time: %s (95%% CI)", rep->rows[i].target.spec);
+    if (d.s) emit_plot(out, title, s.s, d.s);
+    free(d.s), free(s.s);
+    /* latency percentile curves: simple and metered, per configuration */
+    bool any = false;
+    for (size_t k = i; k < j; k++) any |= rep->rows[k].simple.n > 0;
+    if (any) {
+      buf ld = {0}, ls = {0};
+      add(&ls, "set xlabel 'percentile'\nset ylabel 'latency (ms)'\nset logscale y\n"
+               "set xtics ('50' 0, '90' 1, '99' 2, '99.9' 3, '99.99' 4, 'max' 5)\nplot ");
+      int block = 0;
+      for (size_t k = i; k < j; k++) {
+        const eph_bench_summary *r = &rep->rows[k];
+        if (!r->simple.n) continue;
+        const eph_bench_latency *l[3] = {&r->simple, &r->metered_100ms, &r->metered_full};
+        const char *kind[3] = {"simple", "metered 100 ms", "metered full"};
+        char label[300];
+        eph_bench_config_label(&r->config, label, sizeof label);
+        for (int m = 0; m < 3; m++) {
+          if (block) add(&ld, "\n\n");
+          for (int p = 0; p < EPH_BENCH_NPCT; p++) add(&ld, "%d %g\n", p, l[m]->ms[p] > 0 ? l[m]->ms[p] : 1e-6);
+          char t[400];
+          snprintf(t, sizeof t, "%s, %s", label, kind[m]);
+          add(&ls, "%sdatafile index %d using 1:2 with linespoints dt %d lc %zu title ", block ? ", " : "", block, m + 1, k - i + 1);
+          gp_title(&ls, t);
+          block++;
+        }
+      }
+      snprintf(title, sizeof title, "latency: %s", rep->rows[i].target.spec);
+      if (ld.s) emit_plot(out, title, ls.s, ld.s);
+      free(ld.s), free(ls.s);
+    }
+    i = j;
+  }
+}
+
+int eph_bench_render_html(const eph_bench_report *rep, const char *dir, eph_error *err) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    eph_error_fill(err, EPH_ERR_IO, "%s: %s", dir, strerror(errno));
+    return -1;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/index.html", dir);
+  FILE *out = fopen(path, "w");
+  if (!out) {
+    eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ephemera bench</title>\n<style>\n"
+        "body{font-family:Helvetica,Arial,sans-serif;margin:2em;max-width:1100px}\n"
+        "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}\n"
+        "td:first-child,td:nth-child(2){text-align:left}.note{color:#a40}.plot svg{max-width:100%;height:auto}\n"
+        "</style></head><body>\n<h1>ephemera bench</h1>\n"
+        "<p>Each row: one target and configuration; times are per timed iteration, means over invocations (each a "
+        "fresh process) with 95&nbsp;% confidence intervals (Student's t). LBO: time / the smallest (time &minus; GC "
+        "stop-the-world time) over the target's configurations.</p>\n<table>\n<tr><th>target</th><th>configuration</th>"
+        "<th>inv</th><th>wall s</th><th>&plusmn; CI</th><th>task s</th><th>&plusmn; CI</th><th>GC s</th><th>GCs</th>"
+        "<th>peak MiB</th><th>LBO wall</th><th>LBO task</th><th>p99 ms</th><th>metered p99 100 ms</th></tr>\n",
+        out);
+  for (size_t i = 0; i < rep->nrows; i++) {
+    const eph_bench_summary *r = &rep->rows[i];
+    char label[300];
+    eph_bench_config_label(&r->config, label, sizeof label);
+    fputs("<tr><td>", out);
+    html_escape(out, r->target.spec);
+    fputs("</td><td>", out);
+    html_escape(out, label);
+    fprintf(out, "</td><td>%zu</td>", r->invocations);
+    if (!r->invocations) {
+      fputs("<td colspan=\"11\" class=\"note\">failed: ", out);
+      html_escape(out, r->first_error);
+      fputs("</td></tr>\n", out);
+      continue;
+    }
+    fprintf(out, "<td>%.3f</td><td>%.1f%%</td><td>%.3f</td><td>%.1f%%</td>", r->wall.mean,
+            r->wall.mean > 0 ? 100 * r->wall.ci / r->wall.mean : 0, r->task.mean,
+            r->task.mean > 0 ? 100 * r->task.ci / r->task.mean : 0);
+    if (r->have_gc) fprintf(out, "<td>%.3f</td><td>%.0f</td>", r->gc.mean, r->gc_count.mean);
+    else fputs("<td>-</td><td>-</td>", out);
+    fprintf(out, "<td>%.1f</td><td>%.3f</td><td>%.3f</td>", r->peak.mean / 1048576.0, r->lbo_wall, r->lbo_task);
+    if (r->simple.n) fprintf(out, "<td>%.3f</td><td>%.3f</td></tr>\n", r->simple.ms[2], r->metered_100ms.ms[2]);
+    else fputs("<td>-</td><td>-</td></tr>\n", out);
+  }
+  fputs("</table>\n", out);
+  if (rep->wide_ci)
+    fprintf(out, "<p class=\"note\">%zu configuration(s) have a wall-time CI wider than 3&nbsp;%% of the mean.</p>\n",
+            rep->wide_ci);
+  if (gnuplot_available()) plots(rep, out);
+  else fputs("<p class=\"note\">gnuplot is not installed (Debian: gnuplot-nox): no plots.</p>\n", out);
+  fputs("</body></html>\n", out);
+  if (fclose(out) != 0) {
+    eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}

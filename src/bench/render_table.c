@@ -1,0 +1,132 @@
+/*
+ * render_table.c — the text table, CSV and Markdown of a bench report.
+ */
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bench_internal.h"
+
+int eph_bench_format_parse(const char *s, eph_bench_format *out) {
+  static const struct {
+    const char *name;
+    eph_bench_format f;
+  } names[] = {{"text", EPH_BENCH_TEXT}, {"csv", EPH_BENCH_CSV},      {"json", EPH_BENCH_JSON},
+               {"md", EPH_BENCH_MARKDOWN}, {"markdown", EPH_BENCH_MARKDOWN}, {"html", EPH_BENCH_HTML}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (!strcasecmp(s, names[i].name)) return *out = names[i].f, 0;
+  return -1;
+}
+
+static double pct(const eph_bench_stat *s) { return s->mean > 0 ? 100 * s->ci / s->mean : 0; }
+static double mib(double b) { return b / 1048576.0; }
+
+static const char *PCT_NAMES[EPH_BENCH_NPCT] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
+
+int eph_bench_render_text(const eph_bench_report *rep, FILE *out) {
+  for (size_t i = 0; i < rep->nrows; i++) {
+    const eph_bench_summary *r = &rep->rows[i];
+    if (!i || r->target_index != rep->rows[i - 1].target_index) {
+      fprintf(out, "%s%s\n", i ? "\n" : "", r->target.spec);
+      fprintf(out, "  %-22s %4s %16s %16s %9s %7s %9s %8s %8s %9s\n", "configuration", "inv", "wall s (95% CI)",
+              "task s (95% CI)", "GC s", "GCs", "peak MiB", "LBO wall", "LBO task", "warm-up s");
+    }
+    char label[300];
+    eph_bench_config_label(&r->config, label, sizeof label);
+    if (!r->invocations) {
+      fprintf(out, "  %-22s %4zu  all %zu failed: %s\n", label, r->invocations, r->failed, r->first_error);
+      continue;
+    }
+    char gc[32] = "-", gcs[32] = "-";
+    if (r->have_gc) snprintf(gc, sizeof gc, "%.3f", r->gc.mean);
+    if (r->gc_count.mean >= 0) snprintf(gcs, sizeof gcs, "%.0f", r->gc_count.mean);
+    char wall[40], task[40];
+    snprintf(wall, sizeof wall, "%.3f ±%.1f%%", r->wall.mean, pct(&r->wall));
+    snprintf(task, sizeof task, "%.3f ±%.1f%%", r->task.mean, pct(&r->task));
+    fprintf(out, "  %-22s %4zu %17s %17s %9s %7s %9.1f %8.3f %8.3f %9.3f\n", label, r->invocations, wall, task, gc,
+            gcs, mib(r->peak.mean), r->lbo_wall, r->lbo_task, r->warmup_wall);
+    if (r->failed) fprintf(out, "  %-22s      %zu invocation(s) failed: %s\n", "", r->failed, r->first_error);
+    if (r->simple.n) {
+      const eph_bench_latency *l[3] = {&r->simple, &r->metered_100ms, &r->metered_full};
+      const char *names[3] = {"simple", "metered 100ms", "metered full"};
+      for (int k = 0; k < 3; k++) {
+        fprintf(out, "  %-22s latency %-13s ms:", k ? "" : "", names[k]);
+        for (int p = 0; p < EPH_BENCH_NPCT; p++) fprintf(out, " %s %.3f", PCT_NAMES[p], l[k]->ms[p]);
+        fprintf(out, "  (%zu events)\n", l[k]->n);
+      }
+    }
+  }
+  if (rep->wide_ci)
+    fprintf(out, "\nwarning: %zu configuration(s) have a wall-time 95%% CI wider than 3%% of the mean: more invocations "
+                 "(--invocations, --ci 1%%) would tighten them\n",
+            rep->wide_ci);
+  return ferror(out) ? -1 : 0;
+}
+
+/* CSV: a field quoted when it holds a comma, quote or newline. */
+static void csv_field(FILE *out, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    fputs(s, out);
+    return;
+  }
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
+  fputs("target,gc,factor,heap_bytes,invocations,failed,wall_mean_s,wall_median_s,wall_ci_s,task_mean_s,task_ci_s,"
+        "gc_mean_s,gc_cpu_mean_s,mutator_mean_s,gc_count_mean,peak_bytes_mean,allocated_bytes_mean,lbo_wall,"
+        "lbo_wall_lo,lbo_wall_hi,lbo_task,lbo_task_lo,lbo_task_hi,warmups,warmup_wall_s,events",
+        out);
+  const char *kinds[3] = {"simple", "metered100ms", "meteredfull"};
+  const char *pn[EPH_BENCH_NPCT] = {"p50", "p90", "p99", "p999", "p9999", "max"};
+  for (int k = 0; k < 3; k++)
+    for (int p = 0; p < EPH_BENCH_NPCT; p++) fprintf(out, ",%s_%s_ms", kinds[k], pn[p]);
+  fputc('\n', out);
+  for (size_t i = 0; i < rep->nrows; i++) {
+    const eph_bench_summary *r = &rep->rows[i];
+    csv_field(out, r->target.spec);
+    fputc(',', out);
+    csv_field(out, r->config.gc);
+    fprintf(out, ",%g,%llu,%zu,%zu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.2f,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,"
+                 "%zu,%.6f,%zu",
+            r->config.factor, (unsigned long long)r->config.heap_bytes, r->invocations, r->failed, r->wall.mean,
+            r->wall.median, r->wall.ci, r->task.mean, r->task.ci, r->have_gc ? r->gc.mean : -1,
+            r->have_gc ? r->gc_cpu.mean : -1, r->have_gc ? r->mutator.mean : -1, r->gc_count.mean, r->peak.mean,
+            r->allocated.mean, r->lbo_wall, r->lbo_wall_lo, r->lbo_wall_hi, r->lbo_task, r->lbo_task_lo,
+            r->lbo_task_hi, r->warmups, r->warmup_wall, r->simple.n);
+    const eph_bench_latency *l[3] = {&r->simple, &r->metered_100ms, &r->metered_full};
+    for (int k = 0; k < 3; k++)
+      for (int p = 0; p < EPH_BENCH_NPCT; p++) fprintf(out, ",%.4f", l[k]->ms[p]);
+    fputc('\n', out);
+  }
+  return ferror(out) ? -1 : 0;
+}
+
+int eph_bench_render_markdown(const eph_bench_report *rep, FILE *out) {
+  fputs("| target | configuration | invocations | wall s | ± 95% CI | task s | ± 95% CI | GC s | GCs | peak MiB | LBO "
+        "wall | LBO task | p99 ms | metered p99 (100 ms) |\n",
+        out);
+  fputs("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n", out);
+  for (size_t i = 0; i < rep->nrows; i++) {
+    const eph_bench_summary *r = &rep->rows[i];
+    char label[300];
+    eph_bench_config_label(&r->config, label, sizeof label);
+    fprintf(out, "| `%s` | %s | %zu", r->target.spec, label, r->invocations);
+    if (!r->invocations) {
+      fprintf(out, " | failed: %s |||||||||||\n", r->first_error);
+      continue;
+    }
+    fprintf(out, " | %.3f | %.1f%% | %.3f | %.1f%% |", r->wall.mean, pct(&r->wall), r->task.mean, pct(&r->task));
+    if (r->have_gc) fprintf(out, " %.3f | %.0f |", r->gc.mean, r->gc_count.mean);
+    else fputs(" - | - |", out);
+    fprintf(out, " %.1f | %.3f | %.3f |", mib(r->peak.mean), r->lbo_wall, r->lbo_task);
+    if (r->simple.n) fprintf(out, " %.3f | %.3f |\n", r->simple.ms[2], r->metered_100ms.ms[2]);
+    else fputs(" - | - |\n", out);
+  }
+  return ferror(out) ? -1 : 0;
+}

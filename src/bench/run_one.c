@@ -1,0 +1,181 @@
+/*
+ * run_one.c — one invocation, in this process (`ephemera bench run-one`):
+ * a workload's iterations each on a fresh heap, a command executed once
+ * per iteration with EPHEMERA_GC set, a Lua script through run_lua.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_internal.h"
+#include "workload.h"
+
+double eph_bench_clock(int clock_id) {
+  struct timespec ts;
+  clock_gettime((clockid_t)clock_id, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void eph_bench_config_label(const eph_bench_config *c, char *buf, size_t len) {
+  int n = 0;
+  if (c->factor > 0) n = snprintf(buf, len, "heap=%gx", c->factor);
+  if (c->gc[0]) snprintf(buf + n, len - (size_t)n, "%s%s", n ? " " : "", c->gc);
+  else if (!n) snprintf(buf, len, "defaults");
+}
+
+/* GC parameters with the heap limit appended. */
+static void gc_with_limit(const eph_bench_config *c, char *buf, size_t len) {
+  if (c->heap_bytes)
+    snprintf(buf, len, "%s%smax=%llu", c->gc, c->gc[0] ? "," : "", (unsigned long long)c->heap_bytes);
+  else snprintf(buf, len, "%s", c->gc);
+}
+
+/* The runner's `after` hook: copies the iteration's latency events. */
+static int keep_events(wl_ctx *w, void *data) {
+  eph_bench_iter *it = data;
+  if (!w->nevents) return 0;
+  it->events = malloc(w->nevents * sizeof *it->events);
+  if (!it->events) return 0; /* events are best effort, like the workload's own */
+  for (size_t i = 0; i < w->nevents; i++) {
+    it->events[i].start_ns = w->events[i].start_ns;
+    it->events[i].end_ns = w->events[i].end_ns;
+  }
+  it->nevents = w->nevents;
+  return 0;
+}
+
+static int run_workload(const eph_bench_target *t, const eph_bench_config *c, eph_bench_run *run) {
+  const wl_workload *wl = wl_find(t->name);
+  char gc[512];
+  gc_with_limit(c, gc, sizeof gc);
+  for (size_t i = 0; i < run->niters; i++) {
+    eph_bench_iter *it = &run->iters[i];
+    wl_run_options opt = {.size = t->size, .gc = gc[0] ? gc : NULL, .quiet = true, .after = keep_events, .data = it};
+    wl_result res;
+    char why[512];
+    if (wl_run(wl, &opt, &res, why, sizeof why)) {
+      snprintf(run->error, sizeof run->error, "iteration %zu: %.400s", i + 1, why);
+      run->niters = i;
+      return 0;
+    }
+    const eph_heap_stats *s = &res.stats;
+    it->wall_s = res.wall_s;
+    it->task_s = res.cpu_s;
+    it->gc_s = (double)s->gc_wall_ns / 1e9;
+    it->gc_cpu_s = (double)s->gc_cpu_ns / 1e9;
+    it->mutator_s = it->wall_s - it->gc_s;
+    it->scavenges = (int64_t)s->scavenges;
+    it->full_gcs = (int64_t)s->full_gcs;
+    it->gc_count = it->scavenges + it->full_gcs;
+    it->peak_bytes = (int64_t)s->peak_committed;
+    it->peak_live_bytes = (int64_t)s->peak_used;
+    it->allocated_bytes = (int64_t)s->bytes_allocated;
+    it->objects = (int64_t)s->objects_allocated;
+    it->bytes_copied = (int64_t)(s->bytes_copied + s->bytes_promoted);
+    if (!res.check_ok) {
+      snprintf(run->error, sizeof run->error, "iteration %zu: self-check failed: %s", i + 1, res.check_message);
+      run->niters = i + 1;
+      return 0;
+    }
+  }
+  run->ok = true;
+  return 0;
+}
+
+/* The last line of a file (a failed command's stderr), trimmed. */
+static void last_line(const char *path, char *buf, size_t len) {
+  buf[0] = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (line[0]) snprintf(buf, len, "%.*s", (int)(len - 1), line);
+  }
+  fclose(f);
+}
+
+static int run_command(const eph_bench_target *t, const eph_bench_config *c, eph_bench_run *run, eph_error *err) {
+  char gc[512];
+  gc_with_limit(c, gc, sizeof gc);
+  char errpath[] = "/tmp/eph-bench-stderr-XXXXXX";
+  int efd = mkstemp(errpath);
+  if (efd < 0) {
+    eph_error_fill(err, EPH_ERR_IO, "cannot make a temporary file: %s", strerror(errno));
+    return -1;
+  }
+  for (size_t i = 0; i < run->niters; i++) {
+    eph_bench_iter *it = &run->iters[i];
+    if (ftruncate(efd, 0) != 0) { /* only the last iteration's stderr is kept */
+    }
+    double w0 = eph_bench_clock(CLOCK_MONOTONIC);
+    pid_t pid = fork();
+    if (pid < 0) {
+      eph_error_fill(err, EPH_ERR_IO, "fork: %s", strerror(errno));
+      close(efd), unlink(errpath);
+      return -1;
+    }
+    if (pid == 0) {
+      if (gc[0]) setenv("EPHEMERA_GC", gc, 1);
+      int null = open("/dev/null", O_RDWR);
+      if (null >= 0) dup2(null, 0), dup2(null, 1);
+      lseek(efd, 0, SEEK_SET);
+      dup2(efd, 2);
+      execl("/bin/sh", "sh", "-c", t->name, (char *)NULL);
+      _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+    }
+    it->wall_s = eph_bench_clock(CLOCK_MONOTONIC) - w0;
+    it->task_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec / 1e6;
+    it->gc_s = it->gc_cpu_s = it->mutator_s = -1;
+    it->gc_count = it->scavenges = it->full_gcs = -1;
+    it->peak_bytes = (int64_t)ru.ru_maxrss * 1024;
+    it->peak_live_bytes = it->allocated_bytes = it->objects = it->bytes_copied = -1;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      char why[300];
+      last_line(errpath, why, sizeof why);
+      if (WIFEXITED(status))
+        snprintf(run->error, sizeof run->error, "iteration %zu: exit status %d%s%s", i + 1, WEXITSTATUS(status),
+                 why[0] ? ": " : "", why);
+      else
+        snprintf(run->error, sizeof run->error, "iteration %zu: killed by signal %d", i + 1, WTERMSIG(status));
+      run->niters = i + 1;
+      close(efd), unlink(errpath);
+      return 0;
+    }
+  }
+  close(efd), unlink(errpath);
+  run->ok = true;
+  return 0;
+}
+
+int eph_bench_run_one(const eph_bench_target *t, const eph_bench_config *c, unsigned warmup, unsigned iterations,
+                      eph_bench_run *run, eph_error *err) {
+  memset(run, 0, sizeof *run);
+  run->target = *t;
+  run->config = *c;
+  snprintf(run->version, sizeof run->version, "%s", EPH_BENCH_VERSION);
+  size_t n = (size_t)warmup + iterations;
+  run->iters = calloc(n ? n : 1, sizeof *run->iters);
+  if (!run->iters) {
+    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  run->niters = n;
+  for (size_t i = 0; i < warmup; i++) run->iters[i].warmup = true;
+  switch (t->kind) {
+  case EPH_BENCH_WORKLOAD: return run_workload(t, c, run);
+  case EPH_BENCH_CMD: return run_command(t, c, run, err);
+  case EPH_BENCH_LUA: return eph_bench_run_lua(t, c, warmup, iterations, run, err);
+  }
+  return -1;
+}
