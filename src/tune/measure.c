@@ -1,10 +1,11 @@
 /*
- * measure.c — repeated invocations of one configuration, each in a fresh
- * process, with the mean and the 95 % confidence interval of wall time.
- * A small stand-in for the benchmark harness (src/bench, issue 25), which
- * the advisor calls through eph_tune_measure only.
+ * measure.c — repeated invocations of one configuration through the
+ * benchmark harness (src/bench), with the mean and the 95 % confidence
+ * interval of wall time; and the plain child processes of the profiled
+ * runs and of Lua's measured settings.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ephemera/bench.h"
 #include "ephemera/tune.h"
 #include "tune_internal.h"
 
@@ -43,140 +45,76 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One run's numbers. */
-typedef struct one_run {
-  double wall_s, gc_s, peak, full_gcs, scavenges;
-} one_run;
-
-/* Picks "key=number" out of a `--kv` line. */
-static double kv_get(const char *line, const char *key) {
-  size_t k = strlen(key);
-  for (const char *p = line; (p = strstr(p, key)); p += k)
-    if ((p == line || p[-1] == ' ') && p[k] == '=') return strtod(p + k + 1, NULL);
-  return 0;
-}
-
 static void describe_status(int status, char *buf, size_t len) {
   if (WIFSIGNALED(status)) snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
   else snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
 }
 
-static eph_status run_once(const eph_tune_target *t, const char *gc, one_run *r, eph_error *err) {
-  int pipefd[2];
-  if (pipe(pipefd)) {
-    eph_error_fill(err, EPH_ERR_IO, "cannot create a pipe: %s", strerror(errno));
-    return EPH_ERR_IO;
+/* The mean over a run's iterations of one counter (negative: not reported). */
+static double iter_mean(const eph_bench_run *run, size_t field) {
+  double sum = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < run->niters; i++) {
+    if (run->iters[i].warmup) continue;
+    int64_t v = *(const int64_t *)((const char *)&run->iters[i] + field);
+    if (v >= 0) sum += (double)v, n++;
   }
-  fflush(NULL);
-  double t0 = now_s();
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(pipefd[0]);
-    close(pipefd[1]);
-    eph_error_fill(err, EPH_ERR_IO, "cannot fork: %s", strerror(errno));
-    return EPH_ERR_IO;
-  }
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(pipefd[1], 1);
-    if (null >= 0) dup2(null, 2), dup2(null, 0);
-    close(pipefd[0]);
-    if (t->workload) {
-      const char *argv[12];
-      int a = 0;
-      argv[a++] = t->ephemera;
-      argv[a++] = "run";
-      argv[a++] = t->workload;
-      if (t->size) argv[a++] = "--size", argv[a++] = t->size;
-      if (gc) argv[a++] = "--gc", argv[a++] = gc;
-      argv[a++] = "--quiet";
-      argv[a++] = "--kv";
-      argv[a] = NULL;
-      unsetenv("EPHEMERA_GC");
-      unsetenv("EPHEMERA_PROFILE");
-      execv(t->ephemera, (char **)argv);
-    } else {
-      if (gc) setenv("EPHEMERA_GC", gc, 1);
-      else unsetenv("EPHEMERA_GC");
-      unsetenv("EPHEMERA_PROFILE");
-      execl("/bin/sh", "sh", "-c", t->command, (char *)NULL);
-    }
-    _exit(127);
-  }
-  close(pipefd[1]);
-  /* Read everything (the kv line is the last one) so the child never blocks. */
-  char buf[4096], last[4096] = "";
-  size_t fill = 0;
-  ssize_t got;
-  while ((got = read(pipefd[0], buf + fill, sizeof buf - 1 - fill)) > 0 || (got < 0 && errno == EINTR)) {
-    if (got < 0) continue;
-    fill += (size_t)got;
-    buf[fill] = 0;
-    char *nl;
-    while ((nl = strchr(buf, '\n'))) {
-      *nl = 0;
-      if (!strncmp(buf, "kv ", 3)) snprintf(last, sizeof last, "%s", buf);
-      fill -= (size_t)(nl + 1 - buf);
-      memmove(buf, nl + 1, fill + 1);
-    }
-    if (fill == sizeof buf - 1) fill = 0; /* a very long line: not the kv one */
-  }
-  close(pipefd[0]);
-  int status;
-  struct rusage ru;
-  while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
-  }
-  r->wall_s = now_s() - t0;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    char why[64];
-    describe_status(status, why, sizeof why);
-    if (t->workload)
-      eph_error_fill(err, EPH_ERR_INVALID, "'ephemera run %s%s%s%s%s' failed (%s)", t->workload, t->size ? " --size " : "",
-                     t->size ? t->size : "", gc ? " --gc " : "", gc ? gc : "", why);
-    else
-      eph_error_fill(err, EPH_ERR_INVALID, "command '%s'%s%s failed (%s)", t->command, gc ? " with EPHEMERA_GC=" : "",
-                     gc ? gc : "", why);
-    return EPH_ERR_INVALID;
-  }
-  if (t->workload && last[0]) {
-    r->wall_s = kv_get(last, "wall_s"); /* the workload's own time, without process start-up */
-    r->gc_s = kv_get(last, "gc_s");
-    r->peak = kv_get(last, "peak_committed");
-    r->full_gcs = kv_get(last, "full_gcs");
-    r->scavenges = kv_get(last, "scavenges");
-  } else {
-    r->gc_s = r->full_gcs = r->scavenges = 0;
-    r->peak = (double)ru.ru_maxrss * 1024.0;
-  }
-  return EPH_OK;
+  return n ? sum / (double)n : 0;
 }
 
 eph_status eph_tune_measure(const eph_tune_target *t, const char *gc, int invocations, eph_tune_measurement *out,
                             eph_error *err) {
   memset(out, 0, sizeof *out);
   if (invocations < 1) invocations = 1;
-  double *wall = malloc((size_t)invocations * sizeof *wall);
-  if (!wall) {
-    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
-    return EPH_ERR_NOMEM;
-  }
-  for (int i = 0; i < invocations; i++) {
-    one_run r;
-    eph_status st = run_once(t, gc, &r, err);
-    if (st != EPH_OK) {
-      free(wall);
-      return st;
+  /* Through the benchmark harness (src/bench): each invocation a fresh
+   * `ephemera bench run-one` child, one timed iteration, no warm-up (a GC
+   * configuration is judged on a whole run from a fresh heap). */
+  char spec[1200];
+  if (t->workload) snprintf(spec, sizeof spec, "%s:%s", t->workload, t->size ? t->size : "default");
+  else snprintf(spec, sizeof spec, "cmd:%s", t->command);
+  eph_bench_target bt;
+  if (eph_bench_target_parse(spec, &bt, err)) return EPH_ERR_INVALID;
+  eph_bench_options o;
+  eph_bench_options_init(&o);
+  const char *gcs[1] = {gc ? gc : ""};
+  o.targets = &bt;
+  o.ntargets = 1;
+  o.gcs = gcs;
+  o.ngcs = 1;
+  o.invocations = (unsigned)invocations;
+  o.iterations = 1;
+  o.warmup = 0;
+  o.exe = t->ephemera;
+  o.use_cache = false;
+  eph_bench_results r = {0};
+  eph_bench_report rep = {0};
+  eph_status st = EPH_OK;
+  if (eph_bench_sweep(&o, &r, err) || eph_bench_summarize(&r, &rep, err)) {
+    st = EPH_ERR_INVALID;
+  } else if (rep.nrows != 1 || rep.rows[0].failed || rep.rows[0].invocations == 0) {
+    const char *why = rep.nrows ? rep.rows[0].first_error : "no result";
+    if (t->workload)
+      eph_error_fill(err, EPH_ERR_INVALID, "'ephemera run %s --size %s%s%s' failed: %s", t->workload,
+                     t->size ? t->size : "default", gc ? " --gc " : "", gc ? gc : "", why);
+    else
+      eph_error_fill(err, EPH_ERR_INVALID, "command '%s'%s%s failed: %s", t->command, gc ? " with EPHEMERA_GC=" : "",
+                     gc ? gc : "", why);
+    st = EPH_ERR_INVALID;
+  } else {
+    const eph_bench_summary *row = &rep.rows[0];
+    out->n = (int)row->invocations;
+    out->mean_s = row->wall.mean;
+    out->ci95_s = row->wall.ci;
+    out->gc_s = row->have_gc ? row->gc.mean : 0;
+    out->peak_heap = row->peak.max;
+    for (size_t i = 0; i < r.nruns; i++) {
+      out->full_gcs += iter_mean(&r.runs[i], offsetof(eph_bench_iter, full_gcs)) / (double)r.nruns;
+      out->scavenges += iter_mean(&r.runs[i], offsetof(eph_bench_iter, scavenges)) / (double)r.nruns;
     }
-    wall[i] = r.wall_s;
-    out->gc_s += r.gc_s / invocations;
-    out->full_gcs += r.full_gcs / invocations;
-    out->scavenges += r.scavenges / invocations;
-    if (r.peak > out->peak_heap) out->peak_heap = r.peak;
   }
-  out->n = invocations;
-  eph_tune_mean_ci(wall, invocations, &out->mean_s, &out->ci95_s);
-  free(wall);
-  return EPH_OK;
+  eph_bench_report_free(&rep);
+  eph_bench_results_free(&r);
+  return st;
 }
 
 eph_status tune_spawn(char *const argv[], const char *env_key, const char *env_value, const char *what, eph_error *err) {
