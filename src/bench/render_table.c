@@ -43,8 +43,11 @@ int eph_bench_render_text(const eph_bench_report *rep, FILE *out) {
     char wall[40], task[40];
     snprintf(wall, sizeof wall, "%.3f ±%.1f%%", r->wall.mean, pct(&r->wall));
     snprintf(task, sizeof task, "%.3f ±%.1f%%", r->task.mean, pct(&r->task));
-    fprintf(out, "  %-22s %4zu %17s %17s %9s %7s %9.1f %8.3f %8.3f %9.3f\n", label, r->invocations, wall, task, gc,
-            gcs, mib(r->peak.mean), r->lbo_wall, r->lbo_task, r->warmup_wall);
+    char warm[32] = "-";
+    if (r->warmups) snprintf(warm, sizeof warm, "%.3f", r->warmup_wall);
+    /* 17 columns for 16 characters: "±" is two bytes */
+    fprintf(out, "  %-22s %4zu %17s %17s %9s %7s %9.1f %8.3f %8.3f %9s\n", label, r->invocations, wall, task, gc, gcs,
+            mib(r->peak.mean), r->lbo_wall, r->lbo_task, warm);
     if (r->failed) fprintf(out, "  %-22s      %zu invocation(s) failed: %s\n", "", r->failed, r->first_error);
     if (r->simple.n) {
       const eph_bench_latency *l[3] = {&r->simple, &r->metered_100ms, &r->metered_full};

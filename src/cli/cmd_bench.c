@@ -212,6 +212,8 @@ static int output(const args *a, const eph_bench_results *r) {
 
 static int run_one(args *a) {
   if (!a->have_target || !a->out) return cli_error("bench run-one: needs --target and -o"), 2;
+  if (a->o.ngcs > 1) return cli_error("bench run-one: one --gc at most"), 2;
+  if (a->o.ngcs) snprintf(a->config.gc, sizeof a->config.gc, "%s", a->gcs[0]);
   eph_bench_run run;
   eph_error e;
   if (eph_bench_run_one(&a->target, &a->config, a->o.warmup, a->o.iterations, &run, &e))

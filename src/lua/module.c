@@ -129,9 +129,22 @@ static void pin_self(void) {
     (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NODELETE | RTLD_NOLOAD);
 }
 
+/* event_begin() / event_end(): latency events for `ephemera bench`, which
+ * preloads its own `ephemera` module that records them; here they do
+ * nothing, so a marked script runs unchanged anywhere. */
+static int l_event_mark(lua_State *L) {
+  (void)L;
+  return 0;
+}
+
 int luaopen_ephemera(lua_State *L) {
   pin_self();
-  static const luaL_Reg funcs[] = {{"start", l_start}, {"stop", l_stop}, {"stats", l_stats}, {NULL, NULL}};
+  static const luaL_Reg funcs[] = {{"start", l_start},
+                                   {"stop", l_stop},
+                                   {"stats", l_stats},
+                                   {"event_begin", l_event_mark},
+                                   {"event_end", l_event_mark},
+                                   {NULL, NULL}};
   luaL_newlib(L, funcs);
   const char *env = getenv("EPHEMERA_PROFILE");
   if (env && !current(L)) {
