@@ -68,10 +68,11 @@ static void sim_costmodel(eph_sim_costmodel *cm) {
 /*
  * The simulator's pass: the default and the model's REFINE best distinct
  * configurations, re-simulated and calibrated on the measured default like
- * the model; order[] then lists them best first under the objective.
+ * the model (not at all when gc_measured is 0); order[] then lists them best
+ * first under the objective, *nref of them within it.  out may be NULL.
  */
-static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in, const eph_tune_measurement *def,
-                         double gc_measured, const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order,
+static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in, double def_wall_s, double gc_measured,
+                         const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order,
                          size_t feasible, size_t *nref, FILE *out, eph_error *err) {
   size_t which[REFINE + 1];
   size_t n = 0;
@@ -90,7 +91,7 @@ static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in,
   double k = sim_gc[0] > 0 && gc_measured > 0 ? gc_measured / sim_gc[0] : 1;
   if (k > 8) k = 8;
   if (k < 0.125) k = 0.125;
-  double mutator = def->mean_s - sim_gc[0] * k;
+  double mutator = def_wall_s - sim_gc[0] * k;
   if (mutator < 0) mutator = 0;
   eph_tune_sim sub[REFINE + 1];
   for (size_t i = 0; i < n; i++) {
@@ -103,9 +104,10 @@ static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in,
   size_t ok = eph_tune_rank(obj, sub, n, sub_order);
   for (size_t i = 0; i < n; i++) order[i] = which[sub_order[i]];
   *nref = ok;
-  fprintf(out, "  simulator  the default and the model's best %zu again with the GC simulator (spur, %s input%s): "
-               "x%.2f its cost model\n",
-          n - 1, eph_sim_input_kind_name(eph_sim_input_kind_of(in)), cm.samples ? ", fitted cost model" : "", k);
+  if (out)
+    fprintf(out, "  simulator  the default and the model's best %zu again with the GC simulator (spur, %s input%s): "
+                 "x%.2f its cost model\n",
+            n - 1, eph_sim_input_kind_name(eph_sim_input_kind_of(in)), cm.samples ? ", fitted cost model" : "", k);
   return EPH_OK;
 }
 
@@ -169,7 +171,7 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
           n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed 30%", costs.scale);
   if (sim_in) {
     size_t nref = 0;
-    st = refine(&req->objective, sim_in, &meas[0], gc_measured, &costs, sims, order, feasible, &nref, out, err);
+    st = refine(&req->objective, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, &nref, out, err);
     if (st != EPH_OK) goto done;
     feasible = nref;
   } else {
@@ -270,7 +272,15 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
     eph_tune_costs costs = eph_tune_costs_nominal();
     eph_tune_calibrate(&costs, &sims[0], 0, 0, sims, n);
     eph_tune_objective time = {EPH_TUNE_TIME, 0};
-    eph_tune_rank(&time, sims, n, order);
+    size_t feasible = eph_tune_rank(&time, sims, n, order);
+    /* The simulator ranks the model's best, when it can read the profile. */
+    eph_sim_input *in = NULL;
+    eph_error e2;
+    size_t nref;
+    if (eph_sim_input_load(profile_path, &in, &e2) == EPH_OK &&
+        refine(&time, in, 0, 0, &costs, sims, order, feasible, &nref, NULL, &e2) != EPH_OK)
+      fprintf(out, "\n(the GC simulator failed on this profile: %s; the fast model's ranking follows)\n", e2.message);
+    eph_sim_input_free(in);
     const eph_tune_sim *top = &sims[order[0]];
     char gc[160], peak[32];
     eph_tune_config_format(&top->config, gc, sizeof gc);
