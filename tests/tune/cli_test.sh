@@ -47,5 +47,17 @@ if ! "$eph" tune --cmd "$embed" --objective space-time --invocations 2 --verify 
 fi
 grep -q "objective space-time" "$outf" || { echo "FAIL: objective not shown"; fail=1; }
 grep -q "^recommendation: " "$outf" || { echo "FAIL: --cmd gave no recommendation"; cat "$outf"; fail=1; }
+# Lua 5.4's collector (when this ephemera has Lua): a script's own arguments pass through.
+if "$eph" lua --help >/dev/null 2>&1; then
+  lua=$(mktemp)
+  printf 'local t = {}\nfor i = 1, tonumber(arg[1]) do t[i %% 100] = {i} end\n' >"$lua"
+  if ! "$eph" tune --invocations 2 --verify 2 --kv --lua "$lua" 20000 >"$outf" 2>"$err"; then
+    echo "FAIL: tune --lua"; cat "$err" "$outf"; fail=1
+  fi
+  grep -q "^kv pick=.* verified=2 invocations=2$" "$outf" || { echo "FAIL: tune --lua kv line"; cat "$outf"; fail=1; }
+  "$eph" tune --lua "$lua" >/dev/null 2>"$err" && { echo "FAIL: tune --lua without the script's argument succeeded"; fail=1; }
+  grep -q "failed (exit status 1)" "$err" || { echo "FAIL: a failing Lua script: no clear line"; cat "$err"; fail=1; }
+  rm -f "$lua"
+fi
 [ $fail -eq 0 ] && echo "tune cli: ok"
 exit $fail
