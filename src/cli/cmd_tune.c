@@ -22,7 +22,8 @@ static void usage(FILE *out) {
           "  and recommends the best measured as an EPHEMERA_GC string (docs/tune.md)\n"
           "  --size S            workload size: small, default, large or a number\n"
           "  --cmd 'PROG ARGS'   any program embedding the heap (run by sh -c, through EPHEMERA_GC/EPHEMERA_PROFILE)\n"
-          "  --lua SCRIPT        Lua 5.4's collector for SCRIPT (the rest of the line is its arguments)\n"
+          "  --lua SCRIPT        Lua 5.4's collector for SCRIPT: the rest of the line is its arguments,\n"
+          "                      so the options above go before --lua\n"
           "  --objective O       time (default), time-within-heap=SIZE, or space-time\n"
           "  --invocations N     runs per verified configuration (default 5)\n"
           "  --verify N          configurations run for real, the default included (default 5, at most 5; Lua 8)\n"
@@ -89,7 +90,6 @@ int cmd_tune(int argc, char **argv) {
       {0, 0, 0, 0}};
   eph_tune_request req = {0};
   const char *objective = "time", *lua = NULL;
-  bool have_invocations = false;
   int c;
   opterr = 0;
   optind = 1;
@@ -109,7 +109,6 @@ int cmd_tune(int argc, char **argv) {
       case 'O': objective = optarg; break;
       case 'n':
         if (!parse_count("--invocations", optarg, 1000, &req.invocations)) return 2;
-        have_invocations = true;
         break;
       case 'v':
         if (!parse_count("--verify", optarg, 8, &req.verify)) return 2;
@@ -131,7 +130,6 @@ int cmd_tune(int argc, char **argv) {
         return 2;
     }
   }
-  (void)have_invocations;
   const char *self = self_path();
   if (!self) {
     cli_error("tune: cannot find the ephemera executable (/proc/self/exe)");

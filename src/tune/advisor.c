@@ -178,19 +178,24 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     fprintf(out, "  simulator  not used (%s): the model's ranking stands\n", sim_err.message);
   }
 
-  /* 4. The top few, measured (skipping lookalikes and the default). */
+  /* 4. The top few, measured (skipping lookalikes and the default).  The
+   * first pass takes one per eden size: the model is least sure of what a
+   * bigger eden costs in memory traffic, so measurement decides that. */
   int nv = 1;
-  for (size_t r = 0; r < feasible && nv < verify; r++) {
-    size_t i = order[r];
-    bool dup = false;
-    for (int k = 0; k < nv && !dup; k++) dup = i == verified[k] || same_outcome(&sims[i], &sims[verified[k]]);
-    if (dup) continue;
-    char gc[160];
-    eph_tune_config_format(&grid[i], gc, sizeof gc);
-    st = eph_tune_measure(t, gc, inv, &meas[nv], err);
-    if (st != EPH_OK) goto done;
-    verified[nv++] = i;
-  }
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t r = 0; r < feasible && nv < verify; r++) {
+      size_t i = order[r];
+      bool skip = false;
+      for (int k = 0; k < nv && !skip; k++)
+        skip = i == verified[k] || same_outcome(&sims[i], &sims[verified[k]]) ||
+               (pass == 0 && k > 0 && grid[i].eden == grid[verified[k]].eden);
+      if (skip) continue;
+      char gc[160];
+      eph_tune_config_format(&grid[i], gc, sizeof gc);
+      st = eph_tune_measure(t, gc, inv, &meas[nv], err);
+      if (st != EPH_OK) goto done;
+      verified[nv++] = i;
+    }
 
   /* 5. The best measured. */
   int best = 0;
