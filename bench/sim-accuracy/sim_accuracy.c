@@ -8,6 +8,7 @@
  * One line per setting, whitespace-separated:
  *   workload spec real_scav sim_scav real_full sim_full copied_err promoted_err
  *   peak_err real_gc_s predicted_gc_s real_wall_s sim_s
+ * (GC seconds are CPU seconds inside collections, as `ephemera sim calibrate` fits them.)
  * (errors relative, 0..1; MODEL "-": the default cost model path or the built-in).
  */
 #include <math.h>
@@ -31,7 +32,7 @@ static double rel(uint64_t real, uint64_t sim) {
 }
 
 static int cmp_result(const void *a, const void *b) {
-  double x = (double)((const wl_result *)a)->stats.gc_wall_ns, y = (double)((const wl_result *)b)->stats.gc_wall_ns;
+  double x = (double)((const wl_result *)a)->stats.gc_cpu_ns, y = (double)((const wl_result *)b)->stats.gc_cpu_ns;
   return x < y ? -1 : x > y;
 }
 
@@ -92,7 +93,7 @@ int main(int argc, char **argv) {
            (unsigned long long)s->scavenges, (unsigned long long)sim.scavenges, (unsigned long long)s->full_gcs,
            (unsigned long long)sim.full_gcs, rel(s->bytes_copied, sim.bytes_copied),
            rel(s->bytes_promoted, sim.bytes_promoted), rel(s->peak_committed, sim.peak_committed),
-           (double)s->gc_wall_ns / 1e9, sim.gc_seconds, real->wall_s, sim_s);
+           (double)s->gc_cpu_ns / 1e9, sim.gc_seconds, real->wall_s, sim_s);
     fflush(stdout);
     eph_sim_result_free(&sim);
   }

@@ -204,11 +204,12 @@ void eph_sim_costmodel_default(eph_sim_costmodel *cm);
 /* $XDG_CONFIG_HOME/ephemera/costmodel or ~/.config/ephemera/costmodel into
  * buf; false if neither variable is set or buf is too small. */
 bool eph_sim_costmodel_default_path(char *buf, size_t len);
-/* Reads a model written by eph_sim_costmodel_save.  EPH_ERR_INVALID with a
- * message naming the line for a malformed file, EPH_ERR_NOT_FOUND-like
- * EPH_ERR_INVALID "cannot open" when absent. */
+/* Reads a model written by eph_sim_costmodel_save into *cm.  EPH_ERR_IO
+ * when the file cannot be opened, EPH_ERR_INVALID with a message naming the
+ * line for a malformed one (or naming what is missing); *cm unchanged then. */
 eph_status eph_sim_costmodel_load(const char *path, eph_sim_costmodel *cm, eph_error *err);
-/* Writes cm as `key value` lines (creating the parent directory). */
+/* Writes cm as `key value` lines (creating the parent directory).
+ * EPH_ERR_IO with the system's message if the file cannot be written. */
 eph_status eph_sim_costmodel_save(const char *path, const eph_sim_costmodel *cm, eph_error *err);
 
 /* One real collection, as the heap's event log gives it: its measured
@@ -219,10 +220,11 @@ typedef struct eph_sim_observation {
 } eph_sim_observation;
 
 /*
- * Least squares (non-negative coefficients) over n observations; fills cm
- * with the coefficients, its fit error (relative RMS of the per-run totals
- * is not known here: the relative RMS over observations weighted by time)
- * and samples = n.  EPH_ERR_INVALID if n is too small to fit.
+ * Least squares with non-negative coefficients over n observations; fills
+ * cm with the coefficients (0 for a feature never observed), fit_error =
+ * sqrt(sum of squared residuals / sum of squared times) and samples = n.
+ * EPH_ERR_INVALID with a message if n < 8 or the features cannot determine
+ * any coefficient.
  */
 eph_status eph_sim_costmodel_fit(const eph_sim_observation *obs, size_t n, eph_sim_costmodel *cm, eph_error *err);
 

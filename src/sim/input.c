@@ -31,6 +31,7 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->death);
   free(in->death_lo);
   free(in->size);
+  free(in->unit_size);
   free(in->flags);
   free(in->slot_start);
   free(in->ops);
@@ -50,7 +51,8 @@ static bool alloc_objects(eph_sim_input *in, size_t n, bool sampled) {
   in->size = calloc(n ? n : 1, sizeof *in->size);
   in->flags = calloc(n ? n : 1, 1);
   if (sampled) in->death_lo = calloc(n ? n : 1, sizeof *in->death_lo);
-  return in->birth && in->death && in->size && in->flags && (!sampled || in->death_lo);
+  if (sampled) in->unit_size = calloc(n ? n : 1, sizeof *in->unit_size);
+  return in->birth && in->death && in->size && in->flags && (!sampled || (in->death_lo && in->unit_size));
 }
 
 /* Index of the object born at id, or SIM_NONE. */
@@ -108,7 +110,7 @@ static eph_status load_trace(const eph_profile *p, eph_sim_input *in, eph_error 
   in->slot_start = malloc((nalloc + 1) * sizeof *in->slot_start);
   in->ops = malloc((nalloc + nstore + 1) * sizeof *in->ops);
   if (!in->slot_start || !in->ops) return nomem(in, err);
-  size_t k = 0;
+  size_t k = 0, ephemerons = 0;
   uint64_t slots = 0, prev = 0;
   for (size_t i = 0; i < p->nevents; i++) {
     const eph_event *e = &p->events[i];
@@ -126,6 +128,7 @@ static eph_status load_trace(const eph_profile *p, eph_sim_input *in, eph_error 
     in->slot_start[k] = slots;
     uint64_t fmt = ALLOC_FORMAT(e->c);
     if ((fmt == EPH_FORMAT_POINTERS || fmt == EPH_FORMAT_EPHEMERON) && e->b >= 8) slots += (e->b - 8) / 8;
+    if (fmt == EPH_FORMAT_EPHEMERON) ephemerons++;
     in->bytes += e->b;
     k++;
   }
@@ -171,9 +174,14 @@ static eph_status load_trace(const eph_profile *p, eph_sim_input *in, eph_error 
     len += snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
                     "%zu objects have no record (a truncated trace?): taken as alive to the end.\n", missing);
   if (in->skipped_stores && len > 0 && (size_t)len < sizeof in->caveats)
+    len += snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
+                    "%llu stores name objects or slots the trace never allocated: skipped.\n",
+                    (unsigned long long)in->skipped_stores);
+  if (ephemerons && len > 0 && (size_t)len < sizeof in->caveats)
     snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
-             "%llu stores name objects or slots the trace never allocated: skipped.\n",
-             (unsigned long long)in->skipped_stores);
+             "%zu ephemerons: simulated as ordinary objects (Merlin's reachability is strong); the heap mourns "
+             "them at its own collections and runs finalisers the trace does not place, so counts may differ.\n",
+             ephemerons);
   return EPH_OK;
 }
 
@@ -193,6 +201,7 @@ static eph_status load_records(const eph_profile *p, eph_sim_input *in, eph_erro
     in->birth[k] = r->birth.bytes ? r->birth.bytes : r->id;
     double bytes = (double)r->size * w;
     in->size[k] = bytes > 4e9 ? UINT32_MAX : (uint32_t)bytes;
+    if (sampled) in->unit_size[k] = (uint32_t)r->size;
     in->death[k] = censored ? SIM_IMMORTAL : r->death.bytes;
     if (sampled) in->death_lo[k] = censored ? SIM_IMMORTAL : r->alive_until.bytes;
     in->bytes += in->size[k];

@@ -223,7 +223,7 @@ eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const u
     }
     uint32_t o = (uint32_t)next++;
     uint32_t bytes = in->size[o];
-    p.r.clock = in->birth[o] - bytes;
+    p.r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0; /* samples: a weighed size may exceed the clock */
     uint64_t point, t = p.r.clock;
     while (simrun_tick(&p.r, t, &point)) {
       p.r.clock = point;

@@ -94,24 +94,15 @@ void simrun_free(simrun *r) {
   r->slots = NULL;
 }
 
-size_t simrun_nops(const simrun *r) { return r->in->ops ? r->in->nops : r->in->n; }
-
-sim_op simrun_op(const simrun *r, size_t i) {
-  return r->in->ops ? r->in->ops[i] : (sim_op){SIM_NONE, 0, 0};
-}
-
-void simvec_push(simrun *r, simvec *v, uint32_t x) {
-  if (v->len == v->cap) {
-    size_t cap = v->cap ? 2 * v->cap : 1024;
-    uint32_t *nv = realloc(v->v, cap * sizeof *nv);
-    if (!nv) {
-      r->nomem = r->exhausted = true; /* stops the run; simrun_finish reports it */
-      return;
-    }
-    v->v = nv;
-    v->cap = cap;
+void simvec_grow(simrun *r, simvec *v) {
+  size_t cap = v->cap ? 2 * v->cap : 1024;
+  uint32_t *nv = realloc(v->v, cap * sizeof *nv);
+  if (!nv) {
+    r->nomem = r->exhausted = true; /* stops the run; simrun_finish reports it */
+    return;
   }
-  v->v[v->len++] = x;
+  v->v = nv;
+  v->cap = cap;
 }
 
 void simrun_committed(simrun *r, uint64_t bytes) {

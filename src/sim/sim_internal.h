@@ -31,6 +31,7 @@ struct eph_sim_input {
   uint64_t *death;       /* last-reachable time (hi end for samples); SIM_IMMORTAL when censored */
   uint64_t *death_lo;    /* sampled: the earliest the death can be (alive_until); else NULL */
   uint32_t *size;        /* bytes: header and payload (x weight for samples) */
+  uint32_t *unit_size;   /* samples: one object's bytes (the large-object rule reads it); else NULL */
   uint8_t *flags;
   uint64_t *slot_start;  /* trace: n + 1 offsets into a run's slot array */
   uint64_t nslots;

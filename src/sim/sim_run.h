@@ -51,13 +51,19 @@ eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config 
 void simrun_free(simrun *r);
 eph_status simrun_nomem(eph_error *err);
 /* The program's steps: the trace's ops, or one ALLOC per object without one. */
-size_t simrun_nops(const simrun *r);
-sim_op simrun_op(const simrun *r, size_t i);
+static inline size_t simrun_nops(const simrun *r) { return r->in->ops ? r->in->nops : r->in->n; }
+static inline sim_op simrun_op(const simrun *r, size_t i) {
+  return r->in->ops ? r->in->ops[i] : (sim_op){SIM_NONE, 0, 0};
+}
 /* Committed bytes are now `bytes` (space-time and peak). */
 void simrun_committed(simrun *r, uint64_t bytes);
 void simrun_begin(simrun *r, eph_gc_kind kind, uint64_t used);
 void simrun_end(simrun *r, uint64_t used_after, uint64_t committed);
-void simvec_push(simrun *r, simvec *v, uint32_t x);
+void simvec_grow(simrun *r, simvec *v);
+static inline void simvec_push(simrun *r, simvec *v, uint32_t x) {
+  if (v->len == v->cap) simvec_grow(r, v);
+  if (v->len < v->cap) v->v[v->len++] = x; /* else out of memory: the run stops (r->nomem) */
+}
 /* Totals, mark/cons, space-time to the end; EPH_ERR_NOMEM if memory ran out. */
 eph_status simrun_finish(simrun *r, eph_error *err);
 

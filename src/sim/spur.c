@@ -288,7 +288,7 @@ static void maybe_full_gc(spur *s, uint64_t about_to_add) {
 static bool allocate(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
   uint32_t bytes = in->size[o];
-  s->r.clock = in->birth[o] - bytes;
+  s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0; /* samples: a weighed size may exceed the clock */
   /* Granulated input: collections at points of perfect knowledge (run.c). */
   uint64_t point;
   while (simrun_tick(&s->r, s->r.clock, &point)) {
@@ -300,7 +300,10 @@ static bool allocate(spur *s, uint32_t o) {
     }
     s->r.clock = t;
   }
-  bool old = (in->flags[o] & SIM_PRETENURED) || bytes - 8 >= s->large;
+  uint32_t unit = in->unit_size ? in->unit_size[o] : bytes; /* a sample's weight makes no large object */
+  /* A sample weighing more than eden holds goes to old space: it could
+   * never fit eden, though its objects each would. */
+  bool old = (in->flags[o] & SIM_PRETENURED) || unit - 8 >= s->large || bytes > s->eden_cap;
   if (old) {
     maybe_full_gc(s, bytes);
     if (s->over_max || !old_alloc_mutator(s, o)) {

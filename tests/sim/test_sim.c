@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <math.h>
 
 #include "ephemera/sim.h"
 
@@ -140,6 +141,29 @@ static void test_full_gc_trigger(void **state) {
   free(t);
 }
 
+/* Granularity: deaths in this trace are multiples of 8 bytes, so a granule
+ * of 8 changes nothing unsynchronised; coarse granules do. */
+static void test_granularity(void **state) {
+  (void)state;
+  tb *t = calloc(1, sizeof *t);
+  for (int i = 0; i < 200; i++) alloc(t, 0, t->clock + OBJ + (uint64_t)(i % 7) * 3 * OBJ);
+  eph_sim_input *in = input(t, true);
+  eph_sim_config cfg;
+  eph_sim_config_init(&cfg);
+  eph_error err;
+  assert_int_equal(eph_gc_params_parse(&cfg.params, "eden=16K,tenure=2", &err), EPH_OK);
+  uint64_t granules[2] = {8, 64 * 1024};
+  double e[2 * 2 * EPH_SIM_NSYNC];
+  assert_int_equal(eph_sim_granularity_table(in, &cfg, granules, 2, e, &err), EPH_OK);
+  assert_float_equal(e[0], 0, 1e-12); /* granule 8, unsync: mark/cons */
+  assert_float_equal(e[1], 0, 1e-12); /* and count */
+  double coarse = 0;
+  for (unsigned k = 0; k < EPH_SIM_NSYNC; k++) coarse += fabs(e[2 * (EPH_SIM_NSYNC + k)]);
+  assert_true(coarse > 0.01);
+  eph_sim_input_free(in);
+  free(t);
+}
+
 /* --- the parameter table --------------------------------------------------- */
 
 static void test_every_parameter_has_a_role(void **state) {
@@ -224,6 +248,7 @@ int main(void) {
       cmocka_unit_test(test_nepotism),
       cmocka_unit_test(test_tenure_and_overflow),
       cmocka_unit_test(test_full_gc_trigger),
+      cmocka_unit_test(test_granularity),
       cmocka_unit_test(test_every_parameter_has_a_role),
       cmocka_unit_test(test_stress_refused),
       cmocka_unit_test(test_fit_recovers_coefficients),

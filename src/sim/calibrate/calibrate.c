@@ -46,7 +46,7 @@ static int collect_events(wl_ctx *w, void *data) {
     const eph_gc_event *e = &ev[i];
     /* A full GC's live old bytes are what it marked: new space is empty after it. */
     o->v[o->len++] = (eph_sim_observation){
-        .seconds = (double)e->duration_ns / 1e9,
+        .seconds = (double)e->cpu_ns / 1e9, /* CPU: robust to other processes taking the core */
         .copied = (double)e->bytes_copied,
         .promoted = (double)e->bytes_promoted,
         .marked = e->kind == EPH_GC_FULL ? (double)e->used_after : 0,
