@@ -77,6 +77,7 @@ typedef struct eph_bench_config {
   char gc[256];          /* GC parameters ("" = defaults); for Lua targets, Lua's collector (see docs) */
   double factor;         /* heap size as a multiple of the minimum heap; 0 = no limit */
   uint64_t heap_bytes;   /* the limit in bytes (factor x minimum heap), 0 = none */
+  char profile[256];     /* profile SPEC (include/ephemera/profile.h) the target runs under; "" = none */
 } eph_bench_config;
 
 typedef struct eph_bench_run {
@@ -218,6 +219,7 @@ typedef struct eph_bench_options {
   const char *const *gcs; /* GC parameter sets; none = the defaults */
   size_t ngcs;
   const double *factors;  /* heap factors; none = no limit */
+  const char *profile;    /* run every configuration under this profile SPEC (NULL = none) */
   size_t nfactors;
   unsigned invocations;   /* per configuration (default 5) */
   unsigned iterations;    /* timed iterations per invocation (default 1) */

@@ -20,6 +20,13 @@ void eph_bench_config_label(const eph_bench_config *c, char *buf, size_t len);
 int eph_bench_run_lua(const eph_bench_target *t, const eph_bench_config *c, unsigned warmup, unsigned iterations,
                       eph_bench_run *run, eph_error *err);
 
+/* The command line of `ephemera bench run-one` for one invocation, writing
+ * its result to out; the strings point into t, c, out and bufs. */
+#define EPH_BENCH_ARGV_MAX 24
+void eph_bench_child_argv(const char *exe, size_t ti, size_t ci, size_t inv, const eph_bench_target *t,
+                          const eph_bench_config *c, unsigned warmup, unsigned iterations, const char *out,
+                          const char *argv[EPH_BENCH_ARGV_MAX], char bufs[5][64]);
+
 /* Seconds on a clock. */
 double eph_bench_clock(int clock_id);
 

@@ -113,7 +113,8 @@ static void plots(const eph_bench_report *rep, FILE *out) {
   const char *xlabel = factors ? "heap size (multiple of the minimum heap)" : "configuration";
   for (int which = 0; which < 2; which++) { /* LBO wall, LBO task: all targets in one plot */
     buf d = {0}, s = {0};
-    add(&s, "set xlabel '%s'\nset ylabel 'lower-bound overhead (%s)'\nplot ", xlabel, which ? "task clock" : "wall clock");
+    add(&s, "set xlabel '%s'\nset ylabel 'lower-bound overhead (%s)'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\nplot ", xlabel,
+        which ? "task clock" : "wall clock");
     int block = 0;
     for (size_t i = 0; i < rep->nrows; i++) {
       const eph_bench_summary *r = &rep->rows[i];
@@ -143,7 +144,7 @@ static void plots(const eph_bench_report *rep, FILE *out) {
       }
       add(&d, q < 2 ? "\n\n" : "\n");
     }
-    add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\n"
+    add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\n"
             "plot datafile index 0 using 1:2:3:4 with yerrorlines lw 2 title 'wall', "
             "datafile index 1 using 1:2:3:4 with yerrorlines lw 2 title 'task clock'%s\n",
         xlabel, rep->rows[i].have_gc ? ", datafile index 2 using 1:2:3:4 with yerrorlines lw 2 title 'GC (stop the world)'" : "");
@@ -161,7 +162,8 @@ static void plots(const eph_bench_report *rep, FILE *out) {
       int block = 0;
       for (size_t k = i; k < j; k++) {
         const eph_bench_summary *r = &rep->rows[k];
-        if (!r->simple.n) continue;
+        /* the smallest and the largest heap, as the paper's 2x and 6x plots: more curves would not read */
+        if (!r->simple.n || (k != i && k != j - 1)) continue;
         const eph_bench_latency *l[3] = {&r->simple, &r->metered_100ms, &r->metered_full};
         const char *kind[3] = {"simple", "metered 100 ms", "metered full"};
         char label[300];
@@ -171,7 +173,8 @@ static void plots(const eph_bench_report *rep, FILE *out) {
           for (int p = 0; p < EPH_BENCH_NPCT; p++) add(&ld, "%d %g\n", p, l[m]->ms[p] > 0 ? l[m]->ms[p] : 1e-6);
           char t[400];
           snprintf(t, sizeof t, "%s, %s", label, kind[m]);
-          add(&ls, "%sdatafile index %d using 1:2 with linespoints dt %d lc %zu title ", block ? ", " : "", block, m + 1, k - i + 1);
+          add(&ls, "%sdatafile index %d using 1:2 with linespoints dt %d lc %d title ", block ? ", " : "", block, m + 1,
+              k == i ? 1 : 2);
           gp_title(&ls, t);
           block++;
         }

@@ -32,6 +32,7 @@ int eph_bench_render_json(const eph_bench_results *r, const eph_bench_report *re
         "allocated_bytes", stat_json(&s->allocated), "lbo_wall", s->lbo_wall, "lbo_wall_lo", s->lbo_wall_lo,
         "lbo_wall_hi", s->lbo_wall_hi, "lbo_task", s->lbo_task, "lbo_task_lo", s->lbo_task_lo, "lbo_task_hi",
         s->lbo_task_hi, "warmups", (json_int_t)s->warmups, "warmup_wall_s", s->warmup_wall);
+    json_object_set_new(row, "profile", json_string(s->config.profile));
     if (s->simple.n) {
       json_object_set_new(row, "latency_simple", latency_json(&s->simple));
       json_object_set_new(row, "latency_metered_100ms", latency_json(&s->metered_100ms));

@@ -89,7 +89,7 @@ int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
   const char *pn[EPH_BENCH_NPCT] = {"p50", "p90", "p99", "p999", "p9999", "max"};
   for (int k = 0; k < 3; k++)
     for (int p = 0; p < EPH_BENCH_NPCT; p++) fprintf(out, ",%s_%s_ms", kinds[k], pn[p]);
-  fputc('\n', out);
+  fputs(",profile\n", out);
   for (size_t i = 0; i < rep->nrows; i++) {
     const eph_bench_summary *r = &rep->rows[i];
     csv_field(out, r->target.spec);
@@ -105,6 +105,8 @@ int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
     const eph_bench_latency *l[3] = {&r->simple, &r->metered_100ms, &r->metered_full};
     for (int k = 0; k < 3; k++)
       for (int p = 0; p < EPH_BENCH_NPCT; p++) fprintf(out, ",%.4f", l[k]->ms[p]);
+    fputc(',', out);
+    csv_field(out, r->config.profile);
     fputc('\n', out);
   }
   return ferror(out) ? -1 : 0;

@@ -42,25 +42,46 @@ int eph_bench_results_add(eph_bench_results *r, eph_bench_run *run, eph_error *e
   return 0;
 }
 
+/* Events as one string, "DS,D DS,D ...": each start as the difference from
+ * the previous event's start (the first from 0) and the duration, in ns --
+ * about 10 bytes an event where a JSON array of pairs would take 30 and a
+ * parsed one hundreds (kvstore marks a million requests per iteration). */
+static json_t *events_json(const eph_bench_iter *it) {
+  size_t cap = it->nevents * 42 + 1, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) return NULL;
+  buf[0] = 0;
+  uint64_t prev = 0;
+  for (size_t i = 0; i < it->nevents; i++) {
+    const eph_bench_event *e = &it->events[i];
+    n += (size_t)snprintf(buf + n, cap - n, "%s%lld,%llu", i ? " " : "", (long long)(e->start_ns - prev),
+                          (unsigned long long)(e->end_ns - e->start_ns));
+    prev = e->start_ns;
+  }
+  json_t *j = json_stringn_nocheck(buf, n);
+  free(buf);
+  return j;
+}
+
 static json_t *iter_json(const eph_bench_iter *it) {
-  json_t *ev = json_array();
-  for (size_t i = 0; i < it->nevents; i++)
-    json_array_append_new(ev, json_pack("[II]", (json_int_t)it->events[i].start_ns, (json_int_t)it->events[i].end_ns));
-  return json_pack("{s:b, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "warmup", it->warmup,
-                   "wall_s", it->wall_s, "task_s", it->task_s, "gc_s", it->gc_s, "gc_cpu_s", it->gc_cpu_s, "mutator_s",
-                   it->mutator_s, "gc_count", (json_int_t)it->gc_count, "scavenges", (json_int_t)it->scavenges,
-                   "full_gcs", (json_int_t)it->full_gcs, "peak_bytes", (json_int_t)it->peak_bytes, "peak_live_bytes",
-                   (json_int_t)it->peak_live_bytes, "allocated_bytes", (json_int_t)it->allocated_bytes, "objects",
-                   (json_int_t)it->objects, "bytes_copied", (json_int_t)it->bytes_copied, "events", ev);
+  return json_pack("{s:b, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o*}", "warmup",
+                   it->warmup, "wall_s", it->wall_s, "task_s", it->task_s, "gc_s", it->gc_s, "gc_cpu_s", it->gc_cpu_s,
+                   "mutator_s", it->mutator_s, "gc_count", (json_int_t)it->gc_count, "scavenges",
+                   (json_int_t)it->scavenges, "full_gcs", (json_int_t)it->full_gcs, "peak_bytes",
+                   (json_int_t)it->peak_bytes, "peak_live_bytes", (json_int_t)it->peak_live_bytes, "allocated_bytes",
+                   (json_int_t)it->allocated_bytes, "objects", (json_int_t)it->objects, "bytes_copied",
+                   (json_int_t)it->bytes_copied, "nevents", (json_int_t)it->nevents, "events",
+                   it->nevents ? events_json(it) : NULL);
 }
 
 json_t *eph_bench_run_to_json(const eph_bench_run *run) {
   json_t *iters = json_array();
   for (size_t i = 0; i < run->niters; i++) json_array_append_new(iters, iter_json(&run->iters[i]));
-  return json_pack("{s:i, s:s, s:I, s:I, s:I, s:s, s:s, s:f, s:I, s:b, s:s, s:o}", "ephemera_bench_run", 1, "version",
-                   run->version, "target_index", (json_int_t)run->target_index, "config_index",
+  return json_pack("{s:i, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:f, s:I, s:b, s:s, s:o}", "ephemera_bench_run", 1,
+                   "version", run->version, "target_index", (json_int_t)run->target_index, "config_index",
                    (json_int_t)run->config_index, "invocation", (json_int_t)run->invocation, "target",
-                   run->target.spec, "gc", run->config.gc, "factor", run->config.factor, "heap_bytes",
+                   run->target.spec, "gc", run->config.gc, "profile", run->config.profile, "factor",
+                   run->config.factor, "heap_bytes",
                    (json_int_t)run->config.heap_bytes, "ok", run->ok, "error", run->error, "iterations", iters);
 }
 
@@ -99,14 +120,15 @@ static double get_num(json_t *o, const char *key) {
 
 static int run_from_json(json_t *j, eph_bench_run *run, const char *path, eph_error *err) {
   memset(run, 0, sizeof *run);
-  const char *target = NULL, *gc = "", *version = "", *error = "";
+  const char *target = NULL, *gc = "", *profile = "", *version = "", *error = "";
   json_int_t ti = -1, ci = -1, inv = -1, heap = 0;
   double factor = 0;
   int ok = 0;
   json_t *iters = NULL;
   json_error_t je;
-  if (json_unpack_ex(j, &je, 0, "{s:s, s:I, s:I, s:I, s?s, s?F, s?I, s:b, s?s, s?s, s:o}", "target", &target,
-                     "target_index", &ti, "config_index", &ci, "invocation", &inv, "gc", &gc, "factor", &factor,
+  if (json_unpack_ex(j, &je, 0, "{s:s, s:I, s:I, s:I, s?s, s?s, s?F, s?I, s:b, s?s, s?s, s:o}", "target", &target,
+                     "target_index", &ti, "config_index", &ci, "invocation", &inv, "gc", &gc, "profile", &profile,
+                     "factor", &factor,
                      "heap_bytes", &heap, "ok", &ok, "error", &error, "version", &version, "iterations",
                      &iters) != 0 ||
       !json_is_array(iters) || ti < 0 || ci < 0 || inv < 0 || factor < 0 || heap < 0) {
@@ -119,6 +141,7 @@ static int run_from_json(json_t *j, eph_bench_run *run, const char *path, eph_er
   run->config_index = (size_t)ci;
   run->invocation = (size_t)inv;
   snprintf(run->config.gc, sizeof run->config.gc, "%s", gc);
+  snprintf(run->config.profile, sizeof run->config.profile, "%s", profile);
   run->config.factor = factor;
   run->config.heap_bytes = (uint64_t)heap;
   run->ok = ok;
@@ -135,8 +158,8 @@ static int run_from_json(json_t *j, eph_bench_run *run, const char *path, eph_er
     json_t *o = json_array_get(iters, i);
     eph_bench_iter *it = &run->iters[i];
     json_t *ev = json_object_get(o, "events");
-    if (!json_is_object(o) || !json_is_number(json_object_get(o, "wall_s")) || (ev && !json_is_array(ev))) {
-      eph_error_fill(err, EPH_ERR_INVALID, "%s: iteration %zu is not an object with wall_s and events", path, i);
+    if (!json_is_object(o) || !json_is_number(json_object_get(o, "wall_s"))) {
+      eph_error_fill(err, EPH_ERR_INVALID, "%s: iteration %zu is not an object with wall_s", path, i);
       eph_bench_run_free(run);
       return -1;
     }
@@ -154,27 +177,53 @@ static int run_from_json(json_t *j, eph_bench_run *run, const char *path, eph_er
     it->allocated_bytes = get_int(o, "allocated_bytes");
     it->objects = get_int(o, "objects");
     it->bytes_copied = get_int(o, "bytes_copied");
-    size_t ne = json_array_size(ev);
-    if (ne) {
-      it->events = malloc(ne * sizeof *it->events);
+    int64_t ne = get_int(o, "nevents");
+    if (ne > 0 && (!json_is_string(ev) || ne > (int64_t)json_string_length(ev))) {
+      eph_error_fill(err, EPH_ERR_INVALID, "%s: iteration %zu: %lld events but no event string to hold them", path, i,
+                     (long long)ne);
+      eph_bench_run_free(run);
+      return -1;
+    }
+    if (ne > 0) {
+      it->events = malloc((size_t)ne * sizeof *it->events);
       if (!it->events) {
         eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
         eph_bench_run_free(run);
         return -1;
       }
-      for (size_t e = 0; e < ne; e++) {
-        json_int_t s = -1, t = -1;
-        if (json_unpack(json_array_get(ev, e), "[II]", &s, &t) || s < 0 || t < s) {
-          eph_error_fill(err, EPH_ERR_INVALID, "%s: iteration %zu: event %zu is not [start, end] with end >= start",
-                         path, i, e);
-          it->nevents = e;
+      const char *p = json_string_value(ev);
+      uint64_t start = 0;
+      for (int64_t e = 0; e < ne; e++) {
+        char *end;
+        errno = 0;
+        long long ds = strtoll(p, &end, 10);
+        bool good = end != p && *end == ',' && !errno;
+        unsigned long long d = 0;
+        if (good) {
+          p = end + 1;
+          d = strtoull(p, &end, 10);
+          good = end != p && *p != '-' && !errno && (*end == ' ' || !*end) && (ds >= 0 || (uint64_t)-ds <= start);
+        }
+        if (good && !*end && e < ne - 1) {
+          eph_error_fill(err, EPH_ERR_INVALID, "%s: iteration %zu: the event string holds %lld events, not %lld", path,
+                         i, (long long)e + 1, (long long)ne);
+          it->nevents = (size_t)e;
           eph_bench_run_free(run);
           return -1;
         }
-        it->events[e].start_ns = (uint64_t)s;
-        it->events[e].end_ns = (uint64_t)t;
+        if (!good) {
+          eph_error_fill(err, EPH_ERR_INVALID, "%s: iteration %zu: event %lld is not START_DELTA,DURATION", path, i,
+                         (long long)e);
+          it->nevents = (size_t)e;
+          eph_bench_run_free(run);
+          return -1;
+        }
+        start += (uint64_t)ds;
+        it->events[e].start_ns = start;
+        it->events[e].end_ns = start + d;
+        p = end + (*end == ' ');
       }
-      it->nevents = ne;
+      it->nevents = (size_t)ne;
     }
   }
   return 0;

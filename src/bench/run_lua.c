@@ -139,6 +139,11 @@ int eph_bench_run_lua(const eph_bench_target *t, const eph_bench_config *c, unsi
                       eph_bench_run *run, eph_error *err) {
   (void)warmup, (void)iterations;
   const char *gcmode = c->gc[0] ? c->gc : "generational";
+  if (c->profile[0]) { /* `ephemera lua --profile` and bench/lua-overhead measure that */
+    snprintf(run->error, sizeof run->error, "--profile does not apply to Lua scripts here (see 'ephemera lua')");
+    run->niters = 0;
+    return 0;
+  }
   if (strcmp(gcmode, "generational") && strcmp(gcmode, "incremental")) {
     snprintf(run->error, sizeof run->error, "GC parameters '%s' do not apply to a Lua script (generational or incremental)",
              c->gc);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench_internal.h"
+#include "ephemera/profile.h"
 #include "workload.h"
 
 double eph_bench_clock(int clock_id) {
@@ -24,8 +25,9 @@ double eph_bench_clock(int clock_id) {
 void eph_bench_config_label(const eph_bench_config *c, char *buf, size_t len) {
   int n = 0;
   if (c->factor > 0) n = snprintf(buf, len, "heap=%gx", c->factor);
-  if (c->gc[0]) snprintf(buf + n, len - (size_t)n, "%s%s", n ? " " : "", c->gc);
-  else if (!n) snprintf(buf, len, "defaults");
+  if (c->gc[0]) n += snprintf(buf + n, len - (size_t)n, "%s%.200s", n ? " " : "", c->gc);
+  if (c->profile[0] && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, "%sprofile:%.200s", n ? " " : "", c->profile);
+  if (!n) snprintf(buf, len, "defaults");
 }
 
 /* GC parameters with the heap limit appended. */
@@ -35,9 +37,43 @@ static void gc_with_limit(const eph_bench_config *c, char *buf, size_t len) {
   else snprintf(buf, len, "%s", c->gc);
 }
 
-/* The runner's `after` hook: copies the iteration's latency events. */
-static int keep_events(wl_ctx *w, void *data) {
-  eph_bench_iter *it = data;
+/* The runner's hooks: the profiler (--profile) attached after the heap
+ * exists and stopped before it goes away, as `ephemera run` does; the
+ * iteration's latency events copied at the end. */
+typedef struct hooks {
+  eph_bench_iter *it;
+  const eph_profile_spec *spec; /* NULL: no profile */
+  char why[300];
+} hooks;
+
+static void profile_configure(eph_gc_params *p, void *data) {
+  hooks *k = data;
+  if (k->spec) eph_profile_prepare_params(k->spec, p);
+}
+
+static int profile_before(wl_ctx *w, void *data) {
+  hooks *k = data;
+  if (!k->spec) return 0;
+  eph_meta_pair meta[] = {{"program", "ephemera bench"}, {"workload", w->workload->name}};
+  eph_error e;
+  if (eph_profile_start(w->h, k->spec, meta, 2, &e) != EPH_OK) {
+    snprintf(k->why, sizeof k->why, "--profile: %.250s", e.message);
+    return 1;
+  }
+  return 0;
+}
+
+static int after_run(wl_ctx *w, void *data) {
+  hooks *k = data;
+  eph_bench_iter *it = k->it;
+  if (k->spec) {
+    eph_profile_stats st;
+    eph_error e;
+    if (eph_profile_stop(w->h, &st, &e) != EPH_OK) {
+      snprintf(k->why, sizeof k->why, "--profile: %.250s", e.message);
+      return 1;
+    }
+  }
   if (!w->nevents) return 0;
   it->events = malloc(w->nevents * sizeof *it->events);
   if (!it->events) return 0; /* events are best effort, like the workload's own */
@@ -49,17 +85,43 @@ static int keep_events(wl_ctx *w, void *data) {
   return 0;
 }
 
+/* The profile's file: a temporary one unless the SPEC names one (then each
+ * iteration overwrites it). */
+static int profile_spec(const eph_bench_config *c, eph_profile_spec *spec, char *tmp, size_t tmplen, char *why,
+                        size_t whylen) {
+  eph_error e;
+  eph_profile_spec_init(spec);
+  if (eph_profile_spec_parse(spec, c->profile, &e) != EPH_OK) {
+    snprintf(why, whylen, "--profile: %.400s", e.message);
+    return -1;
+  }
+  if (!strstr(c->profile, "out=")) {
+    snprintf(tmp, tmplen, "/tmp/eph-bench-profile-%ld.eph", (long)getpid());
+    snprintf(spec->out, sizeof spec->out, "%s", tmp);
+  }
+  return 0;
+}
+
 static int run_workload(const eph_bench_target *t, const eph_bench_config *c, eph_bench_run *run) {
   const wl_workload *wl = wl_find(t->name);
-  char gc[512];
+  char gc[512], tmp[128] = "";
   gc_with_limit(c, gc, sizeof gc);
+  eph_profile_spec spec;
+  if (c->profile[0] && profile_spec(c, &spec, tmp, sizeof tmp, run->error, sizeof run->error)) {
+    run->niters = 0;
+    return 0;
+  }
   for (size_t i = 0; i < run->niters; i++) {
     eph_bench_iter *it = &run->iters[i];
-    wl_run_options opt = {.size = t->size, .gc = gc[0] ? gc : NULL, .quiet = true, .after = keep_events, .data = it};
+    hooks k = {.it = it, .spec = c->profile[0] ? &spec : NULL};
+    wl_run_options opt = {.size = t->size, .gc = gc[0] ? gc : NULL, .quiet = true, .configure = profile_configure,
+                          .before = profile_before, .after = after_run, .data = &k};
     wl_result res;
     char why[512];
-    if (wl_run(wl, &opt, &res, why, sizeof why)) {
-      snprintf(run->error, sizeof run->error, "iteration %zu: %.400s", i + 1, why);
+    int failed = wl_run(wl, &opt, &res, why, sizeof why);
+    if (tmp[0]) unlink(tmp);
+    if (failed) {
+      snprintf(run->error, sizeof run->error, "iteration %zu: %.400s", i + 1, k.why[0] ? k.why : why);
       run->niters = i;
       return 0;
     }
@@ -122,6 +184,7 @@ static int run_command(const eph_bench_target *t, const eph_bench_config *c, eph
     }
     if (pid == 0) {
       if (gc[0]) setenv("EPHEMERA_GC", gc, 1);
+      if (c->profile[0]) setenv("EPHEMERA_PROFILE", c->profile, 1);
       int null = open("/dev/null", O_RDWR);
       if (null >= 0) dup2(null, 0), dup2(null, 1);
       lseek(efd, 0, SEEK_SET);
@@ -172,10 +235,18 @@ int eph_bench_run_one(const eph_bench_target *t, const eph_bench_config *c, unsi
   }
   run->niters = n;
   for (size_t i = 0; i < warmup; i++) run->iters[i].warmup = true;
+  int rc = -1;
   switch (t->kind) {
-  case EPH_BENCH_WORKLOAD: return run_workload(t, c, run);
-  case EPH_BENCH_CMD: return run_command(t, c, run, err);
-  case EPH_BENCH_LUA: return eph_bench_run_lua(t, c, warmup, iterations, run, err);
+  case EPH_BENCH_WORKLOAD: rc = run_workload(t, c, run); break;
+  case EPH_BENCH_CMD: rc = run_command(t, c, run, err); break;
+  case EPH_BENCH_LUA: rc = eph_bench_run_lua(t, c, warmup, iterations, run, err); break;
   }
-  return -1;
+  /* no statistic uses the warm-ups' latency events: they are not kept */
+  for (size_t i = 0; i < run->niters; i++)
+    if (run->iters[i].warmup) {
+      free(run->iters[i].events);
+      run->iters[i].events = NULL;
+      run->iters[i].nevents = 0;
+    }
+  return rc;
 }

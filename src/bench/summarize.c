@@ -46,11 +46,11 @@ static void latency_of(double *v, size_t n, eph_bench_latency *out) {
   for (int p = 0; p < EPH_BENCH_NPCT; p++) out->ms[p] = eph_bench_percentile(v, n, eph_bench_pcts[p]) / 1e6;
 }
 
-/* Latency of the timed iterations of runs[0..n). */
+/* Latency of the timed iterations of the successful runs among runs[0..n). */
 static int latencies(eph_bench_run **runs, size_t n, eph_bench_summary *row) {
   size_t total = 0;
   for (size_t r = 0; r < n; r++)
-    for (size_t i = 0; i < runs[r]->niters; i++)
+    for (size_t i = 0; runs[r]->ok && i < runs[r]->niters; i++)
       if (!runs[r]->iters[i].warmup) total += runs[r]->iters[i].nevents;
   if (!total) return 0;
   double *v[3];
@@ -61,7 +61,7 @@ static int latencies(eph_bench_run **runs, size_t n, eph_bench_summary *row) {
   }
   size_t at = 0;
   for (size_t r = 0; r < n; r++)
-    for (size_t i = 0; i < runs[r]->niters; i++) {
+    for (size_t i = 0; runs[r]->ok && i < runs[r]->niters; i++) {
       const eph_bench_iter *it = &runs[r]->iters[i];
       if (it->warmup || !it->nevents) continue;
       for (size_t e = 0; e < it->nevents; e++) v[0][at + e] = (double)(it->events[e].end_ns - it->events[e].start_ns);
@@ -80,12 +80,16 @@ static int latencies(eph_bench_run **runs, size_t n, eph_bench_summary *row) {
 static int row_stats(eph_bench_run **runs, size_t n, eph_bench_summary *row) {
   enum { WALL, TASK, GC, GCCPU, MUT, COUNT, PEAK, ALLOC, NQ };
   double *q[NQ];
-  int rc = 0;
-  for (int k = 0; k < NQ; k++) q[k] = calloc(n ? n : 1, sizeof(double));
+  bool nomem = false;
+  for (int k = 0; k < NQ; k++) nomem |= !(q[k] = calloc(n ? n : 1, sizeof(double)));
+  if (nomem) {
+    for (int k = 0; k < NQ; k++) free(q[k]);
+    return -1;
+  }
   size_t m = 0;
   double warm = 0;
   row->have_gc = true;
-  for (size_t r = 0; r < n && q[NQ - 1]; r++) {
+  for (size_t r = 0; r < n; r++) {
     const eph_bench_run *run = runs[r];
     if (!run->ok) {
       if (!row->failed++) snprintf(row->first_error, sizeof row->first_error, "%s", run->error);
@@ -101,8 +105,9 @@ static int row_stats(eph_bench_run **runs, size_t n, eph_bench_summary *row) {
         continue;
       }
       timed++;
-      double vals[NQ] = {it->wall_s,   it->task_s,           it->gc_s,           it->gc_cpu_s, it->mutator_s,
-                         (double)it->gc_count, (double)it->peak_bytes, (double)it->allocated_bytes};
+      double vals[NQ] = {it->wall_s,           it->task_s,           it->gc_s,
+                         it->gc_cpu_s,         it->mutator_s,        (double)it->gc_count,
+                         (double)it->peak_bytes, (double)it->allocated_bytes};
       for (int k = 0; k < NQ; k++) sum[k] += vals[k];
       if (it->gc_s < 0) row->have_gc = false;
     }
@@ -110,19 +115,14 @@ static int row_stats(eph_bench_run **runs, size_t n, eph_bench_summary *row) {
     for (int k = 0; k < NQ; k++) q[k][m] = sum[k] / (double)timed;
     m++;
   }
-  for (int k = 0; k < NQ; k++)
-    if (!q[k]) rc = -1;
-  if (!rc) {
-    row->invocations = m;
-    eph_bench_stat *dst[NQ] = {&row->wall, &row->task,     &row->gc,   &row->gc_cpu,
-                               &row->mutator, &row->gc_count, &row->peak, &row->allocated};
-    for (int k = 0; k < NQ; k++) eph_bench_stat_of(q[k], m, dst[k]);
-    if (!m) row->have_gc = false;
-    row->warmup_wall = row->warmups ? warm / (double)row->warmups : 0;
-    rc = latencies(runs, n, row);
-  }
+  row->invocations = m;
+  eph_bench_stat *dst[NQ] = {&row->wall,    &row->task,     &row->gc,   &row->gc_cpu,
+                             &row->mutator, &row->gc_count, &row->peak, &row->allocated};
+  for (int k = 0; k < NQ; k++) eph_bench_stat_of(q[k], m, dst[k]);
+  if (!m) row->have_gc = false;
+  row->warmup_wall = row->warmups ? warm / (double)row->warmups : 0;
   for (int k = 0; k < NQ; k++) free(q[k]);
-  return rc;
+  return latencies(runs, n, row);
 }
 
 /* LBO of rows[0..n), one target's configurations. */

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "ephemera/bench.h"
+#include "ephemera/profile.h"
 
 #define MAX_GCS 16
 #define MAX_FACTORS 32
@@ -30,6 +31,8 @@ static void usage(FILE *out) {
         "  --heap F1,F2,...   heap sizes as multiples of the measured minimum heap\n"
         "  --ci P%            add invocations until the wall-time 95% CI is within P% of the mean\n"
         "  --max-invocations N  the cap for --ci (default 30)\n"
+        "  --profile SPEC     run under the lifetime profiler (workloads; commands get EPHEMERA_PROFILE);\n"
+        "                     minimum heaps are measured without it\n"
         "  --no-cache         measure minimum heaps again instead of reading the cache\n"
         "  --format F         text (default), csv, md or json on stdout\n"
         "  -o FILE            also write the results (every run and the summaries) as JSON\n"
@@ -77,7 +80,7 @@ typedef struct args {
 } args;
 
 enum { O_INV = 256, O_ITER, O_WARM, O_GC, O_HEAP, O_CI, O_MAXINV, O_NOCACHE, O_FORMAT, O_HTML, O_JOBS, O_DIR,
-       O_SIZE, O_TARGET, O_FACTOR, O_HEAPB, O_INDEX };
+       O_SIZE, O_TARGET, O_FACTOR, O_HEAPB, O_INDEX, O_PROFILE };
 
 /* Parses options into a; operands are left in argv[optind..]. */
 static int parse(int argc, char **argv, args *a) {
@@ -91,6 +94,7 @@ static int parse(int argc, char **argv, args *a) {
       {"size", required_argument, 0, O_SIZE},       {"target", required_argument, 0, O_TARGET},
       {"factor", required_argument, 0, O_FACTOR},   {"heap-bytes", required_argument, 0, O_HEAPB},
       {"index", required_argument, 0, O_INDEX},     {"output", required_argument, 0, 'o'},
+      {"profile", required_argument, 0, O_PROFILE},
       {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
   opterr = 0;
   optind = 1;
@@ -129,6 +133,15 @@ static int parse(int argc, char **argv, args *a) {
         return cli_error("bench: --format: unknown format '%s' (text, csv, md, json; --html DIR for the page)", optarg), -1;
       break;
     case O_HTML: a->html = optarg; break;
+    case O_PROFILE: {
+      eph_profile_spec spec;
+      eph_profile_spec_init(&spec);
+      if (eph_profile_spec_parse(&spec, optarg, &e) != EPH_OK) return cli_error("bench: --profile: %s", e.message), -1;
+      if (strlen(optarg) >= sizeof a->config.profile) return cli_error("bench: --profile: too long"), -1;
+      a->o.profile = optarg;
+      snprintf(a->config.profile, sizeof a->config.profile, "%s", optarg);
+      break;
+    }
     case O_JOBS: a->jobs = optarg; break;
     case O_DIR: a->dir = optarg; break;
     case O_SIZE: a->size = optarg; break;

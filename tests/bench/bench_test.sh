@@ -46,6 +46,13 @@ awk -F, 'NR > 1 && ($5 != 2 || $6 != 0 || $7 <= 0) { exit 1 }' local.det || fail
 "$E" bench report merged.json --format csv | cut -d, -f1-6,15-17 >report.det
 diff local.det report.det || fail "the results file does not give the same table"
 
+echo "== under the profiler"
+"$E" bench gcbench:12 --gc eden=1M --heap 3 --invocations 1 --warmup 0 --profile mode=gc,sample=1/10,out=p.eph --format csv >prof.csv
+[ -s p.eph ] || fail "--profile wrote no profile"
+sed -n 2p prof.csv | grep -q '^gcbench:12,eden=1M,3,[0-9]*,1,0,.*,"mode=gc,sample=1/10,out=p.eph"$' ||
+  fail "profiled run: $(sed -n 2p prof.csv)"
+"$E" dump p.eph --csv >/dev/null || fail "the profile does not read back"
+
 echo "== the HTML page"
 "$E" bench report merged.json --html html >/dev/null
 grep -q 'LBO, wall clock' html/index.html || fail "no LBO plot"
@@ -85,7 +92,23 @@ one_line 3 "other.json: not an ephemera bench run or results file" "$E" bench re
 one_line 3 "missing.json" "$E" bench report missing.json
 sed 's/"target_index":0/"target_index":-1/' results/run-000-000-000.json >negative.json
 one_line 3 "negative.json: not an ephemera bench run" "$E" bench report negative.json
+run='{"ephemera_bench_run":1,"target":"gcbench:8","target_index":0,"config_index":0,"invocation":0,"ok":true,'
+echo "$run"'"iterations":[{"wall_s":1,"nevents":2,"events":"5000000,1000000 x"}]}' >badevent.json
+one_line 3 "badevent.json: iteration 0: event 1 is not START_DELTA,DURATION" "$E" bench report badevent.json
+echo "$run"'"iterations":[{"wall_s":1,"nevents":3,"events":"5,1"}]}' >fewevents.json
+one_line 3 "fewevents.json: iteration 0: the event string holds 1 events, not 3" "$E" bench report fewevents.json
+echo "$run"'"iterations":[{"wall_s":1,"nevents":2,"events":"5000000,1000000 3000000,2000000"}]}' >twoevents.json
+"$E" bench report twoevents.json --format csv | awk -F, 'NR == 2 && ($26 != 2 || $32 != "2.0000") { exit 1 }' ||
+  fail "a hand-written run's 2 events (1 and 2 ms): $("$E" bench report twoevents.json --format csv | sed -n 2p)"
 one_line 3 "not a nominal statistics file" "$E" workloads --nominal other.json
+
+echo "== nominal statistics"
+"$E" bench nominal --size small --invocations 1 -o nominal.json 2>/dev/null
+"$E" workloads --nominal nominal.json >nominal.txt
+cat nominal.txt
+rows=$(awk '$2 ~ /^[0-9.]+$/' nominal.txt | wc -l)
+[ "$rows" -eq "$("$E" workloads | tail -n +2 | wc -l)" ] || fail "nominal: $rows rows, not one per workload"
+grep -q '^kvstore .* [0-9.]* *[0-9.]*$' nominal.txt || fail "nominal: kvstore has no latency"
 
 if [ "$LUA" = ON ] || [ "$LUA" = 1 ] || [ "$LUA" = TRUE ]; then
   echo "== a Lua script under a heap limit"
