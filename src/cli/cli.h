@@ -34,6 +34,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_lua(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 
 /* The running command's name ("report", "trace granulate"), set by main

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "render.h"
 #include "ephemera/format.h"
+#include "ephemera/tune.h"
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -45,8 +46,15 @@ static void progress(const char *stage, double f, void *ctx) {
   fflush(stderr);
 }
 
-/* Writes the report in format to stdout or into dir; returns the exit status. */
-static int render(const eph_analysis *a, const char *format, const char *dir) {
+/* The advisor's top predicted GC configuration for this profile (src/tune),
+ * after the text report; a profile it cannot judge gets a one-line warning. */
+static void report_gc_suggestion(FILE *out, const char *path) {
+  eph_error err;
+  if (eph_tune_report_suggestion(path, out, &err) != EPH_OK) cli_error("warning: GC suggestion: %s", err.message);
+}
+
+/* Writes the report of path in format to stdout or into dir; returns the exit status. */
+static int render(const eph_analysis *a, const char *path, const char *format, const char *dir) {
   if (dir && mkdir(dir, 0777) != 0 && errno != EEXIST) {
     cli_error("report: cannot create %s: %s", dir, strerror(errno));
     return CLI_FAILED;
@@ -74,7 +82,10 @@ static int render(const eph_analysis *a, const char *format, const char *dir) {
   bool plots_ok = true;
   char failed[4096] = "";
   int plot_errno = 0;
-  if (!strcmp(format, "text")) eph_render_text(out, a, !dir && isatty(STDOUT_FILENO));
+  if (!strcmp(format, "text")) {
+    eph_render_text(out, a, !dir && isatty(STDOUT_FILENO));
+    report_gc_suggestion(out, path);
+  }
   else if (!strcmp(format, "json")) eph_render_json(out, a);
   else if (!(plots_ok = eph_render_html(out, a, dir, failed, sizeof failed))) plot_errno = errno;
   if (!cli_output_done(out, dir ? file : "the report", dir != NULL)) return CLI_FAILED;
@@ -160,7 +171,7 @@ int cmd_report(int argc, char **argv) {
     return cli_load_failed(err.status);
   }
   if (p->warning[0]) cli_error("warning: %s: %s", path, p->warning);
-  int rc = render(a, format == TEXT ? "text" : format == CSV ? "csv" : format == JSON ? "json" : "html", dir);
+  int rc = render(a, path, format == TEXT ? "text" : format == CSV ? "csv" : format == JSON ? "json" : "html", dir);
   eph_analysis_free(a);
   eph_file_free(p);
   return rc;

@@ -18,6 +18,7 @@ static const struct command {
     {"trace", cmd_trace, "trace tools: ephemera trace granulate IN OUT --granule K"},
     {"report", cmd_report, "lifetime report: ephemera report FILE [--format text|csv|json|html] [-o DIR]"},
     {"compare", cmd_compare, "two profiles side by side: ephemera compare A B"},
+    {"tune", cmd_tune, "GC parameters from one profile, verified by runs: ephemera tune WORKLOAD|--cmd CMD|--lua SCRIPT"},
     {"sim", cmd_sim, "GC simulator: ephemera sim PROFILE [--collector C] [--gc PARAMS]... | sim calibrate"},
     {"bench", cmd_bench, "benchmark targets DaCapo Chopin's way: ephemera bench TARGET... [--heap F1,F2] (docs/bench.md)"},
     {"lua", cmd_lua, "profile a Lua 5.4 script: ephemera lua [--profile SPEC] [-o FILE] [--gc LUAGC] SCRIPT [ARGS]"},

@@ -1,0 +1,310 @@
+/*
+ * advisor.c — the loop behind `ephemera tune`: profile once, simulate the
+ * grid, verify the best few against the default with real runs, recommend
+ * the best measured configuration and explain it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tune_internal.h"
+
+/* The profiled run.  Merlin (exact deaths) for small and middle runs
+ * (`small` or a number), a 1-in-32 gc-mode profile for `default` and
+ * `large` ones (and commands), whose deaths are known to the collection
+ * that found them. */
+static eph_status profile_target(const eph_tune_request *req, const char *path, const char **mode_used,
+                                 eph_error *err) {
+  const eph_tune_target *t = &req->target;
+  const char *mode = req->profile_mode;
+  if (!mode)
+    mode = t->workload && t->size && strcmp(t->size, "default") && strcmp(t->size, "large") ? "merlin" : "gc";
+  const char *spec = !strcmp(mode, "merlin") ? "mode=merlin" : "mode=gc,sample=1/32";
+  *mode_used = spec;
+  if (t->workload) {
+    char *argv[] = {(char *)t->ephemera, "run", (char *)t->workload, "--size", (char *)(t->size ? t->size : "default"),
+                    "--profile", (char *)spec, "-o", (char *)path, "--quiet", NULL};
+    return tune_spawn(argv, NULL, NULL, "the profiled run", err);
+  }
+  char env[1200];
+  snprintf(env, sizeof env, "%s,out=%s", spec, path);
+  char *argv[] = {"/bin/sh", "-c", (char *)t->command, NULL};
+  char what[1400];
+  snprintf(what, sizeof what, "the profiled run of '%s'", t->command);
+  return tune_spawn(argv, "EPHEMERA_PROFILE", env, what, err);
+}
+
+/* Whether two simulations look the same (same work, same memory): verifying
+ * both would waste a run. */
+static bool same_outcome(const eph_tune_sim *a, const eph_tune_sim *b) {
+  return a->scavenges == b->scavenges && a->full_gcs == b->full_gcs && fabs(a->peak_heap - b->peak_heap) < 1 &&
+         fabs(a->copied - b->copied) < 1;
+}
+
+/* a / b, 0 when b is not positive (printed as 0.00x rather than inf). */
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
+static double speedup_ci(const eph_tune_measurement *d, const eph_tune_measurement *p) {
+  double r = d->mean_s / p->mean_s;
+  double ed = d->mean_s > 0 ? d->ci95_s / d->mean_s : 0, ep = p->mean_s > 0 ? p->ci95_s / p->mean_s : 0;
+  return r * sqrt(ed * ed + ep * ep);
+}
+
+/* How many of the model's best the simulator re-simulates. */
+#define REFINE 24
+
+/* The cost model of `ephemera sim calibrate` if there is one, else the built-in guess. */
+static void sim_costmodel(eph_sim_costmodel *cm) {
+  char path[1024];
+  eph_error e;
+  eph_sim_costmodel_default(cm);
+  if (eph_sim_costmodel_default_path(path, sizeof path) && access(path, R_OK) == 0 &&
+      eph_sim_costmodel_load(path, cm, &e) != EPH_OK)
+    eph_sim_costmodel_default(cm);
+}
+
+/*
+ * The simulator's pass: the default and the model's REFINE best distinct
+ * configurations, re-simulated and calibrated on the measured default like
+ * the model (not at all when gc_measured is 0); order[] then lists them best
+ * first under the objective, *nref of them within it.  out may be NULL.
+ */
+static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in, double def_wall_s, double gc_measured,
+                         const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order,
+                         size_t feasible, size_t *nref, FILE *out, eph_error *err) {
+  size_t which[REFINE + 1];
+  size_t n = 0;
+  which[n++] = 0;
+  for (size_t r = 0; r < feasible && n < REFINE + 1; r++) {
+    bool dup = false;
+    for (size_t k = 0; k < n && !dup; k++) dup = order[r] == which[k] || same_outcome(&sims[order[r]], &sims[which[k]]);
+    if (!dup) which[n++] = order[r];
+  }
+  eph_sim_costmodel cm;
+  sim_costmodel(&cm);
+  double sim_gc[REFINE + 1];
+  eph_status st = tune_refine(in, &cm, sims, which, n, sim_gc, err);
+  if (st != EPH_OK) return st;
+  /* Calibration as for the model: scale so the default's GC is the measured. */
+  double k = sim_gc[0] > 0 && gc_measured > 0 ? gc_measured / sim_gc[0] : 1;
+  if (k > 8) k = 8;
+  if (k < 0.125) k = 0.125;
+  double mutator = def_wall_s - sim_gc[0] * k;
+  if (mutator < 0) mutator = 0;
+  eph_tune_sim sub[REFINE + 1];
+  for (size_t i = 0; i < n; i++) {
+    eph_tune_sim *s = &sims[which[i]];
+    s->gc_s = sim_gc[i] * k;
+    s->time_s = mutator + s->gc_s + costs->per_committed_byte * (s->committed - sims[0].committed);
+    sub[i] = *s;
+  }
+  size_t sub_order[REFINE + 1];
+  size_t ok = eph_tune_rank(obj, sub, n, sub_order);
+  for (size_t i = 0; i < n; i++) order[i] = which[sub_order[i]];
+  *nref = ok;
+  if (out)
+    fprintf(out, "  simulator  the default and the model's best %zu again with the GC simulator (spur, %s input%s): "
+                 "x%.2f its cost model\n",
+            n - 1, eph_sim_input_kind_name(eph_sim_input_kind_of(in)), cm.samples ? ", fitted cost model" : "", k);
+  return EPH_OK;
+}
+
+eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) {
+  const eph_tune_target *t = &req->target;
+  int verify = req->verify > 0 ? req->verify : 5;
+  if (verify > 5) verify = 5;
+  int inv = req->invocations > 0 ? req->invocations : 5;
+  char path[256];
+  if (req->keep_profile) snprintf(path, sizeof path, "%s", req->keep_profile);
+  else snprintf(path, sizeof path, "%s/ephemera-tune-%ld.eph", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                (long)getpid());
+  const char *what = t->workload ? t->workload : t->command;
+  char objective[64];
+  eph_tune_objective_format(&req->objective, objective, sizeof objective);
+  fprintf(out, "tune %s%s%s, objective %s\n", what, t->size ? " --size " : "", t->size ? t->size : "", objective);
+
+  /* 1. One profiled run. */
+  const char *mode;
+  eph_status st = profile_target(req, path, &mode, err);
+  if (st != EPH_OK) return st;
+  eph_tune_lives lives;
+  st = eph_tune_lives_load(path, &lives, err);
+  eph_sim_input *sim_in = NULL;
+  eph_error sim_err = {0};
+  if (st == EPH_OK && eph_sim_input_load(path, &sim_in, &sim_err) != EPH_OK) sim_in = NULL;
+  if (!req->keep_profile) unlink(path);
+  if (st != EPH_OK) return st;
+  fprintf(out, "  profile    1 run (%s): %zu records, %.1f MiB allocated, deaths %s\n", mode, lives.n,
+          (double)lives.end / (1024.0 * 1024.0), lives.exact ? "exact" : "to the collection that found them");
+
+  /* 2. The grid, simulated. */
+  eph_tune_config *grid = NULL;
+  size_t n = eph_tune_grid(&grid);
+  eph_tune_sim *sims = n ? calloc(n, sizeof *sims) : NULL;
+  size_t *order = n ? calloc(n, sizeof *order) : NULL;
+  eph_tune_measurement *meas = calloc((size_t)verify, sizeof *meas);
+  size_t *verified = calloc((size_t)verify, sizeof *verified);
+  if (!grid || !sims || !order || !meas || !verified) {
+    st = EPH_ERR_NOMEM;
+    eph_error_fill(err, st, "out of memory for the grid");
+    goto done;
+  }
+  st = eph_tune_simulate(&lives, grid, n, sims);
+  if (st != EPH_OK) {
+    eph_error_fill(err, st, "out of memory simulating the grid");
+    goto done;
+  }
+
+  /* 3. The default, measured: calibrates the cost model. */
+  st = eph_tune_measure(t, NULL, inv, &meas[0], err);
+  if (st != EPH_OK) goto done;
+  verified[0] = 0; /* the grid's element 0 is the default */
+  eph_tune_costs costs = eph_tune_costs_nominal();
+  double gc_measured = meas[0].gc_s;
+  if (!t->workload) gc_measured = 0.3 * meas[0].mean_s; /* a command does not say: assume 30 % (docs/tune.md) */
+  eph_tune_calibrate(&costs, &sims[0], meas[0].mean_s, gc_measured, sims, n);
+  size_t feasible = eph_tune_rank(&req->objective, sims, n, order);
+  fprintf(out, "  model      %zu configurations screened (%zu within the objective); calibrated on the default's "
+               "%.3f s (GC %.3f s%s): x%.2f nominal\n",
+          n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed 30%", costs.scale);
+  if (sim_in) {
+    size_t nref = 0;
+    st = refine(&req->objective, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, &nref, out, err);
+    if (st != EPH_OK) goto done;
+    feasible = nref;
+  } else {
+    fprintf(out, "  simulator  not used (%s): the model's ranking stands\n", sim_err.message);
+  }
+
+  /* 4. The top few, measured (skipping lookalikes and the default).  The
+   * first pass takes one per eden size: the model is least sure of what a
+   * bigger eden costs in memory traffic, so measurement decides that. */
+  int nv = 1;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t r = 0; r < feasible && nv < verify; r++) {
+      size_t i = order[r];
+      bool skip = false;
+      for (int k = 0; k < nv && !skip; k++)
+        skip = i == verified[k] || same_outcome(&sims[i], &sims[verified[k]]) ||
+               (pass == 0 && k > 0 && grid[i].eden == grid[verified[k]].eden);
+      if (skip) continue;
+      char gc[160];
+      eph_tune_config_format(&grid[i], gc, sizeof gc);
+      st = eph_tune_measure(t, gc, inv, &meas[nv], err);
+      if (st != EPH_OK) goto done;
+      verified[nv++] = i;
+    }
+
+  /* 5. The best measured. */
+  int best = 0;
+  double best_score = eph_tune_score(&req->objective, meas[0].mean_s, meas[0].peak_heap);
+  for (int k = 1; k < nv; k++) {
+    double s = eph_tune_score(&req->objective, meas[k].mean_s, meas[k].peak_heap);
+    if (s < best_score) best = k, best_score = s;
+  }
+  fprintf(out, "  verified   %d configurations x %d invocations (mean wall time, 95%% CI):\n", nv, inv);
+  fprintf(out, "    %-3s %-56s %10s %20s %9s %9s %10s %6s\n", "", "EPHEMERA_GC", "predicted", "measured", "pred.x",
+          "meas.x", "peak heap", "fullGC");
+  for (int k = 0; k < nv; k++) {
+    const eph_tune_sim *s = &sims[verified[k]];
+    char gc[160], ci[48], peak[32];
+    eph_tune_config_format(&s->config, gc, sizeof gc);
+    snprintf(ci, sizeof ci, "%.3f ± %.3f s", meas[k].mean_s, meas[k].ci95_s);
+    tune_format_mib(meas[k].peak_heap, peak, sizeof peak);
+    fprintf(out, "    %-3s %-56s %8.3f s %20s %8.2fx %8.2fx %10s %6.1f\n", k == best ? "*" : (k == 0 ? "def" : ""), gc,
+            s->time_s, ci, ratio(sims[0].time_s, s->time_s), ratio(meas[0].mean_s, meas[k].mean_s), peak,
+            meas[k].full_gcs);
+  }
+  const eph_tune_sim *pick = &sims[verified[best]];
+  char gc[160];
+  eph_tune_config_format(&pick->config, gc, sizeof gc);
+  double speedup = meas[0].mean_s / meas[best].mean_s, sci = speedup_ci(&meas[0], &meas[best]);
+  double predicted = ratio(sims[0].time_s, pick->time_s);
+  char peak_def[32], peak_pick[32];
+  tune_format_mib(meas[0].peak_heap, peak_def, sizeof peak_def);
+  tune_format_mib(meas[best].peak_heap, peak_pick, sizeof peak_pick);
+  if (best == 0) {
+    fprintf(out, "recommendation: keep the defaults (no verified configuration measured better under %s)\n", objective);
+  } else {
+    fprintf(out, "recommendation: EPHEMERA_GC=%s\n", gc);
+    fprintf(out, "  speed-up   %.2fx measured (95%% CI %.2f-%.2fx), %.2fx predicted; peak heap %s (default %s)\n", speedup,
+            speedup - sci, speedup + sci, predicted, peak_pick, peak_def);
+    if (speedup - sci <= 1.0)
+      fprintf(out, "  note       the interval includes 1.0x: the gain is within the noise of %d invocations\n", inv);
+    tune_explain(out, &lives, &sims[0], pick);
+  }
+  if (req->kv)
+    fprintf(out, "kv pick=%s speedup=%.4f speedup_ci=%.4f predicted=%.4f default_s=%.6f pick_s=%.6f peak_default=%.0f "
+                 "peak_pick=%.0f verified=%d invocations=%d grid=%zu advisor_runs=%d\n",
+            best ? gc : "default", speedup, sci, predicted, meas[0].mean_s, meas[best].mean_s, meas[0].peak_heap,
+            meas[best].peak_heap, nv, inv, n, 1 + nv);
+done:
+  free(grid);
+  free(sims);
+  free(order);
+  free(meas);
+  free(verified);
+  eph_tune_lives_free(&lives);
+  eph_sim_input_free(sim_in);
+  return st;
+}
+
+eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_error *err) {
+  struct stat sb;
+  if (stat(profile_path, &sb) == 0 && sb.st_size > ((off_t)1 << 30)) {
+    fprintf(out, "\nGC parameters: not simulated for a profile over 1 GiB (run `ephemera tune` on a sampled profile)\n");
+    return EPH_OK;
+  }
+  eph_tune_lives lives;
+  eph_status st = eph_tune_lives_load(profile_path, &lives, err);
+  if (st == EPH_ERR_INVALID && !strstr(err->message, "runtime")) return st;
+  if (st != EPH_OK) return st == EPH_ERR_INVALID ? EPH_OK : st; /* another runtime's profile: nothing to say */
+  eph_tune_config def = eph_tune_config_default();
+  if (lives.end < def.eden) { /* never filled the default eden: no collection to tune */
+    eph_tune_lives_free(&lives);
+    return EPH_OK;
+  }
+  eph_tune_config *grid = NULL;
+  size_t n = eph_tune_grid(&grid);
+  eph_tune_sim *sims = n ? calloc(n, sizeof *sims) : NULL;
+  size_t *order = n ? calloc(n, sizeof *order) : NULL;
+  if (!grid || !sims || !order || eph_tune_simulate(&lives, grid, n, sims) != EPH_OK) {
+    st = EPH_ERR_NOMEM;
+    eph_error_fill(err, st, "%s: out of memory simulating the grid", profile_path);
+  } else {
+    eph_tune_costs costs = eph_tune_costs_nominal();
+    eph_tune_calibrate(&costs, &sims[0], 0, 0, sims, n);
+    eph_tune_objective time = {EPH_TUNE_TIME, 0};
+    size_t feasible = eph_tune_rank(&time, sims, n, order);
+    /* The simulator ranks the model's best, when it can read the profile. */
+    eph_sim_input *in = NULL;
+    eph_error e2;
+    size_t nref;
+    if (eph_sim_input_load(profile_path, &in, &e2) == EPH_OK &&
+        refine(&time, in, 0, 0, &costs, sims, order, feasible, &nref, NULL, &e2) != EPH_OK)
+      fprintf(out, "\n(the GC simulator failed on this profile: %s; the fast model's ranking follows)\n", e2.message);
+    eph_sim_input_free(in);
+    const eph_tune_sim *top = &sims[order[0]];
+    char gc[160], peak[32];
+    eph_tune_config_format(&top->config, gc, sizeof gc);
+    tune_format_mib(top->peak_heap, peak, sizeof peak);
+    fprintf(out, "\nGC parameters (PREDICTED by simulating %zu configurations over these lifetimes; not measured —\n"
+                 "verify with `ephemera tune`):\n",
+            n);
+    if (eph_tune_config_equal(&top->config, &sims[0].config)) {
+      fprintf(out, "  the defaults are the best predicted\n");
+    } else {
+      fprintf(out, "  EPHEMERA_GC=%s\n", gc);
+      fprintf(out, "  predicted GC work %.2fx lower than the default's; full GCs %llu -> %llu; peak heap %s\n",
+              top->gc_s > 0 ? sims[0].gc_s / top->gc_s : 0, (unsigned long long)sims[0].full_gcs,
+              (unsigned long long)top->full_gcs, peak);
+    }
+  }
+  free(grid);
+  free(sims);
+  free(order);
+  eph_tune_lives_free(&lives);
+  return st;
+}

@@ -1,0 +1,43 @@
+/*
+ * tune_internal.h — helpers shared inside src/tune (not public API).
+ */
+#ifndef EPH_TUNE_INTERNAL_H
+#define EPH_TUNE_INTERNAL_H
+
+#include <stdio.h>
+
+#include "ephemera/sim.h"
+#include "ephemera/tune.h"
+
+/*
+ * Runs argv (argv[0] a path) with env_key=env_value set (when env_key is not
+ * NULL), output discarded, and waits.  Returns EPH_OK on exit status 0,
+ * otherwise EPH_ERR_INVALID with "what failed (exit status N)" in err.
+ */
+eph_status tune_spawn(char *const argv[], const char *env_key, const char *env_value, const char *what, eph_error *err);
+
+/* The same, also giving the wall time and the child's peak RSS in bytes
+ * (either may be NULL). */
+eph_status tune_spawn_timed(char *const argv[], const char *env_key, const char *env_value, const char *what,
+                            double *wall_s, double *max_rss, eph_error *err);
+
+/* "12.3 MiB". */
+void tune_format_mib(double bytes, char *buf, size_t len);
+
+/*
+ * The explanation of a recommendation from the lifetimes and the two
+ * simulations (default and pick): the classes whose long-lived volume
+ * drives it, the copying and full GCs it removes, its peak heap.
+ */
+void tune_explain(FILE *out, const eph_tune_lives *lives, const eph_tune_sim *def, const eph_tune_sim *pick);
+
+/*
+ * Re-simulates sims[which[0..n-1]] with the GC simulator over `in` (cost
+ * model cm, NULL for the built-in): overwrites their counts, bytes and peak
+ * heap, sets by_simulator, and writes each one's predicted GC seconds to
+ * sim_gc_s[k] (uncalibrated).  Returns the simulator's status and message.
+ */
+eph_status tune_refine(const eph_sim_input *in, const eph_sim_costmodel *cm, eph_tune_sim *sims,
+                       const size_t *which, size_t n, double *sim_gc_s, eph_error *err);
+
+#endif

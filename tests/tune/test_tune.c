@@ -1,0 +1,196 @@
+/*
+ * test_tune.c — the advisor's pieces: the grid, the EPHEMERA_GC string
+ * through the heap's parser, objectives and ranking on fixed simulated
+ * results, and the simulation on lifetimes whose outcome is known.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ephemera/tune.h"
+
+#define MiB ((size_t)1 << 20)
+
+static void grid_has_500_unique_with_default_and_illimani(void **state) {
+  (void)state;
+  eph_tune_config *g;
+  size_t n = eph_tune_grid(&g);
+  assert_true(n >= 500);
+  eph_tune_config def = eph_tune_config_default();
+  assert_true(eph_tune_config_equal(&g[0], &def));
+  for (int k = 0; k < 5; k++) {
+    eph_tune_config c = eph_tune_config_illimani(k);
+    bool found = false;
+    for (size_t i = 0; i < n && !found; i++) found = eph_tune_config_equal(&g[i], &c);
+    assert_true(found);
+  }
+  size_t min_eden = SIZE_MAX, max_eden = 0;
+  for (size_t i = 0; i < n; i++) {
+    for (size_t j = i + 1; j < n; j++) assert_false(eph_tune_config_equal(&g[i], &g[j]));
+    if (g[i].eden < min_eden) min_eden = g[i].eden;
+    if (g[i].eden > max_eden) max_eden = g[i].eden;
+    assert_true(g[i].tenure >= 1 && g[i].tenure <= 15);
+  }
+  assert_true(max_eden / min_eden >= 32); /* spans orders of magnitude */
+  free(g);
+  n = eph_tune_grid_coarse(&g);
+  assert_true(n >= 48);
+  assert_true(eph_tune_config_equal(&g[0], &def));
+  free(g);
+}
+
+static void gc_string_round_trips_through_the_heap_parser(void **state) {
+  (void)state;
+  eph_tune_config *g;
+  size_t n = eph_tune_grid(&g);
+  for (size_t i = 0; i < n; i++) {
+    char s[160];
+    eph_tune_config_format(&g[i], s, sizeof s);
+    eph_gc_params p;
+    eph_gc_params_init(&p);
+    eph_error err;
+    assert_int_equal(eph_gc_params_parse(&p, s, &err), EPH_OK);
+    assert_int_equal(eph_gc_params_check(&p, &err), EPH_OK);
+    eph_tune_config back = eph_tune_config_from_params(&p);
+    assert_true(eph_tune_config_equal(&back, &g[i]));
+  }
+  free(g);
+  char s[160];
+  eph_tune_config c = eph_tune_config_illimani(0);
+  eph_tune_config_format(&c, s, sizeof s);
+  assert_string_equal(s, "eden=64M,headroom=64M,shrink=128M,ratio=2.5,tenure=3");
+}
+
+static eph_tune_sim sim(double time_s, double peak_mib) {
+  eph_tune_sim s;
+  memset(&s, 0, sizeof s);
+  s.time_s = time_s;
+  s.peak_heap = peak_mib * (double)MiB;
+  return s;
+}
+
+static void ranking_under_each_objective(void **state) {
+  (void)state;
+  /* 0: fast and big, 1: slow and small, 2: middle, 3: fastest and huge. */
+  eph_tune_sim s[4] = {sim(1.0, 400), sim(3.0, 50), sim(1.5, 100), sim(0.9, 2000)};
+  size_t order[4];
+  eph_tune_objective o;
+  eph_error err;
+  assert_int_equal(eph_tune_objective_parse("time", &o, &err), EPH_OK);
+  assert_int_equal(eph_tune_rank(&o, s, 4, order), 4);
+  assert_int_equal(order[0], 3);
+  assert_int_equal(order[1], 0);
+  assert_int_equal(order[2], 2);
+  assert_int_equal(order[3], 1);
+  assert_int_equal(eph_tune_objective_parse("time-within-heap=128M", &o, &err), EPH_OK);
+  assert_int_equal(o.heap_limit, 128 * MiB);
+  assert_int_equal(eph_tune_rank(&o, s, 4, order), 2);
+  assert_int_equal(order[0], 2);
+  assert_int_equal(order[1], 1);
+  assert_int_equal(eph_tune_objective_parse("space-time", &o, &err), EPH_OK);
+  eph_tune_rank(&o, s, 4, order);
+  assert_int_equal(order[0], 1); /* 150 */
+  assert_int_equal(order[1], 2); /* 150 too: the tie goes to the smaller heap */
+  assert_int_equal(order[2], 0); /* 400 */
+  assert_int_equal(order[3], 3); /* 1800 */
+  /* Times within 0.2 %: the smaller peak heap first. */
+  eph_tune_sim t[3] = {sim(1.0005, 500), sim(1.0, 900), sim(1.0002, 100)};
+  assert_int_equal(eph_tune_objective_parse("time", &o, &err), EPH_OK);
+  eph_tune_rank(&o, t, 3, order);
+  assert_int_equal(order[0], 2);
+  char buf[64];
+  eph_tune_objective w = {EPH_TUNE_TIME_WITHIN_HEAP, 512 * MiB};
+  eph_tune_objective_format(&w, buf, sizeof buf);
+  assert_string_equal(buf, "time-within-heap=512M");
+}
+
+static void bad_objectives_are_refused_with_the_reason(void **state) {
+  (void)state;
+  eph_tune_objective o;
+  eph_error err;
+  const char *bad[] = {"fast", "time-within-heap=", "time-within-heap=0", "time-within-heap=12X", "space", ""};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_int_equal(eph_tune_objective_parse(bad[i], &o, &err), EPH_ERR_INVALID);
+    assert_non_null(strstr(err.message, "objective"));
+  }
+}
+
+/* n objects of `size` bytes born back to back, each living `life` bytes of
+ * allocation (UINT64_MAX: to the end). */
+static eph_tune_lives make_lives(size_t n, uint32_t size, uint64_t life) {
+  eph_tune_lives l;
+  memset(&l, 0, sizeof l);
+  l.lives = calloc(n, sizeof *l.lives);
+  assert_non_null(l.lives);
+  l.n = n;
+  for (size_t i = 0; i < n; i++) {
+    l.lives[i].birth = (uint64_t)i * size;
+    l.lives[i].death = life == UINT64_MAX ? UINT64_MAX : l.lives[i].birth + life;
+    l.lives[i].size = size;
+    l.lives[i].weight = 1;
+  }
+  l.end = (uint64_t)n * size;
+  l.exact = true;
+  return l;
+}
+
+static void simulation_of_known_lifetimes(void **state) {
+  (void)state;
+  eph_tune_config c[3] = {eph_tune_config_default(), eph_tune_config_default(), eph_tune_config_illimani(4)};
+  c[1].eden = 4 * MiB;
+  eph_tune_sim s[3];
+  /* 100 MiB of objects dying at once: scavenges copy nothing, no full GC. */
+  eph_tune_lives l = make_lives(100 * MiB / 64, 64, 32);
+  assert_int_equal(eph_tune_simulate(&l, c, 3, s), EPH_OK);
+  /* Every full eden, none at the very end: 6 at 15M, 24 at 4M. */
+  assert_int_equal(s[0].scavenges, 6);
+  assert_int_equal(s[1].scavenges, 24);
+  assert_true(s[0].copied < 64 * 16);
+  assert_int_equal(s[0].full_gcs, 0);
+  assert_true(s[2].peak_heap > s[0].peak_heap); /* Illimani's 5 costs memory */
+  eph_tune_lives_free(&l);
+  /* 100 MiB that all live to the end: everything is copied and promoted,
+   * the default's small ratio runs full GCs, configuration 5 avoids them. */
+  l = make_lives(100 * MiB / 64, 64, UINT64_MAX);
+  assert_int_equal(eph_tune_simulate(&l, c, 3, s), EPH_OK);
+  assert_true(s[0].promoted > 80.0 * MiB);
+  assert_true(s[0].full_gcs >= 2);
+  assert_int_equal(s[2].full_gcs, 0);
+  assert_true(s[0].copied >= s[0].promoted);
+  /* Calibration: the default's predicted GC time equals the measured. */
+  eph_tune_costs k = eph_tune_costs_nominal();
+  eph_tune_calibrate(&k, &s[0], 2.0, 0.5, s, 3);
+  assert_true(fabs(s[0].gc_s - 0.5) < 1e-9);
+  assert_true(fabs(s[0].time_s - 2.0) < 1e-9);
+  assert_true(s[2].gc_s < s[0].gc_s);
+  eph_tune_lives_free(&l);
+}
+
+static void mean_and_confidence_interval(void **state) {
+  (void)state;
+  double x[4] = {1, 2, 3, 4}, m, ci;
+  eph_tune_mean_ci(x, 4, &m, &ci);
+  assert_true(fabs(m - 2.5) < 1e-12);
+  /* sd = 1.29099, t(3) = 3.182: 3.182 * 1.29099 / 2 */
+  assert_true(fabs(ci - 3.182 * 1.2909944 / 2) < 1e-4);
+  eph_tune_mean_ci(x, 1, &m, &ci);
+  assert_true(ci == 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(grid_has_500_unique_with_default_and_illimani),
+      cmocka_unit_test(gc_string_round_trips_through_the_heap_parser),
+      cmocka_unit_test(ranking_under_each_objective),
+      cmocka_unit_test(bad_objectives_are_refused_with_the_reason),
+      cmocka_unit_test(simulation_of_known_lifetimes),
+      cmocka_unit_test(mean_and_confidence_interval),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
