@@ -5,6 +5,7 @@
  * (Student's t), heap sizes as multiples of a measured minimum heap, the
  * lower-bound overhead (LBO) for wall and task clock, simple and metered
  * latency.
+ * Layer: bench, above the heap's parameters and the workloads (docs/architecture.md).
  *
  * Targets: a workload ("dataframe:default"), a Lua 5.4 script
  * ("lua:script.lua ARGS") or any command ("cmd:prog args", configured through

@@ -1,6 +1,7 @@
 /*
  * ephemera/sim.h — the GC simulator (docs/sim.md): replay a profile under
  * another collector configuration and predict what the real heap does.
+ * Layer: simulator, above the format (docs/architecture.md).
  *
  * Built for a grid search: load and prepare the input once
  * (eph_sim_input_load), then simulate as many configurations as wanted

@@ -1,5 +1,6 @@
 /*
  * ephemera/tune.h — the GC advisor behind `ephemera tune` (docs/tune.md).
+ * Layer: tune, above the simulator and the harness (docs/architecture.md).
  *
  * Profile once, simulate many, run a few, recommend one:
  *   1. lifetimes from one profiled run (eph_tune_lives_from_profile);

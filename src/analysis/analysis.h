@@ -1,5 +1,6 @@
 /*
  * analysis.h — lifetime analysis of an .eph profile.
+ * Layer: analysis, above the format (docs/architecture.md).
  *
  * eph_analysis_run turns a loaded profile (format.h) into an eph_analysis:
  * per-record lifetimes on three clocks (bytes allocated, wall seconds, % of

@@ -2,6 +2,7 @@
  * cli.h — the `ephemera` command's subcommands and the helpers they share
  * to parse arguments and to report errors, always as one line on stderr
  * starting with "ephemera: ".
+ * Layer: CLI, on top (docs/architecture.md): it parses and dispatches.
  *
  * Exit status, one meaning each (CLI_EXIT_HELP is what --help says):
  *   0 success; 1 the run or operation failed (including a failed write to

@@ -1,6 +1,7 @@
 /*
  * render.h — the renderers: an analysis (src/analysis/analysis.h), a
  * comparison or a raw .eph file written as text, CSV, JSON or HTML.
+ * Layer: renderers, above analysis and format (docs/architecture.md).
  *
  * Renderers write to a FILE the caller owns; they do not flush or close
  * it, and a failed write leaves the stream's error flag set (ferror): the
