@@ -30,10 +30,16 @@ void eph_bench_config_label(const eph_bench_config *c, char *buf, size_t len) {
   if (!n) snprintf(buf, len, "defaults");
 }
 
-/* GC parameters with the heap limit appended. */
+/* GC parameters for a heap limit: a fixed heap, as a Java -Xmx is.  The
+ * limit is max=, and the GC-ratio trigger is put out of the way
+ * (FIXED_HEAP_RATIO) so that full GCs come when old space reaches the limit
+ * rather than at a growth ratio far below it: otherwise every heap factor
+ * collects at the same points and a sweep measures nothing.  The
+ * configuration's own parameters come after, so a --gc ratio=... wins. */
+#define FIXED_HEAP_RATIO "ratio=1000"
 static void gc_with_limit(const eph_bench_config *c, char *buf, size_t len) {
   if (c->heap_bytes)
-    snprintf(buf, len, "%s%smax=%llu", c->gc, c->gc[0] ? "," : "", (unsigned long long)c->heap_bytes);
+    snprintf(buf, len, FIXED_HEAP_RATIO ",%s%smax=%llu", c->gc, c->gc[0] ? "," : "", (unsigned long long)c->heap_bytes);
   else snprintf(buf, len, "%s", c->gc);
 }
 

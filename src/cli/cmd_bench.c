@@ -153,7 +153,7 @@ static int parse(int argc, char **argv, args *a) {
       a->index[0] = x, a->index[1] = y, a->index[2] = z;
       break;
     }
-    case 'h': usage(stdout); exit(0);
+    case 'h': usage(stdout); exit(cli_stdout_done("the help"));
     default:
       if (optopt >= O_INV) cli_error("bench: %s needs a value", argv[optind - 1]);
       else if (optopt) cli_error("bench: -%c needs a value", optopt);
@@ -230,9 +230,10 @@ static int run_one(args *a) {
 }
 
 int cmd_bench(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  if (argc < 2) return cli_usage_error("needs a TARGET or a subcommand");
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(stdout);
+    return cli_stdout_done("the help");
   }
   static const char *const subs[] = {"run-one", "minheap", "plan", "merge", "report", "nominal"};
   const char *sub = NULL;

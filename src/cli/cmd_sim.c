@@ -124,7 +124,7 @@ static int parse(int argc, char **argv, sim_args *a) {
         }
         break;
       case 'h':
-      case OPT_HELP: usage(stdout); return -1;
+      case OPT_HELP: usage(stdout); return cli_stdout_done("the help") ? -2 : -1;
       default:
         if (optopt >= OPT_COLLECTOR) cli_error("sim: option '%s' needs a value", argv[optind - 1]);
         else cli_error("sim: unknown option '%s' (try 'ephemera sim --help')", argv[optind - 1]);
@@ -177,7 +177,7 @@ static int load_model(const sim_args *a, eph_sim_costmodel *cm) {
 static int calibrate(int argc, char **argv) {
   sim_args a = {0};
   int rc = parse(argc, argv, &a);
-  if (rc) return rc < 0 ? 0 : rc;
+  if (rc) return rc == -1 ? 0 : rc == -2 ? CLI_FAILED : rc;
   if (optind < argc) {
     cli_error("sim calibrate: unexpected argument '%s'", argv[optind]);
     return 2;
@@ -216,7 +216,7 @@ int cmd_sim(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "calibrate")) return calibrate(argc - 1, argv + 1);
   sim_args a = {0};
   int rc = parse(argc, argv, &a);
-  if (rc) return rc < 0 ? 0 : rc;
+  if (rc) return rc == -1 ? 0 : rc == -2 ? CLI_FAILED : rc;
   if (optind != argc - 1) {
     cli_error(optind >= argc ? "sim: needs one PROFILE (usage: ephemera sim PROFILE [options])"
                              : "sim: one PROFILE only");
@@ -303,9 +303,12 @@ int cmd_sim(int argc, char **argv) {
       if (eph_sim_granularity_table(in, &cfgs[i], granules, ngranules, errors, &err) != EPH_OK) {
         cli_error("sim: %s", err.message);
         rc = 1;
-      } else if (!eph_sim_print_granularity(stdout, a.format, label, granules, ngranules, errors)) {
-        cli_error("sim: writing the output failed");
-        rc = 1;
+      } else {
+        bool ok = eph_sim_print_granularity(stdout, a.format, label, granules, ngranules, errors);
+        if ((rc = cli_stdout_done("the granularity table")) == 0 && !ok) {
+          cli_error("sim: writing the granularity table failed");
+          rc = 1;
+        }
       }
     }
     free(errors);
@@ -321,9 +324,12 @@ int cmd_sim(int argc, char **argv) {
       rc = 1;
       break;
     }
-  if (!rc && !eph_sim_print(stdout, a.format, file, in, cfgs, res, n, &cm)) {
-    cli_error("sim: writing the output failed");
-    rc = 1;
+  if (!rc) {
+    bool ok = eph_sim_print(stdout, a.format, file, in, cfgs, res, n, &cm);
+    if ((rc = cli_stdout_done("the simulation")) == 0 && !ok) {
+      cli_error("sim: writing the simulation failed");
+      rc = 1;
+    }
   }
   for (size_t i = 0; i < done; i++) eph_sim_result_free(&res[i]);
   eph_sim_input_free(in);

@@ -123,7 +123,7 @@ int cmd_tune(int argc, char **argv) {
       case 'k': req.keep_profile = optarg; break;
       case 'K': req.kv = true; break;
       case 'G': return list_grid(optarg);
-      case 'h': usage(stdout); return 0;
+      case 'h': usage(stdout); return cli_stdout_done("the help");
       default:
         if (optopt) cli_error("tune: option '-%c' needs a value or is unknown (see 'ephemera tune --help')", optopt);
         else cli_error("tune: unknown option '%s' or missing value (see 'ephemera tune --help')", argv[optind - 1]);
@@ -192,6 +192,14 @@ int cmd_tune(int argc, char **argv) {
     if (!wl_find(argv[optind])) {
       cli_error("tune: unknown workload '%s' (see 'ephemera workloads')", argv[optind]);
       return 2;
+    }
+    if (req.target.size) { /* refused here, in one line, rather than by the profiled run */
+      uint64_t n;
+      char why[256];
+      if (wl_parse_size(wl_find(argv[optind]), req.target.size, &n, why, sizeof why)) {
+        cli_error("tune: --size: %s", why);
+        return 2;
+      }
     }
     req.target.workload = argv[optind];
   }

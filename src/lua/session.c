@@ -157,7 +157,7 @@ int lt_failures(void) { return failures; }
 
 bool lt_finish_on_signals(lt_tracker *t, bool over_handlers, char *msg, size_t msglen) {
   if (t->on_signals || t->finished) return true;
-  if (!sigstop_hold(over_handlers, msg, msglen)) return false;
+  if (!ephs_sigstop_hold(over_handlers, msg, msglen)) return false;
   t->on_signals = true;
   return true;
 }
@@ -179,9 +179,9 @@ static void release_signals(lt_tracker *t) {
   t->on_signals = false;
   int sig = sigstop_pending();
   if (sig)
-    fprintf(stderr, "ephemera: %s: lua profile %s finished: %llu records (%llu censored)\n", sigstop_name(sig),
+    fprintf(stderr, "ephemera: %s: lua profile %s finished: %llu records (%llu censored)\n", ephs_sigstop_name(sig),
             t->opt.out, (unsigned long long)t->records, (unsigned long long)t->censored);
-  sigstop_release();
+  ephs_sigstop_release();
 }
 
 /* --- attach --------------------------------------------------------------------- */

@@ -22,12 +22,12 @@ static void on_signal(void *data, eph_heap *h) {
 eph_status prof_signals_attach(eph_profiler *p, eph_error *err) {
   if (p->on_signals) return EPH_OK;
   char msg[200];
-  if (!sigstop_hold(true, msg, sizeof msg)) {
+  if (!ephs_sigstop_hold(true, msg, sizeof msg)) {
     eph_error_fill(err, EPH_ERR_INVALID, "%s", msg);
     return EPH_ERR_INVALID;
   }
   p->on_signals = true;
-  eph_heap_set_poll(p->h, &sigstop_signal, on_signal, p);
+  eph_heap_set_poll(p->h, &ephs_sigstop_signal, on_signal, p);
   return EPH_OK;
 }
 
@@ -42,7 +42,7 @@ void prof_signals_release(const char *out, const eph_profile_stats *final) {
   int sig = sigstop_pending();
   if (sig)
     fprintf(stderr, "ephemera: %s: profile %s finished: %llu records (%llu deaths, %llu censored)\n",
-            sigstop_name(sig), out, (unsigned long long)final->samples, (unsigned long long)final->deaths,
+            ephs_sigstop_name(sig), out, (unsigned long long)final->samples, (unsigned long long)final->deaths,
             (unsigned long long)final->censored);
-  sigstop_release();
+  ephs_sigstop_release();
 }

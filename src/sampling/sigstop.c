@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-volatile sig_atomic_t sigstop_signal;
+volatile sig_atomic_t ephs_sigstop_signal;
 
 static const int SIGNALS[] = {SIGINT, SIGTERM};
 #define NSIGNALS (sizeof SIGNALS / sizeof SIGNALS[0])
@@ -20,7 +20,7 @@ static unsigned holders;
 static struct sigaction saved[NSIGNALS];
 static bool installed[NSIGNALS];
 
-const char *sigstop_name(int sig) {
+const char *ephs_sigstop_name(int sig) {
   static char other[32];
   if (sig == SIGINT) return "SIGINT";
   if (sig == SIGTERM) return "SIGTERM";
@@ -39,13 +39,13 @@ static void take_default(int sig) {
 
 static void on_signal(int sig) {
   int saved_errno = errno;
-  if (sigstop_signal) { /* the second one: no more waiting */
+  if (ephs_sigstop_signal) { /* the second one: no more waiting */
     take_default(sig);
     raise(sig); /* delivered when this handler returns (sig is blocked in it) */
     errno = saved_errno;
     return;
   }
-  sigstop_signal = sig;
+  ephs_sigstop_signal = sig;
   static const char int_msg[] = "ephemera: SIGINT: finishing the profile (send it again to quit at once)\n";
   static const char term_msg[] = "ephemera: SIGTERM: finishing the profile (send it again to quit at once)\n";
   ssize_t ignored = sig == SIGINT ? write(STDERR_FILENO, int_msg, sizeof int_msg - 1)
@@ -67,7 +67,7 @@ static void restore_handlers(void) {
   }
 }
 
-bool sigstop_hold(bool over_handlers, char *msg, size_t msglen) {
+bool ephs_sigstop_hold(bool over_handlers, char *msg, size_t msglen) {
   pthread_mutex_lock(&lock);
   if (holders++ > 0) {
     pthread_mutex_unlock(&lock);
@@ -86,7 +86,7 @@ bool sigstop_hold(bool over_handlers, char *msg, size_t msglen) {
     /* SIG_IGN (nohup, background jobs of a non-interactive shell): it stays ignored */
     if (ignored || (handled && !over_handlers)) continue;
     if (sigaction(SIGNALS[i], &act, NULL) != 0) {
-      snprintf(msg, msglen, "cannot install a handler for %s: %s", sigstop_name(SIGNALS[i]), strerror(errno));
+      snprintf(msg, msglen, "cannot install a handler for %s: %s", ephs_sigstop_name(SIGNALS[i]), strerror(errno));
       restore_handlers();
       holders = 0;
       pthread_mutex_unlock(&lock);
@@ -98,14 +98,14 @@ bool sigstop_hold(bool over_handlers, char *msg, size_t msglen) {
   return true;
 }
 
-void sigstop_release(void) {
+void ephs_sigstop_release(void) {
   pthread_mutex_lock(&lock);
   if (holders == 0 || --holders > 0) {
     pthread_mutex_unlock(&lock);
     return;
   }
   restore_handlers();
-  int sig = sigstop_signal;
+  int sig = ephs_sigstop_signal;
   pthread_mutex_unlock(&lock);
   if (!sig) return;
   /* The profile is finished: the process ends as the signal would have
@@ -116,5 +116,5 @@ void sigstop_release(void) {
   sigaddset(&set, sig);
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   raise(sig);
-  sigstop_signal = 0; /* not reached: the default action of SIGINT and SIGTERM ends the process */
+  ephs_sigstop_signal = 0; /* not reached: the default action of SIGINT and SIGTERM ends the process */
 }

@@ -7,7 +7,7 @@
  * up to the last chunk flushed, as after SIGKILL).  While a profiler holds
  * the signals, the handler only records the signal: the profiler polls
  * sigstop_pending() at its own safe points (outside any collection, where
- * it may finish its file), finishes, and calls sigstop_release(), which
+ * it may finish its file), finishes, and calls ephs_sigstop_release(), which
  * then ends the process by the signal's default action, so that its parent
  * sees it killed by SIGINT or SIGTERM (a shell's $? is 128 + N), as
  * `perf record` does.
@@ -30,8 +30,8 @@
 
 /* The signal received while held (SIGINT or SIGTERM), or 0.  Cheap: one
  * load, meant for safe points. */
-extern volatile sig_atomic_t sigstop_signal;
-static inline int sigstop_pending(void) { return sigstop_signal; }
+extern volatile sig_atomic_t ephs_sigstop_signal;
+static inline int sigstop_pending(void) { return ephs_sigstop_signal; }
 
 /*
  * Adds a holder: the first one installs the handlers, saving the previous
@@ -41,17 +41,17 @@ static inline int sigstop_pending(void) { return sigstop_signal; }
  * Returns false with msg filled if a handler cannot be installed (nothing
  * is held then).
  */
-bool sigstop_hold(bool over_handlers, char *msg, size_t msglen);
+bool ephs_sigstop_hold(bool over_handlers, char *msg, size_t msglen);
 
 /*
- * Removes a holder (call it once per successful sigstop_hold, when the
+ * Removes a holder (call it once per successful ephs_sigstop_hold, when the
  * profile is finished).  The last one puts back the previous handlers
  * (where ours is still installed) and, if a signal came while held,
  * raises it with its default action: the call does not return then.
  */
-void sigstop_release(void);
+void ephs_sigstop_release(void);
 
 /* "SIGINT", "SIGTERM" or "signal N", for messages. */
-const char *sigstop_name(int sig);
+const char *ephs_sigstop_name(int sig);
 
 #endif /* EPH_SIGSTOP_H */

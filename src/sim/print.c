@@ -163,7 +163,7 @@ bool eph_sim_print(FILE *out, eph_sim_format fmt, const char *input_name, const 
     case EPH_SIM_JSON: print_json(out, input_name, in, cfgs, res, n, cm); break;
     default: print_text(out, input_name, in, cfgs, res, n, cm); break;
   }
-  return fflush(out) == 0 && !ferror(out);
+  return !ferror(out); /* the caller flushes, and reports the error with its errno */
 }
 
 bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label, const uint64_t *granules,
@@ -197,5 +197,5 @@ bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label,
     if (fmt == EPH_SIM_TEXT) fputc('\n', out);
   }
   if (fmt == EPH_SIM_JSON) fputs("]}\n", out);
-  return fflush(out) == 0 && !ferror(out);
+  return !ferror(out); /* the caller flushes, and reports the error with its errno */
 }

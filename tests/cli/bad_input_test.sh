@@ -177,6 +177,19 @@ for f in text csv json; do full "$eph" compare "$p" "$p" --format $f; done
 full "$eph" merlin "$t"
 full "$eph" merlin "$t" --check
 full "$eph" trace granulate "$t" "$dir/g.eph" --granule 4K
+for f in text csv json; do full "$eph" sim "$t" --format $f; done
+full "$eph" sim "$t" --granularity 1K,4K
+for c in sim bench tune; do full "$eph" $c --help; done
+
+# --- the simulator, the harness and the advisor ---------------------------------------
+expect 2 "--heap" "$eph" sim "$t" --collector ss --heap abc
+expect 2 "unknown option" "$eph" sim "$t" --bogus
+expect 3 "corrupt\.eph" "$eph" sim "$dir/corrupt.eph"
+expect 2 "needs a TARGET" "$eph" bench
+expect 2 "bad value '-1'" "$eph" bench gcbench:small --invocations -1
+expect 2 "bad factor" "$eph" bench gcbench:small --heap 1.5,x
+expect 2 "--size: bad size 'abc'" "$eph" tune lambda --size abc
+expect 2 "unknown workload" "$eph" tune nosuch
 
 # --- files a command writes, failing -------------------------------------------------
 expect 1 "writing .*rep/report.txt: No space left on device" env sh -c \
