@@ -16,7 +16,7 @@ static void cache_path(char *buf, size_t len) {
 }
 
 static void cache_key(const eph_bench_options *o, const eph_bench_target *t, const char *gc, char *buf, size_t len) {
-  snprintf(buf, len, "v=%s|target=%s|gc=%s|iterations=%u+%u", EPH_BENCH_VERSION, t->spec, gc, o->warmup,
+  snprintf(buf, len, "v=%s|limit=fixed-heap|target=%s|gc=%s|iterations=%u+%u", EPH_BENCH_VERSION, t->spec, gc, o->warmup,
            o->iterations);
   for (char *c = buf; *c; c++)
     if (*c == '\t' || *c == '\n') *c = ' ';
