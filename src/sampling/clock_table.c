@@ -123,7 +123,7 @@ static size_t find_step(const ephs_clocks *c, uint64_t x, size_t hint) {
 }
 
 ephs_clock_stamp ephs_clocks_stamp_slow(const ephs_clocks *c, uint64_t bytes, ephs_clock_cache *k) {
-  ephs_clock_stamp s;
+  ephs_clock_stamp s = {.bytes = bytes};
   /* Interpolated in the interval (a, b] of clock points that holds bytes:
    * an object born when the clock reached a collection's byte count was
    * allocated before that collection, so it gets the wall time before the

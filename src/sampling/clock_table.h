@@ -70,6 +70,10 @@ typedef struct ephs_clock_cache {
 #define EPHS_CLOCK_CACHES 2
 
 typedef struct ephs_clocks {
+  /* kept here so that a new step or a thinning drops what they cached; a
+   * cache copied out (a second thread's) is valid while the tables stand
+   * still.  First: the record paths address cache 0 and the tables alike. */
+  ephs_clock_cache cache[EPHS_CLOCK_CACHES];
   ephs_clock_point *points;
   size_t npoints, points_cap;
   uint32_t *index; /* bucket of 2^shift bytes from the first point -> the last point at or before its start */
@@ -82,15 +86,13 @@ typedef struct ephs_clocks {
   uint32_t minor0, major0; /* collections before the first step */
   uint64_t step_after;     /* 1 for EPHS_STEPS_STRICTLY_BEFORE, else 0 */
   ephs_clock_alloc alloc;
-  /* kept here so that a new step or a thinning drops what they cached;
-   * a cache copied out (a second thread's) is valid while the tables stand still */
-  ephs_clock_cache cache[EPHS_CLOCK_CACHES];
 } ephs_clocks;
 
 
-/* A point's wall time and the collections completed at it. */
+/* A point of the byte clock, its wall time and the collections completed
+ * at it (the layout of a record's stamp, so that a runtime copies it). */
 typedef struct ephs_clock_stamp {
-  uint64_t wall_ns;
+  uint64_t bytes, wall_ns;
   uint32_t minor, major;
 } ephs_clock_stamp;
 
@@ -124,7 +126,7 @@ static inline uint64_t ephs_clock_wall_in(const ephs_clock_cache *k, uint64_t by
  * batches of nearby births (or deaths), so most stamps fall there. */
 static inline ephs_clock_stamp ephs_clocks_stamp(const ephs_clocks *c, uint64_t bytes, ephs_clock_cache *k) {
   if (bytes - k->wall_lo - 1 < k->wall_span && bytes - k->step_lo < k->step_span)
-    return (ephs_clock_stamp){ephs_clock_wall_in(k, bytes), k->minor, k->major};
+    return (ephs_clock_stamp){bytes, ephs_clock_wall_in(k, bytes), k->minor, k->major};
   return ephs_clocks_stamp_slow(c, bytes, k);
 }
 
