@@ -145,14 +145,15 @@ LT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
   const lt_header *h = lt_header_of(obj);
   uint64_t birth = h->birth, size = h->size_site & ((UINT64_C(1) << LT_SIZE_BITS) - 1);
   double weight = weight_of(t, size);
-  uint32_t birth_cycles = lt_clock_cycles_at(t, birth);
+  ephs_clock_stamp born = lt_clock_at(t, birth);
+  uint32_t birth_cycles = born.major;
   eph_record r = {.id = birth,
                   .class_id = cls,
                   .site_id = (uint32_t)(h->size_site >> LT_SIZE_BITS),
                   .size = size,
                   .weight = weight,
                   .death_kind = death_kind,
-                  .birth = {.bytes = birth, .wall_ns = lt_clock_ns_at(t, birth), .full_gcs = birth_cycles},
+                  .birth = {.bytes = birth, .wall_ns = born.wall_ns, .full_gcs = birth_cycles},
                   .death = {.bytes = t->bytes, .wall_ns = stamp_ns(t), .full_gcs = t->cycles}};
   if (death_kind != EPH_DEATH_FREED)
     r.alive_until = r.death;
@@ -226,7 +227,7 @@ static __attribute__((noinline)) void *alloc_sample(lt_tracker *t, size_t tag, s
       uint32_t site = t->opt.sites && !t->closing ? lt_site_current(t) : 0;
       h->size_site = (uint64_t)nsize | (uint64_t)(site <= LT_SITE_MAX ? site : 0) << LT_SIZE_BITS;
       t->live++;
-      if (birth >= t->clock.next_point) lt_clock_mark(t, birth);
+      if (birth >= t->clocks.next_point) lt_clock_mark(t, birth);
     } else {
       if (h) inner_call(t, h, nsize + LT_HEADER_SIZE, 0);
       t->dropped++;

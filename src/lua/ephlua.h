@@ -27,6 +27,7 @@
 
 #include "../sampling/sigstop.h"
 #include "ephemera/format.h"
+#include "sampling/clock_table.h"
 #include "sampling/sampling.h"
 
 /* Class ids written to the file (1-based, dense). */
@@ -78,16 +79,6 @@ static inline size_t lt_mark_word(uintptr_t a) {
 }
 static inline unsigned lt_mark_bit(uintptr_t a) { return (unsigned)(a >> LT_MARK_GRANULE_SHIFT) & 63u; }
 
-/* Clock tables (clock.c). */
-typedef struct lt_clock {
-  uint64_t *ns; /* bucket of 2^shift bytes of the byte clock -> wall ns when the clock entered it */
-  size_t len, cap;
-  unsigned shift;
-  double inv_width;     /* 2^-shift */
-  uint64_t next_point;  /* the byte clock at which the next sample reads the clock */
-  uint64_t *cycle_ends; /* the byte clock at the end of each GC cycle */
-  size_t ncycle_ends, cycle_ends_cap;
-} lt_clock;
 
 typedef struct lt_site_slot {
   const char *source; /* Lua's string, used as a key only */
@@ -160,7 +151,7 @@ struct lt_tracker {
   lt_options opt;
   lt_marks marks;   /* the sampled blocks */
   uint64_t live;    /* how many: the samples with a header still allocated */
-  lt_clock clock;
+  ephs_clocks clocks; /* clock.c */
 
   /* sites */
   bool pc_cache_on; /* see site.c */
@@ -242,31 +233,19 @@ void lt_marks_each(lt_tracker *t, void (*f)(lt_tracker *, void *, void *), void 
 void lt_marks_free(lt_tracker *t);
 
 /* --- clock.c --- */
+/* Starts the tables with a reading at byte 0; fails the profile (t->error)
+ * when out of memory, as the other two do. */
 void lt_clock_init(lt_tracker *t);
-/* Reads the clock for the bucket of `bytes` (now): called at a sample's
- * birth when bytes >= t->clock.next_point. */
+/* Reads the clock at `bytes` (now): called at a sample's birth when
+ * bytes >= t->clocks.next_point. */
 void lt_clock_mark(lt_tracker *t, uint64_t bytes);
-/* A GC cycle ended (now, at t->bytes): returns its wall stamp. */
+/* A GC cycle ended (now, at t->bytes): returns its wall stamp, an exact
+ * reading, also a clock point. */
 uint64_t lt_clock_cycle(lt_tracker *t);
-/* The wall time (ns since attach) at a past point of the byte clock:
- * interpolated across its bucket; the start of the current one. */
-static inline uint64_t lt_clock_ns_at(const lt_tracker *t, uint64_t bytes) {
-  const lt_clock *c = &t->clock;
-  size_t k = (size_t)(bytes >> c->shift);
-  if (k + 1 >= c->len) return c->ns[k < c->len ? k : c->len - 1];
-  uint64_t lo = c->ns[k], span = c->ns[k + 1] - lo;
-  uint64_t into = bytes & (((uint64_t)1 << c->shift) - 1);
-  return lo + (uint64_t)((double)into * c->inv_width * (double)span);
-}
-/* The GC cycles completed at a past point of the byte clock: the births of
- * the dead are mostly after the last cycle or the one before. */
-uint32_t lt_clock_cycles_before(const lt_tracker *t, uint64_t bytes); /* bytes < the last cycle end */
-static inline uint32_t lt_clock_cycles_at(const lt_tracker *t, uint64_t bytes) {
-  const lt_clock *c = &t->clock;
-  size_t n = c->ncycle_ends;
-  if (n == 0 || bytes >= c->cycle_ends[n - 1]) return (uint32_t)n;
-  if (n >= 2 && bytes >= c->cycle_ends[n - 2]) return (uint32_t)(n - 1);
-  return lt_clock_cycles_before(t, bytes);
+/* The wall time (ns since attach) and the GC cycles completed (at or
+ * before) at a past point of the byte clock (clock_table.h). */
+static inline ephs_clock_stamp lt_clock_at(lt_tracker *t, uint64_t bytes) {
+  return ephs_clocks_stamp(&t->clocks, bytes, &t->clocks.cache[0]);
 }
 void lt_clock_free(lt_tracker *t);
 

@@ -62,7 +62,7 @@ typedef struct walk_piece {
 typedef struct walk_thread {
   eph_profiler *p;
   struct walk_split *split;
-  struct clock_cache *clock;
+  ephs_clock_cache *clock;
   struct prof_site_cache_entry *site_cache; /* SITE_CACHE entries */
   bool main;
   unsigned joined;    /* pieces [0, joined) are in the file and the lists */
@@ -79,7 +79,7 @@ struct walk_split {
   walk_piece piece[PIECES_MAX];
   unsigned npieces;
   atomic_uint next_piece;
-  struct clock_cache clock; /* the second thread's */
+  ephs_clock_cache clock; /* the second thread's */
   struct prof_site_cache_entry site_cache[SITE_CACHE];
   bool busy;     /* the second thread runs: the pieces' memory is in use */
   size_t memory; /* prof_gc_eden_memory before it started */
@@ -92,7 +92,7 @@ struct walk_split {
 
 /* The next sample point for a clock point (a wall-clock sample) only. */
 static void arm_clock_point(eph_profiler *p, uint64_t now) {
-  eph_heap_sample_next(p->h, 0, p->next_clock_point > now ? p->next_clock_point - now : 1);
+  eph_heap_sample_next(p->h, 0, p->clocks.next_point > now ? p->clocks.next_point - now : 1);
 }
 
 /* CPUs this process may run on (its affinity mask, which taskset and
@@ -234,7 +234,7 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
   walk_pos q = piece->pos;
   eden_olds olds = eden_olds_of(p);
   eph_writer *out = piece->out;
-  struct clock_cache *clock = t->clock;
+  ephs_clock_cache *clock = t->clock;
   struct prof_site_cache_entry *site_cache = t->site_cache;
   uint64_t samples = 0, deaths = 0;
   for (;;) {
@@ -413,9 +413,9 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
   atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
   s->memory = prof_gc_eden_memory(p);
   s->busy = true;
-  s->clock = p->clock_cache[0];
+  s->clock = p->clocks.cache[0];
   walk_thread second = {.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
-  walk_thread self = {.p = p, .split = s, .clock = &p->clock_cache[0], .site_cache = p->site_cache, .main = true,
+  walk_thread self = {.p = p, .split = s, .clock = &p->clocks.cache[0], .site_cache = p->site_cache, .main = true,
                       .start = start, .now = now, .keep = keep, .span_open = span_open};
   pthread_t thread;
   if (pthread_create(&thread, NULL, second_thread_main, &second) != 0) {

@@ -323,7 +323,7 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   /* A clock sample now, so that every time written below lies within the
    * samples and gets the same interpolated wall time whenever it is written. */
   uint64_t now = prof_clock(p);
-  if (!p->nclock_points || now > p->clock_points[p->nclock_points - 1].bytes) prof_clocks_point(p, now);
+  if (!p->clocks.npoints || now > ephs_clocks_last_bytes(&p->clocks)) prof_clocks_point(p, now);
   for (size_t i = 0; i < p->seen_len; i++)
     if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
   p->ndead = 0;
@@ -342,7 +342,7 @@ static void censor(void *data, eph_value obj) {
 /* After the last full GC (eph_profile_stop): what is left is reachable. */
 void prof_merlin_mode_stop(eph_profiler *p) {
   uint64_t end = prof_clock(p);
-  if (end >= p->next_clock_point || p->nclock_points < 2) prof_clocks_point(p, end);
+  if (end >= p->clocks.next_point || p->clocks.npoints < 2) prof_clocks_point(p, end);
   if (p->spec.trace)
     for (size_t i = 0; i < p->seen_len; i++)
       if (eph_is_ptr(p->seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->seen[i]), 1, 0, 0);

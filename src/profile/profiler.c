@@ -28,8 +28,8 @@ void prof_write_error(eph_profiler *p, eph_status st) {
 void prof_note_memory(eph_profiler *p) {
   uint64_t m = sizeof *p + p->young.cap * sizeof(tracked) + p->old.nblocks * OLD_BLOCK * sizeof(old_entry) +
                p->old.blocks_cap * sizeof *p->old.blocks + p->spans_cap * sizeof *p->spans +
-               p->clock_points_cap * sizeof *p->clock_points + p->clock_index_cap * sizeof *p->clock_index +
-               p->gc_clocks_cap * sizeof *p->gc_clocks +
+               p->clocks.points_cap * sizeof *p->clocks.points + p->clocks.index_cap * sizeof *p->clocks.index +
+               p->clocks.steps_cap * sizeof *p->clocks.steps +
                (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
@@ -176,7 +176,7 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   /* The wall clock before the pause: births just before a collection are
    * interpolated up to here, not into the pause. */
   uint64_t now = prof_clock(p);
-  if (now > p->clock_points[p->nclock_points - 1].bytes) prof_clocks_point(p, now);
+  if (now > ephs_clocks_last_bytes(&p->clocks)) prof_clocks_point(p, now);
 }
 
 static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
@@ -315,8 +315,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     if (st != EPH_OK) { /* no profile: do not leave a file that looks complete */
       eph_writer_close(p->out, NULL);
       unlink(spec->out);
-      free(p->clock_points);
-      free(p->clock_index);
+      prof_clocks_free(p);
       free(p);
       return st;
     }
@@ -397,9 +396,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->dead);
   free(p->dead_tmp);
   free(p->stack);
-  free(p->clock_points);
-  free(p->clock_index);
-  free(p->gc_clocks);
+  prof_clocks_free(p);
   char out[sizeof p->spec.out];
   snprintf(out, sizeof out, "%s", p->spec.out);
   free(p);

@@ -25,6 +25,7 @@
 #include "ephemera/observer.h"
 #include "ephemera/profile.h"
 #include "format/writer_profiler.h"
+#include "sampling/clock_table.h"
 #include "sampling/sampling.h"
 
 #define BIRTH_BITS 48
@@ -98,27 +99,10 @@ typedef struct eph_profiler {
   /* clocks the profiler keeps itself */
   uint32_t scavenges, full_gcs;
   uint32_t scavenges0, full_gcs0; /* at start */
-  /* bytes -> wall, for interpolation; slope: to the next point, wall ns
-   * per byte in 32.32 fixed point (clocks.c) */
-  struct clock_point { uint64_t bytes, wall_ns, slope; } *clock_points;
-  size_t nclock_points, clock_points_cap;
-  uint64_t next_clock_point, clock_gap;
-  uint32_t *clock_index;        /* bucket -> point (clocks.c) */
-  size_t clock_index_len, clock_index_cap;
-  unsigned clock_shift;         /* log2 of the bucket width */
-  /* Intervals last looked up, one per kind of caller (clocks.c): entry 0
-   * for births and most stamps, entry 1 for Merlin's deaths, which lie
-   * anywhere after the births they are written with. */
-  struct clock_cache {
-    uint64_t wall_lo, wall_span, wall_at_lo; /* an interval between clock points */
-    uint64_t wall_slope;        /* its ns per byte, fixed point with 32 fraction bits */
-    uint64_t gc_lo, gc_span;    /* an interval between collections, and its counts */
-    uint32_t gc_scavenges, gc_full_gcs;
-    size_t gc_hint;             /* the last collection looked up: stamps come in time order, mostly */
-  } clock_cache[2];
-  /* each collection, in order, with the counts of collections up to it */
-  struct gc_clock { uint64_t bytes; uint32_t scavenges, full_gcs; } *gc_clocks;
-  size_t ngc_clocks, gc_clocks_cap;
+  /* bytes -> wall and collections (clocks.c, over src/sampling's tables):
+   * cache 0 for births and most stamps, cache 1 for Merlin's deaths, which
+   * lie anywhere after the births they are written with */
+  ephs_clocks clocks;
 
   /* gc mode: young entries [0, young_settled) survived the last collection
    * (at young_until), the rest were born since; old entries by spans */
@@ -223,31 +207,21 @@ uint64_t prof_wall_ns(void);
 void prof_clocks_start(eph_profiler *p);
 void prof_clocks_point(eph_profiler *p, uint64_t bytes); /* a wall-clock sample at `bytes` (now) */
 static inline void prof_clocks_tick(eph_profiler *p, uint64_t bytes) {
-  if (bytes >= p->next_clock_point) prof_clocks_point(p, bytes);
+  if (bytes >= p->clocks.next_point) prof_clocks_point(p, bytes);
 }
 void prof_clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
-/* Reads p's clock tables and writes only c: a thread with a cache entry of
- * its own may take stamps while the tables stand still (in on_collect). */
-eph_stamp prof_clocks_stamp_at_slow(eph_profiler *p, uint64_t bytes, struct clock_cache *c);
-/* The wall time at `bytes` in the interval of cache entry c: integer
- * arithmetic, since a double's conversions sat on the path of every record. */
-static inline uint64_t prof_clocks_wall_in(const struct clock_cache *c, uint64_t bytes) {
-  return c->wall_at_lo + (uint64_t)(((unsigned __int128)(bytes - c->wall_lo) * c->wall_slope) >> 32);
-}
+void prof_clocks_free(eph_profiler *p);
 
-/* The stamp of a past point of the allocation clock (see clocks.c), with
- * cache entry k; the common case, a point in the intervals last looked up
- * with it, inline. */
-static inline eph_stamp prof_clocks_stamp_in(eph_profiler *p, uint64_t bytes, struct clock_cache *c) {
-  if (bytes - c->wall_lo - 1 < c->wall_span && bytes - c->gc_lo < c->gc_span)
-    return (eph_stamp){.bytes = bytes,
-                       .wall_ns = prof_clocks_wall_in(c, bytes),
-                       .scavenges = c->gc_scavenges,
-                       .full_gcs = c->gc_full_gcs};
-  return prof_clocks_stamp_at_slow(p, bytes, c);
+/* The stamp of a past point of the allocation clock (collections strictly
+ * before it), with cache c: it reads p's tables and writes only c, so a
+ * thread with a cache of its own may take stamps while the tables stand
+ * still (in on_collect). */
+static inline eph_stamp prof_clocks_stamp_in(eph_profiler *p, uint64_t bytes, ephs_clock_cache *c) {
+  ephs_clock_stamp s = ephs_clocks_stamp(&p->clocks, bytes, c);
+  return (eph_stamp){.bytes = bytes, .wall_ns = s.wall_ns, .scavenges = s.minor, .full_gcs = s.major};
 }
 static inline eph_stamp prof_clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
-  return prof_clocks_stamp_in(p, bytes, &p->clock_cache[k]);
+  return prof_clocks_stamp_in(p, bytes, &p->clocks.cache[k]);
 }
 static inline eph_stamp prof_clocks_stamp_at(eph_profiler *p, uint64_t bytes) { return prof_clocks_stamp_with(p, bytes, 0); }
 

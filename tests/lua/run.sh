@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/lua/run.sh TEST — the Lua adapter's tests (see CMakeLists.txt for
-# the environment: EPH, CHECK, HOST, UNIT, MODULE_DIR, SCRIPTS, BENCH, LUA54, SRC).
+# the environment: EPH, CHECK, HOST, UNIT, WALL, MODULE_DIR, SCRIPTS, BENCH, LUA54, SRC).
 set -uo pipefail
 t=$1
 tmp=$(mktemp -d)
@@ -45,6 +45,18 @@ known)
     if cmp -s "$tmp/cn" "$tmp/cf"; then ok "$gc: sites with and without the site cache agree"; else
       fail "$gc: sites differ with the site cache"; diff "$tmp/cn" "$tmp/cf" | head; fi
   done
+  ;;
+wall)
+  # births' interpolated wall times lie between the deaths read just before
+  # and after them on the byte clock (wall_check.c), for all but a few: an
+  # interval in which the program did not allocate at an even rate (a
+  # collector step, the machine's load) may put some a little outside
+  "$EPH" lua --profile sample=1/10,seed=3 -o "$tmp/w.eph" "$SCRIPTS/ring.lua" 300000 >/dev/null || fail "ring.lua run"
+  "$WALL" "$tmp/w.eph" >"$tmp/c" || fail "wall_check"
+  cat "$tmp/c"
+  if awk '/^wall /{split($2,b,"=");split($3,i,"="); exit !(b[2] > 10000 && i[2] >= 0.98 * b[2])}' "$tmp/c"; then
+    ok "at least 98% of births inside the bracket of their neighbouring deaths"
+  else fail "fewer than 98% of births inside the bracket of their neighbouring deaths"; fi
   ;;
 sampling)
   "$EPH" lua --gc incremental --profile sample=every:10 -o "$tmp/s.eph" "$SCRIPTS/known.lua" >/dev/null || fail "every:10 run"
