@@ -323,7 +323,7 @@ bool lt_finish_on_signals(lt_tracker *t, bool over_handlers, char *msg, size_t m
  * the signals; the last one ends the process. */
 void lt_signal_stop(void);
 /* Whether t should call lt_signal_stop at this safe point. */
-static inline bool lt_signal_due(const lt_tracker *t) { return sigstop_pending() && t->on_signals; }
+static inline bool lt_signal_due(const lt_tracker *t) { return ephs_sigstop_pending() && t->on_signals; }
 
 /* How many profiles failed to be written in this process. */
 int lt_failures(void);

@@ -177,7 +177,7 @@ void lt_signal_stop(void) {
 static void release_signals(lt_tracker *t) {
   if (!t->on_signals) return;
   t->on_signals = false;
-  int sig = sigstop_pending();
+  int sig = ephs_sigstop_pending();
   if (sig)
     fprintf(stderr, "ephemera: %s: lua profile %s finished: %llu records (%llu censored)\n", ephs_sigstop_name(sig),
             t->opt.out, (unsigned long long)t->records, (unsigned long long)t->censored);

@@ -39,7 +39,7 @@ bool prof_signals_detach(eph_profiler *p) {
 }
 
 void prof_signals_release(const char *out, const eph_profile_stats *final) {
-  int sig = sigstop_pending();
+  int sig = ephs_sigstop_pending();
   if (sig)
     fprintf(stderr, "ephemera: %s: profile %s finished: %llu records (%llu deaths, %llu censored)\n",
             ephs_sigstop_name(sig), out, (unsigned long long)final->samples, (unsigned long long)final->deaths,

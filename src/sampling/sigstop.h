@@ -6,7 +6,7 @@
  * the process at once leaves the file without its closing chunk (readable
  * up to the last chunk flushed, as after SIGKILL).  While a profiler holds
  * the signals, the handler only records the signal: the profiler polls
- * sigstop_pending() at its own safe points (outside any collection, where
+ * ephs_sigstop_pending() at its own safe points (outside any collection, where
  * it may finish its file), finishes, and calls ephs_sigstop_release(), which
  * then ends the process by the signal's default action, so that its parent
  * sees it killed by SIGINT or SIGTERM (a shell's $? is 128 + N), as
@@ -31,7 +31,7 @@
 /* The signal received while held (SIGINT or SIGTERM), or 0.  Cheap: one
  * load, meant for safe points. */
 extern volatile sig_atomic_t ephs_sigstop_signal;
-static inline int sigstop_pending(void) { return ephs_sigstop_signal; }
+static inline int ephs_sigstop_pending(void) { return ephs_sigstop_signal; }
 
 /*
  * Adds a holder: the first one installs the handlers, saving the previous
