@@ -23,6 +23,16 @@
  * clock t; what a root still holds then is stamped at that allocation's
  * check, after t).  The scavenger also keeps what old garbage points to
  * through the remembered set (nepotism), as the real one does.
+ *
+ * Speed: a configuration does not replay the program (spur_replay.c does,
+ * and is the reference this file must equal bit for bit).  Young
+ * allocations that fit eden are one binary search over the input's byte
+ * prefix sums; eden is the birth-order range [eden_lo, next) and its
+ * objects are SP_EDEN implicitly (space 0 inside the range); a scavenge
+ * finds eden's survivors by the input's block maxima of death; a store is
+ * written into its object's slots when that object is scanned (per-object
+ * store lists, prepare.c), and only stores into old objects pass the write
+ * barrier one by one, in program order, from a heap ordered by store rank.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +48,23 @@
 
 enum { SP_DEAD = 0, SP_EDEN, SP_PAST, SP_FUTURE, SP_OLD };
 
+/* A pending store into an old object: its rank, its index in in->stores. */
+typedef struct pending {
+  uint32_t seq, o;
+  uint64_t k;
+} pending;
+
 typedef struct spur {
   simrun r;
   const eph_gc_params *p;
   uint8_t *space, *age, *remembered, *mark;
-  simvec eden, past, future, old, remset;
+  simvec past, future, old, remset, live, marked;
+  size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
+  uint64_t store_bound;    /* the stores made so far: ranks below this */
+  uint32_t *slots;         /* the graph, written lazily (NULL without one) */
+  uint32_t *applied;       /* per object: 0 untouched, else 1 + its stores written */
+  pending *heap;           /* stores into old objects not yet through the barrier */
+  size_t nheap, heap_cap;
   uint64_t eden_cap, eden_used, surv_cap, past_used, future_used;
   uint64_t new_bytes, large;
   uint64_t old_used, old_committed, old_reserved, full_threshold;
@@ -54,6 +76,64 @@ static inline uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) /
 static void note_committed(spur *s) { simrun_committed(&s->r, s->new_bytes + s->old_committed); }
 
 static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->old_used; }
+
+static inline unsigned space_of(const spur *s, uint32_t o) {
+  unsigned sp = s->space[o];
+  return sp == SP_DEAD && o >= s->eden_lo && o < s->next ? SP_EDEN : sp;
+}
+
+static inline bool in_from_space(const spur *s, uint32_t o) {
+  if (o == SIM_NONE) return false;
+  unsigned sp = space_of(s, o);
+  return sp == SP_EDEN || sp == SP_PAST;
+}
+
+static void heap_push(spur *s, pending x) {
+  if (s->nheap == s->heap_cap) {
+    size_t cap = s->heap_cap ? 2 * s->heap_cap : 1024;
+    pending *h = realloc(s->heap, cap * sizeof *h);
+    if (!h) {
+      s->r.nomem = s->r.exhausted = true;
+      return;
+    }
+    s->heap = h;
+    s->heap_cap = cap;
+  }
+  size_t i = s->nheap++;
+  while (i > 0 && s->heap[(i - 1) / 2].seq > x.seq) {
+    s->heap[i] = s->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  s->heap[i] = x;
+}
+
+static pending heap_pop(spur *s) {
+  pending top = s->heap[0], x = s->heap[--s->nheap];
+  size_t i = 0, n = s->nheap;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && s->heap[c + 1].seq < s->heap[c].seq) c++;
+    if (s->heap[c].seq >= x.seq) break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (n) s->heap[i] = x;
+  return top;
+}
+
+/* o is now in old space: its stores from now on pass the write barrier. */
+static void became_old(spur *s, uint32_t o) {
+  const eph_sim_input *in = s->r.in;
+  if (!in->stores) return;
+  uint64_t lo = in->store_start[o], hi = in->store_start[o + 1];
+  while (lo < hi) { /* the first store of rank >= store_bound */
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (in->stores[mid].seq < s->store_bound) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < in->store_start[o + 1]) heap_push(s, (pending){in->stores[lo].seq, o, lo});
+}
 
 static uint64_t old_limit(const spur *s) {
   if (!s->p->max_heap) return s->old_reserved;
@@ -82,6 +162,7 @@ static void old_alloc_gc(spur *s, uint32_t o) {
   s->old_used += bytes;
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
+  became_old(s, o);
 }
 
 /* oldspace.c ephh_old_alloc_mutator: false when the maximum heap says no. */
@@ -99,6 +180,7 @@ static bool old_alloc_mutator(spur *s, uint32_t o) {
   s->old_used += bytes;
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
+  became_old(s, o);
   return true;
 }
 
@@ -116,13 +198,9 @@ static void resize_after_full(spur *s) {
   set_full_threshold(s);
 }
 
-static inline bool in_from_space(const spur *s, uint32_t o) {
-  return o != SIM_NONE && (s->space[o] == SP_EDEN || s->space[o] == SP_PAST);
-}
-
 /* scavenge.c copy_object */
 static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
-  unsigned age = s->age[o];
+  unsigned age = s->space[o] == SP_DEAD ? 0 : s->age[o]; /* eden's objects are age 0 */
   if (age < MAX_AGE) age++;
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
@@ -138,13 +216,33 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   }
 }
 
+/* o's slots as the program has written them so far (stores below store_bound). */
+static const uint32_t *slots_of(spur *s, uint32_t o) {
+  const eph_sim_input *in = s->r.in;
+  uint32_t *slots = s->slots + in->slot_start[o];
+  uint32_t a = s->applied[o];
+  if (!a) {
+    for (uint64_t k = in->slot_start[o]; k < in->slot_start[o + 1]; k++) s->slots[k] = SIM_NONE;
+    a = 1;
+  }
+  uint64_t k = in->store_start[o] + a - 1, end = in->store_start[o + 1];
+  for (; k < end && in->stores[k].seq < s->store_bound; k++) slots[in->stores[k].slot] = in->stores[k].target;
+  s->applied[o] = (uint32_t)(k - in->store_start[o] + 1);
+  return slots;
+}
+
+static inline uint64_t nslots_of(const spur *s, uint32_t o) {
+  return s->r.in->slot_start[o + 1] - s->r.in->slot_start[o];
+}
+
 /* scavenge.c scan_object: copies o's young targets; true if one is young after. */
 static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
-  if (!s->r.slots) return false;
-  const eph_sim_input *in = s->r.in;
+  if (!s->slots) return false;
+  const uint32_t *slots = slots_of(s, o);
+  uint64_t n = nslots_of(s, o);
   bool young = false;
-  for (uint64_t k = in->slot_start[o]; k < in->slot_start[o + 1]; k++) {
-    uint32_t t = s->r.slots[k];
+  for (uint64_t k = 0; k < n; k++) {
+    uint32_t t = slots[k];
     if (in_from_space(s, t)) copy_object(s, t, tenure_age);
     if (t != SIM_NONE && s->space[t] == SP_FUTURE) young = true;
   }
@@ -160,23 +258,44 @@ static void remset_add(spur *s, uint32_t o) {
 
 /* Marks the young objects some scanned object points to: the others that
  * are live can only be held by roots, which the scavenger copies first. */
-static void mark_targets(spur *s, uint32_t o, uint8_t v) {
-  const eph_sim_input *in = s->r.in;
-  for (uint64_t k = in->slot_start[o]; k < in->slot_start[o + 1]; k++) {
-    uint32_t t = s->r.slots[k];
-    if (in_from_space(s, t)) s->mark[t] = v;
+static void mark_targets(spur *s, uint32_t o) {
+  const uint32_t *slots = slots_of(s, o);
+  uint64_t n = nslots_of(s, o);
+  for (uint64_t k = 0; k < n; k++) {
+    uint32_t t = slots[k];
+    if (in_from_space(s, t) && !s->mark[t]) {
+      s->mark[t] = 1;
+      simvec_push(&s->r, &s->marked, t);
+    }
   }
 }
 
-static void mark_young_targets(spur *s, uint8_t v) {
+static void mark_young_targets(spur *s) {
   uint64_t t = s->r.clock;
-  const simvec *lists[2] = {&s->past, &s->eden};
-  for (int l = 0; l < 2; l++)
-    for (size_t i = 0; i < lists[l]->len; i++) {
-      uint32_t o = lists[l]->v[i];
-      if (s->r.death[o] > t) mark_targets(s, o, v);
+  for (size_t i = 0; i < s->past.len; i++)
+    if (s->r.death[s->past.v[i]] > t) mark_targets(s, s->past.v[i]);
+  for (size_t i = 0; i < s->live.len; i++) mark_targets(s, s->live.v[i]);
+  for (size_t i = 0; i < s->remset.len; i++) mark_targets(s, s->remset.v[i]);
+}
+
+/* s->live: eden's objects whose death is after the clock, in birth order;
+ * whole blocks that died before it are skipped. */
+static void find_live_eden(spur *s) {
+  const eph_sim_input *in = s->r.in;
+  uint64_t t = s->r.clock;
+  const uint64_t *death = s->r.death;
+  s->live.len = 0;
+  size_t i = s->eden_lo, hi = s->next;
+  while (i < hi) {
+    if (i % SIM_BLOCK2 == 0 && i + SIM_BLOCK2 <= hi && in->death_max2[i / SIM_BLOCK2] <= t) {
+      i += SIM_BLOCK2;
+    } else if (i % SIM_BLOCK1 == 0 && i + SIM_BLOCK1 <= hi && in->death_max1[i / SIM_BLOCK1] <= t) {
+      i += SIM_BLOCK1;
+    } else {
+      if (death[i] > t && s->space[i] == SP_DEAD) simvec_push(&s->r, &s->live, (uint32_t)i);
+      i++;
     }
-  for (size_t i = 0; i < s->remset.len; i++) mark_targets(s, s->remset.v[i], v);
+  }
 }
 
 /* scavenge.c ephh_evacuate_young */
@@ -188,16 +307,19 @@ static void evacuate_young(spur *s, bool tenure_all) {
   size_t old_scan = s->old.len;
   s->r.cur.remembered_scanned = s->remset.len;
   /* Roots: live young objects no scanned object points to, oldest first. */
-  if (s->r.slots) mark_young_targets(s, 1);
-  const simvec *lists[2] = {&s->past, &s->eden};
-  for (int l = 0; l < 2; l++)
-    for (size_t i = 0; i < lists[l]->len; i++) {
-      uint32_t o = lists[l]->v[i];
-      if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
-    }
-  if (s->r.slots) {
-    for (int l = 0; l < 2; l++)
-      for (size_t i = 0; i < lists[l]->len; i++) s->mark[lists[l]->v[i]] = 0;
+  find_live_eden(s);
+  if (s->slots) mark_young_targets(s);
+  for (size_t i = 0; i < s->past.len; i++) {
+    uint32_t o = s->past.v[i];
+    if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+  }
+  for (size_t i = 0; i < s->live.len; i++) {
+    uint32_t o = s->live.v[i];
+    if (in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+  }
+  if (s->slots) {
+    for (size_t i = 0; i < s->marked.len; i++) s->mark[s->marked.v[i]] = 0;
+    s->marked.len = 0;
     /* The remembered set: old objects, live or not, holding young pointers. */
     for (size_t i = 0; i < s->remset.len; i++) scan_object(s, s->remset.v[i], tenure_age);
   }
@@ -215,20 +337,21 @@ static void evacuate_young(spur *s, bool tenure_all) {
   for (size_t i = 0; i < s->remset.len; i++) {
     uint32_t o = s->remset.v[i];
     bool young = false;
-    for (uint64_t k = s->r.in->slot_start[o]; k < s->r.in->slot_start[o + 1] && !young; k++) {
-      uint32_t x = s->r.slots[k];
+    const uint32_t *slots = slots_of(s, o);
+    for (uint64_t k = 0, n = nslots_of(s, o); k < n && !young; k++) {
+      uint32_t x = slots[k];
       young = x != SIM_NONE && s->space[x] == SP_FUTURE;
     }
     if (young) s->remset.v[keep++] = o;
     else s->remembered[o] = 0;
   }
   s->remset.len = keep;
-  /* The flip: what was not copied is garbage; future becomes past. */
-  for (int l = 0; l < 2; l++)
-    for (size_t i = 0; i < lists[l]->len; i++) {
-      uint32_t o = lists[l]->v[i];
-      if (in_from_space(s, o)) s->space[o] = SP_DEAD;
-    }
+  /* The flip: what was not copied is garbage (eden's implicitly, as the
+   * range moves on); future becomes past. */
+  for (size_t i = 0; i < s->past.len; i++) {
+    uint32_t o = s->past.v[i];
+    if (s->space[o] == SP_PAST) s->space[o] = SP_DEAD;
+  }
   for (size_t i = 0; i < s->future.len; i++) s->space[s->future.v[i]] = SP_PAST;
   simvec tmp = s->past;
   s->past = s->future;
@@ -236,8 +359,21 @@ static void evacuate_young(spur *s, bool tenure_all) {
   s->future.len = 0;
   s->past_used = s->future_used;
   s->future_used = 0;
-  s->eden.len = 0;
+  s->eden_lo = s->next;
   s->eden_used = 0;
+}
+
+/* heap.h eph_store, for the stores made since the last look: an old object
+ * getting a young pointer is remembered once, in program order. */
+static void write_barrier(spur *s) {
+  const eph_sim_input *in = s->r.in;
+  while (s->nheap && s->heap[0].seq < s->store_bound) {
+    pending x = heap_pop(s);
+    if (s->space[x.o] != SP_OLD) continue; /* freed by a full GC: the program stores into it no more */
+    uint32_t t = in->stores[x.k].target;
+    if (t != SIM_NONE && in_from_space(s, t) && !s->remembered[x.o]) remset_add(s, x.o);
+    if (x.k + 1 < in->store_start[x.o + 1]) heap_push(s, (pending){in->stores[x.k + 1].seq, x.o, x.k + 1});
+  }
 }
 
 static void begin(spur *s, eph_gc_kind kind) {
@@ -247,6 +383,7 @@ static void begin(spur *s, eph_gc_kind kind) {
 static void end(spur *s) { simrun_end(&s->r, used(s), s->new_bytes + s->old_committed); }
 
 static void scavenge(spur *s) {
+  write_barrier(s);
   begin(s, EPH_GC_SCAVENGE);
   evacuate_young(s, false);
   end(s);
@@ -254,6 +391,7 @@ static void scavenge(spur *s) {
 
 /* fullgc.c ephh_full_gc: evacuate, mark, slide from the first dead object on. */
 static void full_gc(spur *s) {
+  write_barrier(s);
   begin(s, EPH_GC_FULL);
   evacuate_young(s, true);
   uint64_t t = s->r.clock, live = 0;
@@ -284,26 +422,14 @@ static void maybe_full_gc(spur *s, uint64_t about_to_add) {
   if (s->old_used + about_to_add > s->full_threshold) full_gc(s);
 }
 
-/* alloc.c alloc_young / alloc_old; false when the heap is exhausted. */
+/* alloc.c alloc_young / alloc_old, for an allocation that is not a quiet
+ * young one (see run_program); false when the heap is exhausted. */
 static bool allocate(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
   uint32_t bytes = in->size[o];
-  s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0; /* samples: a weighed size may exceed the clock */
-  /* Granulated input: collections at points of perfect knowledge (run.c). */
-  uint64_t point;
-  while (simrun_tick(&s->r, s->r.clock, &point)) {
-    uint64_t t = s->r.clock;
-    s->r.clock = point;
-    if (simrun_sync_collect(&s->r, s->eden_used, s->eden_cap)) {
-      scavenge(s);
-      maybe_full_gc(s, 0);
-    }
-    s->r.clock = t;
-  }
-  uint32_t unit = in->unit_size ? in->unit_size[o] : bytes; /* a sample's weight makes no large object */
-  /* A sample weighing more than eden holds goes to old space: it could
-   * never fit eden, though its objects each would. */
-  bool old = (in->flags[o] & SIM_PRETENURED) || unit - 8 >= s->large || bytes > s->eden_cap;
+  s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0;
+  s->store_bound = in->store_before ? in->store_before[o] : 0;
+  bool old = (in->flags[o] & SIM_PRETENURED) || bytes - 8 >= s->large || bytes > s->eden_cap;
   if (old) {
     maybe_full_gc(s, bytes);
     if (s->over_max || !old_alloc_mutator(s, o)) {
@@ -317,26 +443,48 @@ static bool allocate(spur *s, uint32_t o) {
         full_gc(s);
         if (s->over_max) return false;
       }
-      if (s->r.hold_natural || s->eden_used + bytes <= s->eden_cap) break; /* held: eden may overflow until a point */
+      if (s->eden_used + bytes <= s->eden_cap) break;
       scavenge(s);
       maybe_full_gc(s, 0);
     }
-    s->eden_used += bytes;
-    s->space[o] = SP_EDEN;
-    simvec_push(&s->r, &s->eden, o);
+    s->eden_used += bytes; /* in eden: space 0 inside [eden_lo, next), age 0 */
   }
-  s->age[o] = 0;
+  s->next = o + 1;
   s->r.clock = in->birth[o];
   return !s->r.exhausted;
 }
 
-static void store(spur *s, const sim_op *op) {
-  s->r.slots[s->r.in->slot_start[op->src] + op->slot] = op->target;
-  /* heap.h eph_store: an old object getting a young pointer is remembered once. */
-  uint32_t t = op->target;
-  if (t != SIM_NONE && (s->space[t] == SP_EDEN || s->space[t] == SP_PAST) && s->space[op->src] == SP_OLD &&
-      !s->remembered[op->src])
-    remset_add(s, op->src);
+/* The program's allocations.  A quiet allocation (young, fits eden, the
+ * heap not over its maximum) only adds its bytes to eden, so a run of them
+ * up to the next object that may go old is one binary search over the
+ * byte prefix sums; the others go through allocate().  Returns the number
+ * of objects allocated before the heap was exhausted (in->n if never). */
+static size_t run_program(spur *s) {
+  const eph_sim_input *in = s->r.in;
+  const uint64_t *prefix = in->size_prefix;
+  size_t big = 0;
+  size_t i = 0;
+  while (i < in->n) {
+    if (!s->over_max) {
+      while (big < in->nbig &&
+             (in->big[big] < i || !((in->flags[in->big[big]] & SIM_PRETENURED) || in->size[in->big[big]] - 8 >= s->large)))
+        big++;
+      size_t lim = big < in->nbig ? in->big[big] : in->n;
+      uint64_t room = s->eden_cap - s->eden_used;
+      size_t lo = i, hi = lim; /* the last j in [i, lim] with prefix[j] - prefix[i] <= room */
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (prefix[mid] - prefix[i] <= room) lo = mid;
+        else hi = mid - 1;
+      }
+      s->eden_used += prefix[lo] - prefix[i];
+      s->next = i = lo;
+      if (i == in->n) break;
+    }
+    if (!allocate(s, (uint32_t)i)) return i;
+    i++;
+  }
+  return in->n;
 }
 
 static void spur_free(spur *s) {
@@ -344,25 +492,45 @@ static void spur_free(spur *s) {
   free(s->age);
   free(s->remembered);
   free(s->mark);
-  free(s->eden.v);
   free(s->past.v);
   free(s->future.v);
   free(s->old.v);
   free(s->remset.v);
+  free(s->live.v);
+  free(s->marked.v);
+  free(s->slots);
+  free(s->applied);
+  free(s->heap);
   simrun_free(&s->r);
+}
+
+bool sim_spur_fast_applies(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death) {
+  if (!in->size_prefix || (in->ops && !in->stores) || death != in->death || cfg->granule) return false;
+  if (in->granule && cfg->sync != EPH_SIM_UNSYNC) return false; /* collections at points: replayed */
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t pg = page > 0 ? (uint64_t)page : 4096;
+  uint64_t surv = round_up(cfg->params.eden_bytes / 5, pg);
+  uint64_t large = surv / 2 < LARGE_OBJECT_CAP ? surv / 2 : LARGE_OBJECT_CAP;
+  /* Objects outside in->big must be young under this configuration. */
+  return large >= SIM_BIG_PAYLOAD && round_up(cfg->params.eden_bytes, pg) >= SIM_BIG_PAYLOAD + 8;
 }
 
 eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                     eph_error *err) {
+  if (!sim_spur_fast_applies(in, cfg, death)) return sim_spur_replay(in, cfg, death, res, err);
   spur s = {.p = &cfg->params};
-  eph_status st = simrun_init(&s.r, in, cfg, death, res, err);
+  eph_status st = simrun_init(&s.r, in, cfg, death, res, false, err);
   if (st != EPH_OK) return st;
   size_t n = in->n ? in->n : 1;
   s.space = calloc(n, 1);
   s.age = calloc(n, 1);
   s.remembered = calloc(n, 1);
   s.mark = calloc(n, 1);
-  if (!s.space || !s.age || !s.remembered || !s.mark) {
+  if (in->ops) {
+    s.slots = malloc((in->nslots ? in->nslots : 1) * sizeof *s.slots); /* written when first read */
+    s.applied = calloc(n, sizeof *s.applied);
+  }
+  if (!s.space || !s.age || !s.remembered || !s.mark || (in->ops && (!s.slots || !s.applied))) {
     spur_free(&s);
     return simrun_nomem(err);
   }
@@ -379,14 +547,12 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   s.full_threshold = (uint64_t)((double)p->growth_headroom * (1.0 + p->gc_ratio));
   note_committed(&s);
 
-  size_t next = 0;
-  for (size_t i = 0; i < simrun_nops(&s.r) && !s.r.exhausted; i++) {
-    sim_op op = simrun_op(&s.r, i);
-    if (op.src == SIM_NONE) {
-      if (!allocate(&s, (uint32_t)next++)) s.r.exhausted = true;
-    } else {
-      store(&s, &op);
-    }
+  size_t done = run_program(&s);
+  if (!s.r.exhausted) s.r.exhausted = done < in->n;
+  /* The stores made before the run ended pass the barrier (remembered counts). */
+  if (in->stores) {
+    s.store_bound = done < in->n ? in->store_before[done] : in->nstores;
+    write_barrier(&s);
   }
   uint64_t u = used(&s);
   if (u > res->peak_used) res->peak_used = u;

@@ -1,0 +1,90 @@
+/*
+ * prepare.c — the tables that let spur (spur.c) simulate a configuration
+ * without replaying every allocation and store: what does not depend on
+ * the configuration is computed here, once per input.
+ *
+ *   - size_prefix: bytes allocated before each object, so a run of young
+ *     allocations that fits eden is one binary search;
+ *   - death_max1/2: the latest death in each block of objects in birth
+ *     order, so a scavenge finds eden's survivors by skipping blocks that
+ *     died whole;
+ *   - big: the objects that could go to old space, so a configuration
+ *     finds its old allocations without looking at every object;
+ *   - stores, by the object stored into, in program order, and
+ *     store_before: a store's slot is written when its object is scanned,
+ *     and only stores into old objects are looked at one by one (the
+ *     write barrier).
+ */
+#include <stdlib.h>
+
+#include "sim_internal.h"
+
+static bool prepare_deaths(eph_sim_input *in) {
+  size_t n1 = (in->n + SIM_BLOCK1 - 1) / SIM_BLOCK1, n2 = (in->n + SIM_BLOCK2 - 1) / SIM_BLOCK2;
+  in->death_max1 = calloc(n1 ? n1 : 1, sizeof *in->death_max1);
+  in->death_max2 = calloc(n2 ? n2 : 1, sizeof *in->death_max2);
+  if (!in->death_max1 || !in->death_max2) return false;
+  for (size_t i = 0; i < in->n; i++) {
+    uint64_t d = in->death[i];
+    if (d > in->death_max1[i / SIM_BLOCK1]) in->death_max1[i / SIM_BLOCK1] = d;
+    if (d > in->death_max2[i / SIM_BLOCK2]) in->death_max2[i / SIM_BLOCK2] = d;
+  }
+  return true;
+}
+
+static bool prepare_sizes(eph_sim_input *in) {
+  in->size_prefix = malloc((in->n + 1) * sizeof *in->size_prefix);
+  if (!in->size_prefix) return false;
+  uint64_t sum = 0;
+  size_t nbig = 0;
+  for (size_t i = 0; i < in->n; i++) {
+    in->size_prefix[i] = sum;
+    sum += in->size[i];
+    /* The same unsigned expression as spur's large-object rule. */
+    if ((in->flags[i] & SIM_PRETENURED) || in->size[i] - 8 >= SIM_BIG_PAYLOAD) nbig++;
+  }
+  in->size_prefix[in->n] = sum;
+  in->big = malloc((nbig ? nbig : 1) * sizeof *in->big);
+  if (!in->big) return false;
+  for (size_t i = 0; i < in->n; i++)
+    if ((in->flags[i] & SIM_PRETENURED) || in->size[i] - 8 >= SIM_BIG_PAYLOAD) in->big[in->nbig++] = (uint32_t)i;
+  return true;
+}
+
+static bool prepare_stores(eph_sim_input *in) {
+  in->store_before = malloc((in->n ? in->n : 1) * sizeof *in->store_before);
+  in->store_start = calloc(in->n + 1, sizeof *in->store_start);
+  if (!in->store_before || !in->store_start) return false;
+  size_t nstores = 0, next = 0;
+  for (size_t i = 0; i < in->nops; i++) {
+    const sim_op *op = &in->ops[i];
+    if (op->src == SIM_NONE) {
+      if (next < in->n) in->store_before[next++] = (uint32_t)nstores;
+    } else {
+      in->store_start[op->src + 1]++;
+      nstores++;
+    }
+  }
+  for (size_t i = 0; i < in->n; i++) in->store_start[i + 1] += in->store_start[i];
+  in->stores = malloc((nstores ? nstores : 1) * sizeof *in->stores);
+  uint64_t *fill = malloc((in->n ? in->n : 1) * sizeof *fill);
+  if (!in->stores || !fill) {
+    free(fill);
+    return false;
+  }
+  for (size_t i = 0; i < in->n; i++) fill[i] = in->store_start[i];
+  uint32_t seq = 0;
+  for (size_t i = 0; i < in->nops; i++) {
+    const sim_op *op = &in->ops[i];
+    if (op->src != SIM_NONE) in->stores[fill[op->src]++] = (sim_store){seq++, op->slot, op->target};
+  }
+  free(fill);
+  in->nstores = nstores;
+  return true;
+}
+
+bool sim_input_prepare(eph_sim_input *in) {
+  if (in->nops > UINT32_MAX) return true; /* store ranks need 32 bits: spur replays instead */
+  if (!prepare_deaths(in) || !prepare_sizes(in)) return false;
+  return !in->ops || prepare_stores(in);
+}
