@@ -42,6 +42,7 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->store_before);
   free(in->store_start);
   free(in->stores);
+  free(in->fwd);
   free(in);
 }
 

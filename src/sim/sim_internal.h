@@ -31,6 +31,12 @@ typedef struct sim_store {
   uint32_t seq, slot, target;
 } sim_store;
 
+/* A store of an object born after the one stored into (target > src): the
+ * only kind that can make an object tenured by age young-pointing. */
+typedef struct sim_fwd_store {
+  uint32_t seq, src, target;
+} sim_fwd_store;
+
 /* Objects that may be allocated in old space: pretenured, or with a payload
  * of at least this many bytes (the smallest large-object threshold spur
  * takes the fast path for: half a 4K survivor space). */
@@ -69,6 +75,8 @@ struct eph_sim_input {
   uint64_t *store_start;  /* trace: n + 1 offsets into stores */
   sim_store *stores;      /* trace: the stores into each object, in program order */
   size_t nstores;
+  sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */
+  size_t nfwd;
 };
 
 /* Fills the fast path's tables of `in` (prepare.c); false when out of memory. */

@@ -58,13 +58,17 @@ typedef struct spur {
   simrun r;
   const eph_gc_params *p;
   uint8_t *space, *age, *remembered, *mark;
+  uint8_t *special;        /* old, but not tenured by age: allocated old or tenured by overflow */
+  size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
   simvec past, future, old, remset, live, marked;
   size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
   uint64_t store_bound;    /* the stores made so far: ranks below this */
   uint32_t *slots;         /* the graph, written lazily (NULL without one) */
   uint32_t *applied;       /* per object: 0 untouched, else 1 + its stores written */
-  pending *heap;           /* stores into old objects not yet through the barrier */
+  pending *heap;           /* per old object, its next store not yet through the barrier */
   size_t nheap, heap_cap;
+  pending *added;          /* write_barrier: objects to remember, with their first young store */
+  size_t nadded, added_cap;
   uint64_t eden_cap, eden_used, surv_cap, past_used, future_used;
   uint64_t new_bytes, large;
   uint64_t old_used, old_committed, old_reserved, full_threshold;
@@ -125,7 +129,7 @@ static pending heap_pop(spur *s) {
 /* o is now in old space: its stores from now on pass the write barrier. */
 static void became_old(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
-  if (!in->stores) return;
+  if (!in->stores || !s->special[o]) return; /* the others' stores: in->fwd (write_barrier) */
   uint64_t lo = in->store_start[o], hi = in->store_start[o + 1];
   while (lo < hi) { /* the first store of rank >= store_bound */
     uint64_t mid = lo + (hi - lo) / 2;
@@ -180,6 +184,7 @@ static bool old_alloc_mutator(spur *s, uint32_t o) {
   s->old_used += bytes;
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
+  s->special[o] = 1;
   became_old(s, o);
   return true;
 }
@@ -205,6 +210,7 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
   if (age >= tenure_age || s->surv_cap - s->future_used < bytes) {
+    if (age < tenure_age) s->special[o] = 1;
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
     if (age < tenure_age) s->r.res->bytes_overflowed += bytes;
@@ -363,16 +369,81 @@ static void evacuate_young(spur *s, bool tenure_all) {
   s->eden_used = 0;
 }
 
-/* heap.h eph_store, for the stores made since the last look: an old object
- * getting a young pointer is remembered once, in program order. */
+/* The first of o's stores from index k on made at or after store_bound. */
+static uint64_t stores_from_bound(const spur *s, uint32_t o, uint64_t k) {
+  const eph_sim_input *in = s->r.in;
+  uint64_t hi = in->store_start[o + 1];
+  while (k < hi) {
+    uint64_t mid = k + (hi - k) / 2;
+    if (in->stores[mid].seq < s->store_bound) k = mid + 1;
+    else hi = mid;
+  }
+  return k;
+}
+
+static int by_seq(const void *a, const void *b) {
+  uint32_t x = ((const pending *)a)->seq, y = ((const pending *)b)->seq;
+  return x < y ? -1 : x > y;
+}
+
+static void add_candidate(spur *s, uint32_t seq, uint32_t o) {
+  if (s->nadded == s->added_cap) {
+    size_t cap = s->added_cap ? 2 * s->added_cap : 256;
+    pending *v = realloc(s->added, cap * sizeof *v);
+    if (!v) {
+      s->r.nomem = s->r.exhausted = true;
+      return;
+    }
+    s->added = v;
+    s->added_cap = cap;
+  }
+  s->added[s->nadded++] = (pending){seq, o, 0};
+}
+
+/* heap.h eph_store, for the stores made since the last collection: an old
+ * object getting a young pointer is remembered once.  Spaces do not change
+ * between collections (but for new objects, which no earlier store names),
+ * so the window's stores are judged now, and the objects are remembered in
+ * the order of their first young store.  Which stores can qualify:
+ *   - into an object tenured by age (or by a full GC), only one of a
+ *     younger object: an older one was copied at every scavenge the
+ *     younger survived, so its age was never lower and it was tenured no
+ *     later (or died, and is no young pointer); and the object stored into
+ *     was born before this window.  Those are a range of in->fwd.
+ *   - into a special object (allocated old, tenured by overflow): any,
+ *     from its own store list, visited per window through the heap. */
 static void write_barrier(spur *s) {
   const eph_sim_input *in = s->r.in;
+  s->nadded = 0;
+  for (; s->fwd_pos < in->nfwd && in->fwd[s->fwd_pos].seq < s->store_bound; s->fwd_pos++) {
+    const sim_fwd_store *f = &in->fwd[s->fwd_pos];
+    uint32_t o = f->src;
+    if (o >= s->eden_lo || s->special[o] || s->remembered[o] || s->space[o] != SP_OLD) continue;
+    if (in_from_space(s, f->target)) {
+      s->remembered[o] = 2; /* a candidate already: its first young store is this one */
+      add_candidate(s, f->seq, o);
+    }
+  }
   while (s->nheap && s->heap[0].seq < s->store_bound) {
     pending x = heap_pop(s);
-    if (s->space[x.o] != SP_OLD) continue; /* freed by a full GC: the program stores into it no more */
-    uint32_t t = in->stores[x.k].target;
-    if (t != SIM_NONE && in_from_space(s, t) && !s->remembered[x.o]) remset_add(s, x.o);
-    if (x.k + 1 < in->store_start[x.o + 1]) heap_push(s, (pending){in->stores[x.k + 1].seq, x.o, x.k + 1});
+    uint32_t o = x.o;
+    if (s->space[o] != SP_OLD) continue; /* freed by a full GC: the program stores into it no more */
+    uint64_t k = x.k, end = in->store_start[o + 1];
+    if (!s->remembered[o])
+      for (; k < end && in->stores[k].seq < s->store_bound; k++) {
+        uint32_t t = in->stores[k].target;
+        if (t != SIM_NONE && in_from_space(s, t)) {
+          add_candidate(s, in->stores[k].seq, o);
+          break;
+        }
+      }
+    k = stores_from_bound(s, o, k);
+    if (k < end) heap_push(s, (pending){in->stores[k].seq, o, k});
+  }
+  qsort(s->added, s->nadded, sizeof *s->added, by_seq);
+  for (size_t i = 0; i < s->nadded; i++) {
+    s->remembered[s->added[i].o] = 0;
+    remset_add(s, s->added[i].o);
   }
 }
 
@@ -492,6 +563,7 @@ static void spur_free(spur *s) {
   free(s->age);
   free(s->remembered);
   free(s->mark);
+  free(s->special);
   free(s->past.v);
   free(s->future.v);
   free(s->old.v);
@@ -501,6 +573,7 @@ static void spur_free(spur *s) {
   free(s->slots);
   free(s->applied);
   free(s->heap);
+  free(s->added);
   simrun_free(&s->r);
 }
 
@@ -526,11 +599,12 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   s.age = calloc(n, 1);
   s.remembered = calloc(n, 1);
   s.mark = calloc(n, 1);
+  s.special = calloc(n, 1);
   if (in->ops) {
     s.slots = malloc((in->nslots ? in->nslots : 1) * sizeof *s.slots); /* written when first read */
     s.applied = calloc(n, sizeof *s.applied);
   }
-  if (!s.space || !s.age || !s.remembered || !s.mark || (in->ops && (!s.slots || !s.applied))) {
+  if (!s.space || !s.age || !s.remembered || !s.mark || !s.special || (in->ops && (!s.slots || !s.applied))) {
     spur_free(&s);
     return simrun_nomem(err);
   }
