@@ -10,10 +10,15 @@
  *     died whole;
  *   - big: the objects that could go to old space, so a configuration
  *     finds its old allocations without looking at every object;
- *   - stores, by the object stored into, in program order, and
- *     store_before: a store's slot is written when its object is scanned,
- *     and only stores into old objects are looked at one by one (the
- *     write barrier).
+ *   - slot_stores: the stores into each slot in program order, so a slot's
+ *     value when an object is scanned is one binary search (no per-run
+ *     copy of the graph); store_before: the stores made before each
+ *     allocation, which says how far the program has got at a collection;
+ *   - stores, by the object stored into, in program order: the write
+ *     barrier of objects allocated old or tenured by overflow; fwd, the
+ *     stores of a younger object into an older one, in program order: the
+ *     barrier's candidates for objects tenured by age (spur.c
+ *     write_barrier says why no other store can make them remembered).
  */
 #include <stdlib.h>
 
@@ -76,9 +81,22 @@ static bool prepare_stores(eph_sim_input *in) {
   uint32_t seq = 0;
   for (size_t i = 0; i < in->nops; i++) {
     const sim_op *op = &in->ops[i];
-    if (op->src != SIM_NONE) in->stores[fill[op->src]++] = (sim_store){seq++, op->slot, op->target};
+    if (op->src != SIM_NONE) in->stores[fill[op->src]++] = (sim_store){seq++, op->target};
   }
   free(fill);
+  in->slot_store_start = calloc(in->nslots + 2, sizeof *in->slot_store_start);
+  in->slot_stores = malloc((nstores ? nstores : 1) * sizeof *in->slot_stores);
+  if (!in->slot_store_start || !in->slot_stores) return false;
+  for (size_t i = 0; i < in->nops; i++)
+    if (in->ops[i].src != SIM_NONE) in->slot_store_start[in->slot_start[in->ops[i].src] + in->ops[i].slot + 2]++;
+  for (uint64_t g = 0; g < in->nslots; g++) in->slot_store_start[g + 2] += in->slot_store_start[g + 1];
+  seq = 0; /* slot_store_start[g + 1] is slot g's fill position until the end */
+  for (size_t i = 0; i < in->nops; i++) {
+    const sim_op *op = &in->ops[i];
+    if (op->src == SIM_NONE) continue;
+    uint64_t g = in->slot_start[op->src] + op->slot;
+    in->slot_stores[in->slot_store_start[g + 1]++] = (sim_store){seq++, op->target};
+  }
   in->nstores = nstores;
   size_t nfwd = 0;
   for (size_t i = 0; i < in->nops; i++)

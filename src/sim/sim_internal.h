@@ -26,9 +26,9 @@ typedef struct sim_op {
 } sim_op;
 
 /* One pointer store as spur's fast path reads it (prepare.c): the store's
- * rank among the program's stores, the slot and the object stored. */
+ * rank among the program's stores and the object stored. */
 typedef struct sim_store {
-  uint32_t seq, slot, target;
+  uint32_t seq, target;
 } sim_store;
 
 /* A store of an object born after the one stored into (target > src): the
@@ -75,6 +75,8 @@ struct eph_sim_input {
   uint64_t *store_start;  /* trace: n + 1 offsets into stores */
   sim_store *stores;      /* trace: the stores into each object, in program order */
   size_t nstores;
+  uint64_t *slot_store_start; /* trace: nslots + 1 offsets into slot_stores */
+  sim_store *slot_stores; /* trace: the stores into each slot, in program order */
   sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */
   size_t nfwd;
 };

@@ -29,10 +29,10 @@
  * allocations that fit eden are one binary search over the input's byte
  * prefix sums; eden is the birth-order range [eden_lo, next) and its
  * objects are SP_EDEN implicitly (space 0 inside the range); a scavenge
- * finds eden's survivors by the input's block maxima of death; a store is
- * written into its object's slots when that object is scanned (per-object
- * store lists, prepare.c), and only stores into old objects pass the write
- * barrier one by one, in program order, from a heap ordered by store rank.
+ * finds eden's survivors by the input's block maxima of death; a slot's
+ * value when its object is scanned is a binary search in the slot's stores
+ * (prepare.c); the write barrier looks only at the stores that can make an
+ * old object point into new space (write_barrier).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +63,7 @@ typedef struct spur {
   simvec past, future, old, remset, live, marked;
   size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
   uint64_t store_bound;    /* the stores made so far: ranks below this */
-  uint32_t *slots;         /* the graph, written lazily (NULL without one) */
-  uint32_t *applied;       /* per object: 0 untouched, else 1 + its stores written */
+  bool graph;              /* the input has the object graph (a trace) */
   pending *heap;           /* per old object, its next store not yet through the barrier */
   size_t nheap, heap_cap;
   pending *added;          /* write_barrier: objects to remember, with their first young store */
@@ -222,33 +221,28 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   }
 }
 
-/* o's slots as the program has written them so far (stores below store_bound). */
-static const uint32_t *slots_of(spur *s, uint32_t o) {
+/* Slot g's value now: the last store into it below store_bound. */
+static inline uint32_t slot_value(const spur *s, uint64_t g) {
   const eph_sim_input *in = s->r.in;
-  uint32_t *slots = s->slots + in->slot_start[o];
-  uint32_t a = s->applied[o];
-  if (!a) {
-    for (uint64_t k = in->slot_start[o]; k < in->slot_start[o + 1]; k++) s->slots[k] = SIM_NONE;
-    a = 1;
+  const sim_store *st = in->slot_stores;
+  uint64_t a = in->slot_store_start[g], b = in->slot_store_start[g + 1];
+  if (a == b || st[a].seq >= s->store_bound) return SIM_NONE;
+  if (st[b - 1].seq < s->store_bound) return st[b - 1].target;
+  b--; /* st[a] made, st[b] not yet */
+  while (b - a > 1) {
+    uint64_t mid = a + (b - a) / 2;
+    if (st[mid].seq < s->store_bound) a = mid;
+    else b = mid;
   }
-  uint64_t k = in->store_start[o] + a - 1, end = in->store_start[o + 1];
-  for (; k < end && in->stores[k].seq < s->store_bound; k++) slots[in->stores[k].slot] = in->stores[k].target;
-  s->applied[o] = (uint32_t)(k - in->store_start[o] + 1);
-  return slots;
-}
-
-static inline uint64_t nslots_of(const spur *s, uint32_t o) {
-  return s->r.in->slot_start[o + 1] - s->r.in->slot_start[o];
+  return st[a].target;
 }
 
 /* scavenge.c scan_object: copies o's young targets; true if one is young after. */
 static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
-  if (!s->slots) return false;
-  const uint32_t *slots = slots_of(s, o);
-  uint64_t n = nslots_of(s, o);
+  if (!s->graph) return false;
   bool young = false;
-  for (uint64_t k = 0; k < n; k++) {
-    uint32_t t = slots[k];
+  for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
+    uint32_t t = slot_value(s, g);
     if (in_from_space(s, t)) copy_object(s, t, tenure_age);
     if (t != SIM_NONE && s->space[t] == SP_FUTURE) young = true;
   }
@@ -265,10 +259,8 @@ static void remset_add(spur *s, uint32_t o) {
 /* Marks the young objects some scanned object points to: the others that
  * are live can only be held by roots, which the scavenger copies first. */
 static void mark_targets(spur *s, uint32_t o) {
-  const uint32_t *slots = slots_of(s, o);
-  uint64_t n = nslots_of(s, o);
-  for (uint64_t k = 0; k < n; k++) {
-    uint32_t t = slots[k];
+  for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
+    uint32_t t = slot_value(s, g);
     if (in_from_space(s, t) && !s->mark[t]) {
       s->mark[t] = 1;
       simvec_push(&s->r, &s->marked, t);
@@ -314,7 +306,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
   s->r.cur.remembered_scanned = s->remset.len;
   /* Roots: live young objects no scanned object points to, oldest first. */
   find_live_eden(s);
-  if (s->slots) mark_young_targets(s);
+  if (s->graph) mark_young_targets(s);
   for (size_t i = 0; i < s->past.len; i++) {
     uint32_t o = s->past.v[i];
     if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
@@ -323,7 +315,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
     uint32_t o = s->live.v[i];
     if (in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
   }
-  if (s->slots) {
+  if (s->graph) {
     for (size_t i = 0; i < s->marked.len; i++) s->mark[s->marked.v[i]] = 0;
     s->marked.len = 0;
     /* The remembered set: old objects, live or not, holding young pointers. */
@@ -343,9 +335,8 @@ static void evacuate_young(spur *s, bool tenure_all) {
   for (size_t i = 0; i < s->remset.len; i++) {
     uint32_t o = s->remset.v[i];
     bool young = false;
-    const uint32_t *slots = slots_of(s, o);
-    for (uint64_t k = 0, n = nslots_of(s, o); k < n && !young; k++) {
-      uint32_t x = slots[k];
+    for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1] && !young; g++) {
+      uint32_t x = slot_value(s, g);
       young = x != SIM_NONE && s->space[x] == SP_FUTURE;
     }
     if (young) s->remset.v[keep++] = o;
@@ -570,8 +561,6 @@ static void spur_free(spur *s) {
   free(s->remset.v);
   free(s->live.v);
   free(s->marked.v);
-  free(s->slots);
-  free(s->applied);
   free(s->heap);
   free(s->added);
   simrun_free(&s->r);
@@ -600,11 +589,8 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   s.remembered = calloc(n, 1);
   s.mark = calloc(n, 1);
   s.special = calloc(n, 1);
-  if (in->ops) {
-    s.slots = malloc((in->nslots ? in->nslots : 1) * sizeof *s.slots); /* written when first read */
-    s.applied = calloc(n, sizeof *s.applied);
-  }
-  if (!s.space || !s.age || !s.remembered || !s.mark || !s.special || (in->ops && (!s.slots || !s.applied))) {
+  s.graph = in->ops != NULL;
+  if (!s.space || !s.age || !s.remembered || !s.mark || !s.special) {
     spur_free(&s);
     return simrun_nomem(err);
   }
