@@ -43,6 +43,8 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->store_start);
   free(in->stores);
   free(in->fwd);
+  free(in->store_young_bytes);
+  free(in->store_young_bytes_min);
   free(in->slot_store_start);
   free(in->slot_stores);
   free(in);

@@ -15,7 +15,10 @@
  *     copy of the graph); store_before: the stores made before each
  *     allocation, which says how far the program has got at a collection;
  *   - stores, by the object stored into, in program order: the write
- *     barrier of objects allocated old or tenured by overflow; fwd, the
+ *     barrier of objects allocated old or tenured by overflow, with the
+ *     young bytes allocated between each store's target and the store
+ *     (a target with more than tenure x eden after it cannot be young);
+ *     fwd, the
  *     stores of a younger object into an older one, in program order: the
  *     barrier's candidates for objects tenured by age (spur.c
  *     write_barrier says why no other store can make them remembered).
@@ -77,13 +80,44 @@ static bool prepare_stores(eph_sim_input *in) {
     free(fill);
     return false;
   }
+  in->store_young_bytes = malloc((nstores ? nstores : 1) * sizeof *in->store_young_bytes);
+  size_t nblocks = (nstores + SIM_STORE_BLOCK - 1) / SIM_STORE_BLOCK;
+  in->store_young_bytes_min = malloc((nblocks ? nblocks : 1) * sizeof *in->store_young_bytes_min);
+  /* young_before[i]: bytes of the objects before i that are not in big */
+  uint64_t *young_before = malloc((in->n + 1) * sizeof *young_before);
+  if (!in->store_young_bytes || !in->store_young_bytes_min || !young_before) {
+    free(fill);
+    free(young_before);
+    return false;
+  }
+  young_before[0] = 0;
+  for (size_t i = 0, b = 0; i < in->n; i++) {
+    bool big = b < in->nbig && in->big[b] == i;
+    if (big) b++;
+    young_before[i + 1] = young_before[i] + (big ? 0 : in->size[i]);
+  }
   for (size_t i = 0; i < in->n; i++) fill[i] = in->store_start[i];
   uint32_t seq = 0;
+  size_t allocated = 0;
   for (size_t i = 0; i < in->nops; i++) {
     const sim_op *op = &in->ops[i];
-    if (op->src != SIM_NONE) in->stores[fill[op->src]++] = (sim_store){seq++, op->target};
+    if (op->src == SIM_NONE) {
+      allocated++;
+      continue;
+    }
+    uint64_t k = fill[op->src]++;
+    in->stores[k] = (sim_store){seq++, op->target};
+    uint64_t young = op->target == SIM_NONE ? UINT32_MAX : young_before[allocated] - young_before[op->target + 1];
+    in->store_young_bytes[k] = young > UINT32_MAX ? UINT32_MAX : (uint32_t)young;
   }
   free(fill);
+  free(young_before);
+  for (size_t b = 0; b < nblocks; b++) {
+    uint32_t m = UINT32_MAX;
+    for (size_t k = b * SIM_STORE_BLOCK; k < nstores && k < (b + 1) * SIM_STORE_BLOCK; k++)
+      if (in->store_young_bytes[k] < m) m = in->store_young_bytes[k];
+    in->store_young_bytes_min[b] = m;
+  }
   in->slot_store_start = calloc(in->nslots + 2, sizeof *in->slot_store_start);
   in->slot_stores = malloc((nstores ? nstores : 1) * sizeof *in->slot_stores);
   if (!in->slot_store_start || !in->slot_stores) return false;

@@ -44,6 +44,7 @@ typedef struct sim_fwd_store {
 /* Death maxima over blocks of objects in birth order (prepare.c). */
 #define SIM_BLOCK1 64u
 #define SIM_BLOCK2 4096u
+#define SIM_STORE_BLOCK 16u
 
 struct eph_sim_input {
   eph_sim_input_kind kind;
@@ -75,6 +76,10 @@ struct eph_sim_input {
   uint64_t *store_start;  /* trace: n + 1 offsets into stores */
   sim_store *stores;      /* trace: the stores into each object, in program order */
   size_t nstores;
+  /* trace, per entry of stores: bytes of objects that can only be young
+   * (not in big) allocated after the target and before the store
+   * (UINT32_MAX if more, or no target); and its minimum per SIM_STORE_BLOCK. */
+  uint32_t *store_young_bytes, *store_young_bytes_min;
   uint64_t *slot_store_start; /* trace: nslots + 1 offsets into slot_stores */
   sim_store *slot_stores; /* trace: the stores into each slot, in program order */
   sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */

@@ -64,6 +64,7 @@ typedef struct spur {
   size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
   uint64_t store_bound;    /* the stores made so far: ranks below this */
   bool graph;              /* the input has the object graph (a trace) */
+  uint64_t young_max;      /* a target with more young bytes after it is not young (tenure x eden) */
   pending *heap;           /* per old object, its next store not yet through the barrier */
   size_t nheap, heap_cap;
   pending *added;          /* write_barrier: objects to remember, with their first young store */
@@ -125,17 +126,41 @@ static pending heap_pop(spur *s) {
   return top;
 }
 
+/* The first of o's stores from index k on made at or after store_bound. */
+static uint64_t stores_from_bound(const spur *s, uint32_t o, uint64_t k) {
+  const eph_sim_input *in = s->r.in;
+  uint64_t hi = in->store_start[o + 1];
+  while (k < hi) {
+    uint64_t mid = k + (hi - k) / 2;
+    if (in->stores[mid].seq < s->store_bound) k = mid + 1;
+    else hi = mid;
+  }
+  return k;
+}
+
+/* The first of o's stores from index k on whose target can be young
+ * (in->store_young_bytes), skipping whole blocks that cannot. */
+static uint64_t next_candidate(const spur *s, uint32_t o, uint64_t k) {
+  const eph_sim_input *in = s->r.in;
+  uint64_t end = in->store_start[o + 1];
+  while (k < end) {
+    if (k % SIM_STORE_BLOCK == 0 && k + SIM_STORE_BLOCK <= end &&
+        in->store_young_bytes_min[k / SIM_STORE_BLOCK] > s->young_max)
+      k += SIM_STORE_BLOCK;
+    else if (in->store_young_bytes[k] <= s->young_max)
+      return k;
+    else
+      k++;
+  }
+  return end;
+}
+
 /* o is now in old space: its stores from now on pass the write barrier. */
 static void became_old(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
   if (!in->stores || !s->special[o]) return; /* the others' stores: in->fwd (write_barrier) */
-  uint64_t lo = in->store_start[o], hi = in->store_start[o + 1];
-  while (lo < hi) { /* the first store of rank >= store_bound */
-    uint64_t mid = lo + (hi - lo) / 2;
-    if (in->stores[mid].seq < s->store_bound) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo < in->store_start[o + 1]) heap_push(s, (pending){in->stores[lo].seq, o, lo});
+  uint64_t k = next_candidate(s, o, stores_from_bound(s, o, in->store_start[o]));
+  if (k < in->store_start[o + 1]) heap_push(s, (pending){in->stores[k].seq, o, k});
 }
 
 static uint64_t old_limit(const spur *s) {
@@ -360,18 +385,6 @@ static void evacuate_young(spur *s, bool tenure_all) {
   s->eden_used = 0;
 }
 
-/* The first of o's stores from index k on made at or after store_bound. */
-static uint64_t stores_from_bound(const spur *s, uint32_t o, uint64_t k) {
-  const eph_sim_input *in = s->r.in;
-  uint64_t hi = in->store_start[o + 1];
-  while (k < hi) {
-    uint64_t mid = k + (hi - k) / 2;
-    if (in->stores[mid].seq < s->store_bound) k = mid + 1;
-    else hi = mid;
-  }
-  return k;
-}
-
 static int by_seq(const void *a, const void *b) {
   uint32_t x = ((const pending *)a)->seq, y = ((const pending *)b)->seq;
   return x < y ? -1 : x > y;
@@ -401,8 +414,11 @@ static void add_candidate(spur *s, uint32_t seq, uint32_t o) {
  *     younger survived, so its age was never lower and it was tenured no
  *     later (or died, and is no young pointer); and the object stored into
  *     was born before this window.  Those are a range of in->fwd.
- *   - into a special object (allocated old, tenured by overflow): any,
- *     from its own store list, visited per window through the heap. */
+ *   - into a special object (allocated old, tenured by overflow): any
+ *     whose target can still be young (after j scavenges at most (j + 1)
+ *     x eden bytes were allocated young, and a target young after j has
+ *     j < tenure), from the object's own store list, visited through the
+ *     heap at the next such store. */
 static void write_barrier(spur *s) {
   const eph_sim_input *in = s->r.in;
   s->nadded = 0;
@@ -421,14 +437,14 @@ static void write_barrier(spur *s) {
     if (s->space[o] != SP_OLD) continue; /* freed by a full GC: the program stores into it no more */
     uint64_t k = x.k, end = in->store_start[o + 1];
     if (!s->remembered[o])
-      for (; k < end && in->stores[k].seq < s->store_bound; k++) {
+      for (; k < end && in->stores[k].seq < s->store_bound; k = next_candidate(s, o, k + 1)) {
         uint32_t t = in->stores[k].target;
         if (t != SIM_NONE && in_from_space(s, t)) {
           add_candidate(s, in->stores[k].seq, o);
           break;
         }
       }
-    k = stores_from_bound(s, o, k);
+    k = next_candidate(s, o, stores_from_bound(s, o, k));
     if (k < end) heap_push(s, (pending){in->stores[k].seq, o, k});
   }
   qsort(s->added, s->nadded, sizeof *s->added, by_seq);
@@ -605,6 +621,7 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   if (first > old_limit(&s)) first = old_limit(&s);
   s.old_committed = first;
   s.full_threshold = (uint64_t)((double)p->growth_headroom * (1.0 + p->gc_ratio));
+  s.young_max = p->tenure_age <= MAX_AGE ? p->tenure_age * s.eden_cap : UINT64_MAX;
   note_committed(&s);
 
   size_t done = run_program(&s);
