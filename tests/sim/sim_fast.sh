@@ -3,7 +3,8 @@
 # bit (tests/sim/sim_fast.c), on a Merlin trace of WL at small and on the
 # same profile without events, over settings from eden 16K to 128M, tenure
 # 1 to 15, small and large ratios, headroom and shrink, and maximum heaps
-# that exhaust the heap or run it over its maximum.
+# near the live size (full GCs forced by the maximum; on some workloads
+# the heap is exhausted).
 set -eu
 cli=$1 fast=$2 wl=$3
 dir=$(mktemp -d)
@@ -22,7 +23,7 @@ exec "$fast" "$dir/t.eph" \
   eden=1M,headroom=256K,ratio=0.25 \
   eden=4M,ratio=2,tenure=4 \
   eden=128M \
-  eden=16K,max=256K \
-  eden=64K,headroom=16K,max=1M,tenure=2 \
-  eden=256K,max=2M,ratio=0.2 \
-  eden=1M,max=3M,tenure=1
+  eden=16K,headroom=16K,shrink=16K,max=128K \
+  eden=16K,headroom=16K,shrink=16K,max=192K \
+  eden=16K,headroom=8K,shrink=8K,max=320K,tenure=1 \
+  eden=32K,headroom=16K,max=480K,ratio=0.2
