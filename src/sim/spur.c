@@ -422,15 +422,23 @@ static void add_candidate(spur *s, uint32_t seq, uint32_t o) {
 static void write_barrier(spur *s) {
   const eph_sim_input *in = s->r.in;
   s->nadded = 0;
-  for (; s->fwd_pos < in->nfwd && in->fwd[s->fwd_pos].seq < s->store_bound; s->fwd_pos++) {
-    const sim_fwd_store *f = &in->fwd[s->fwd_pos];
+  size_t lo = s->fwd_pos, hi = in->nfwd; /* the window's forward stores: [fwd_pos, hi) */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (in->fwd[mid].seq < s->store_bound) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t k = s->fwd_pos; k < hi; k++) {
+    const sim_fwd_store *f = &in->fwd[k];
     uint32_t o = f->src;
-    if (o >= s->eden_lo || s->special[o] || s->remembered[o] || s->space[o] != SP_OLD) continue;
+    if (o >= s->eden_lo) continue; /* most: stores into objects of this window */
+    if (s->special[o] || s->remembered[o] || s->space[o] != SP_OLD) continue;
     if (in_from_space(s, f->target)) {
       s->remembered[o] = 2; /* a candidate already: its first young store is this one */
       add_candidate(s, f->seq, o);
     }
   }
+  s->fwd_pos = hi;
   while (s->nheap && s->heap[0].seq < s->store_bound) {
     pending x = heap_pop(s);
     uint32_t o = x.o;
