@@ -48,7 +48,7 @@
 
 enum { SP_DEAD = 0, SP_EDEN, SP_PAST, SP_FUTURE, SP_OLD };
 
-/* A pending store into an old object: its rank, its index in in->stores. */
+/* A store into an old object: its rank, the object, its index in in->stores. */
 typedef struct pending {
   uint32_t seq, o;
   uint64_t k;
@@ -57,7 +57,8 @@ typedef struct pending {
 typedef struct spur {
   simrun r;
   const eph_gc_params *p;
-  uint8_t *space, *age, *remembered, *mark;
+  uint8_t *space, *age, *mark;
+  uint8_t *remembered;     /* 1: in the remembered set; 2: only inside write_barrier, a candidate */
   uint8_t *special;        /* old, but not tenured by age: allocated old or tenured by overflow */
   size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
   simvec past, future, old, remset, live, marked;
