@@ -43,6 +43,7 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->store_start);
   free(in->stores);
   free(in->fwd);
+  free(in->fwd_src);
   free(in->store_young_bytes);
   free(in->store_young_bytes_min);
   free(in->slot_store_start);

@@ -136,12 +136,16 @@ static bool prepare_stores(eph_sim_input *in) {
   for (size_t i = 0; i < in->nops; i++)
     if (in->ops[i].src != SIM_NONE && in->ops[i].target != SIM_NONE && in->ops[i].target > in->ops[i].src) nfwd++;
   in->fwd = malloc((nfwd ? nfwd : 1) * sizeof *in->fwd);
-  if (!in->fwd) return false;
+  in->fwd_src = malloc((nfwd ? nfwd : 1) * sizeof *in->fwd_src);
+  if (!in->fwd || !in->fwd_src) return false;
   seq = 0;
   for (size_t i = 0; i < in->nops; i++) {
     const sim_op *op = &in->ops[i];
     if (op->src == SIM_NONE) continue;
-    if (op->target != SIM_NONE && op->target > op->src) in->fwd[in->nfwd++] = (sim_fwd_store){seq, op->src, op->target};
+    if (op->target != SIM_NONE && op->target > op->src) {
+      in->fwd_src[in->nfwd] = op->src;
+      in->fwd[in->nfwd++] = (sim_fwd_store){seq, op->src, op->target};
+    }
     seq++;
   }
   return true;

@@ -84,6 +84,7 @@ struct eph_sim_input {
   sim_store *slot_stores; /* trace: the stores into each slot, in program order */
   sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */
   size_t nfwd;
+  uint32_t *fwd_src;      /* trace: fwd[k].src again, densely: the barrier's scan reads only these */
 };
 
 /* Fills the fast path's tables of `in` (prepare.c); false when out of memory. */

@@ -430,10 +430,10 @@ static void write_barrier(spur *s) {
     else hi = mid;
   }
   for (size_t k = s->fwd_pos; k < hi; k++) {
-    const sim_fwd_store *f = &in->fwd[k];
-    uint32_t o = f->src;
+    uint32_t o = in->fwd_src[k];
     if (o >= s->eden_lo) continue; /* most: stores into objects of this window */
     if (s->special[o] || s->remembered[o] || s->space[o] != SP_OLD) continue;
+    const sim_fwd_store *f = &in->fwd[k];
     if (in_from_space(s, f->target)) {
       s->remembered[o] = 2; /* a candidate already: its first young store is this one */
       add_candidate(s, f->seq, o);
