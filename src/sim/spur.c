@@ -456,7 +456,7 @@ static void write_barrier(spur *s) {
     k = next_candidate(s, o, stores_from_bound(s, o, k));
     if (k < end) heap_push(s, (pending){in->stores[k].seq, o, k});
   }
-  qsort(s->added, s->nadded, sizeof *s->added, by_seq);
+  if (s->nadded > 1) qsort(s->added, s->nadded, sizeof *s->added, by_seq);
   for (size_t i = 0; i < s->nadded; i++) {
     s->remembered[s->added[i].o] = 0;
     remset_add(s, s->added[i].o);
