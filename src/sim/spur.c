@@ -38,12 +38,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim_run.h"
+#include "spur_space.h"
 
-#define KiB ((uint64_t)1 << 10)
-#define GiB ((uint64_t)1 << 30)
-#define LARGE_OBJECT_CAP (256 * KiB) /* newspace.c: large = min(survivor / 2, 256K) */
-#define UNLIMITED_RESERVATION (256 * GiB) /* oldspace.c's reservation without max_heap */
 #define MAX_AGE 15 /* the header's age field saturates here (scavenge.c) */
 
 enum { SP_DEAD = 0, SP_EDEN, SP_PAST, SP_FUTURE, SP_OLD };
@@ -70,17 +66,11 @@ typedef struct spur {
   size_t nheap, heap_cap;
   pending *added;          /* write_barrier: objects to remember, with their first young store */
   size_t nadded, added_cap;
-  uint64_t eden_cap, eden_used, surv_cap, past_used, future_used;
-  uint64_t new_bytes, large;
-  uint64_t old_used, old_committed, old_reserved, full_threshold;
-  bool over_max;
+  spur_space sp; /* sizes, old-space accounting */
+  uint64_t eden_used, past_used, future_used;
 } spur;
 
-static inline uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
-
-static void note_committed(spur *s) { simrun_committed(&s->r, s->new_bytes + s->old_committed); }
-
-static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->old_used; }
+static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp.old_used; }
 
 static inline unsigned space_of(const spur *s, uint32_t o) {
   unsigned sp = s->space[o];
@@ -164,68 +154,22 @@ static void became_old(spur *s, uint32_t o) {
   if (k < in->store_start[o + 1]) heap_push(s, (pending){in->stores[k].seq, o, k});
 }
 
-static uint64_t old_limit(const spur *s) {
-  if (!s->p->max_heap) return s->old_reserved;
-  return s->p->max_heap > s->new_bytes ? (s->p->max_heap - s->new_bytes) / s->r.page * s->r.page : 0;
-}
-
-/* oldspace.c ephh_set_full_threshold */
-static void set_full_threshold(spur *s) {
-  uint64_t base = s->old_used > s->p->growth_headroom ? s->old_used : s->p->growth_headroom;
-  s->full_threshold = (uint64_t)((double)base * (1.0 + s->p->gc_ratio));
-}
-
-/* oldspace.c ephh_old_alloc_gc: promotion never fails (short of the reservation). */
+/* A promotion (spur_space.c accounts for it). */
 static void old_alloc_gc(spur *s, uint32_t o) {
-  uint64_t bytes = s->r.in->size[o], need = s->old_used + bytes;
-  if (need > s->old_committed) {
-    uint64_t step = need - s->old_committed;
-    if (step < s->p->growth_headroom) step = s->p->growth_headroom;
-    uint64_t target = round_up(s->old_committed + step, s->r.page);
-    if (target > s->old_reserved) target = round_up(need, s->r.page);
-    if (target > s->old_reserved) s->r.exhausted = true;
-    s->old_committed = target;
-    note_committed(s);
-    if (s->old_committed > old_limit(s)) s->over_max = true;
-  }
-  s->old_used += bytes;
+  spur_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
   became_old(s, o);
 }
 
-/* oldspace.c ephh_old_alloc_mutator: false when the maximum heap says no. */
+/* An allocation in old space; false when the maximum heap says no. */
 static bool old_alloc_mutator(spur *s, uint32_t o) {
-  uint64_t bytes = s->r.in->size[o], need = s->old_used + bytes;
-  if (need > s->old_committed) {
-    uint64_t limit = old_limit(s), step = need - s->old_committed;
-    if (step < s->p->growth_headroom) step = s->p->growth_headroom;
-    uint64_t target = round_up(s->old_committed + step, s->r.page);
-    if (target > limit) target = limit;
-    if (target < need) return false;
-    s->old_committed = target;
-    note_committed(s);
-  }
-  s->old_used += bytes;
+  if (!spur_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
   s->special[o] = 1;
   became_old(s, o);
   return true;
-}
-
-/* oldspace.c ephh_old_space_resize_after_full */
-static void resize_after_full(spur *s) {
-  uint64_t u = round_up(s->old_used, s->r.page), target = s->old_committed;
-  if (s->old_committed - u > s->p->shrink_threshold) target = round_up(u + s->p->shrink_threshold, s->r.page);
-  uint64_t limit = old_limit(s);
-  if (target > limit) target = u > limit ? u : limit;
-  if (target < s->old_committed) {
-    s->old_committed = target;
-    note_committed(s);
-  }
-  s->over_max = s->old_used > limit;
-  set_full_threshold(s);
 }
 
 /* scavenge.c copy_object */
@@ -234,7 +178,7 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (age < MAX_AGE) age++;
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
-  if (age >= tenure_age || s->surv_cap - s->future_used < bytes) {
+  if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
     if (age < tenure_age) s->special[o] = 1;
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
@@ -467,7 +411,7 @@ static void begin(spur *s, eph_gc_kind kind) {
   simrun_begin(&s->r, kind, used(s));
 }
 
-static void end(spur *s) { simrun_end(&s->r, used(s), s->new_bytes + s->old_committed); }
+static void end(spur *s) { simrun_end(&s->r, used(s), s->sp.new_bytes + s->sp.old_committed); }
 
 static void scavenge(spur *s) {
   write_barrier(s);
@@ -498,15 +442,15 @@ static void full_gc(spur *s) {
     }
   }
   s->old.len = keep;
-  s->old_used = live;
+  s->sp.old_used = live;
   s->r.cur.marked = live;
-  resize_after_full(s);
+  spur_space_resize_after_full(&s->sp, &s->r);
   end(s);
 }
 
 /* alloc.c maybe_full_gc */
 static void maybe_full_gc(spur *s, uint64_t about_to_add) {
-  if (s->old_used + about_to_add > s->full_threshold) full_gc(s);
+  if (s->sp.old_used + about_to_add > s->sp.full_threshold) full_gc(s);
 }
 
 /* alloc.c alloc_young / alloc_old, for an allocation that is not a quiet
@@ -516,21 +460,21 @@ static bool allocate(spur *s, uint32_t o) {
   uint32_t bytes = in->size[o];
   s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0;
   s->store_bound = in->store_before ? in->store_before[o] : 0;
-  bool old = (in->flags[o] & SIM_PRETENURED) || bytes - 8 >= s->large || bytes > s->eden_cap;
+  bool old = (in->flags[o] & SIM_PRETENURED) || bytes - 8 >= s->sp.large || bytes > s->sp.eden_cap;
   if (old) {
     maybe_full_gc(s, bytes);
-    if (s->over_max || !old_alloc_mutator(s, o)) {
+    if (s->sp.over_max || !old_alloc_mutator(s, o)) {
       full_gc(s);
-      if (s->over_max || !old_alloc_mutator(s, o)) return false;
+      if (s->sp.over_max || !old_alloc_mutator(s, o)) return false;
     }
     s->r.res->bytes_allocated_old += bytes;
   } else {
     for (;;) {
-      if (s->over_max) {
+      if (s->sp.over_max) {
         full_gc(s);
-        if (s->over_max) return false;
+        if (s->sp.over_max) return false;
       }
-      if (s->eden_used + bytes <= s->eden_cap) break;
+      if (s->eden_used + bytes <= s->sp.eden_cap) break;
       scavenge(s);
       maybe_full_gc(s, 0);
     }
@@ -552,12 +496,12 @@ static size_t run_program(spur *s) {
   size_t big = 0;
   size_t i = 0;
   while (i < in->n) {
-    if (!s->over_max) {
+    if (!s->sp.over_max) {
       while (big < in->nbig &&
-             (in->big[big] < i || !((in->flags[in->big[big]] & SIM_PRETENURED) || in->size[in->big[big]] - 8 >= s->large)))
+             (in->big[big] < i || !((in->flags[in->big[big]] & SIM_PRETENURED) || in->size[in->big[big]] - 8 >= s->sp.large)))
         big++;
       size_t lim = big < in->nbig ? in->big[big] : in->n;
-      uint64_t room = s->eden_cap - s->eden_used;
+      uint64_t room = s->sp.eden_cap - s->eden_used;
       size_t lo = i, hi = lim; /* the last j in [i, lim] with prefix[j] - prefix[i] <= room */
       while (lo < hi) {
         size_t mid = lo + (hi - lo + 1) / 2;
@@ -594,12 +538,11 @@ static void spur_free(spur *s) {
 bool sim_spur_fast_applies(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death) {
   if (!in->size_prefix || (in->ops && !in->stores) || death != in->death || cfg->granule) return false;
   if (in->granule && cfg->sync != EPH_SIM_UNSYNC) return false; /* collections at points: replayed */
-  long page = sysconf(_SC_PAGESIZE);
-  uint64_t pg = page > 0 ? (uint64_t)page : 4096;
-  uint64_t surv = round_up(cfg->params.eden_bytes / 5, pg);
-  uint64_t large = surv / 2 < LARGE_OBJECT_CAP ? surv / 2 : LARGE_OBJECT_CAP;
+  long page = sysconf(_SC_PAGESIZE); /* as simrun_init */
+  spur_space sp;
+  spur_space_sizes(&sp, &cfg->params, page > 0 ? (uint64_t)page : 4096);
   /* Objects outside in->big must be young under this configuration. */
-  return large >= SIM_BIG_PAYLOAD && round_up(cfg->params.eden_bytes, pg) >= SIM_BIG_PAYLOAD + 8;
+  return sp.large >= SIM_BIG_PAYLOAD && sp.eden_cap >= SIM_BIG_PAYLOAD + 8;
 }
 
 eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
@@ -619,19 +562,8 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
     spur_free(&s);
     return simrun_nomem(err);
   }
-  const eph_gc_params *p = s.p;
-  uint64_t page = s.r.page;
-  s.eden_cap = round_up(p->eden_bytes, page);
-  s.surv_cap = round_up(p->eden_bytes / 5, page);
-  s.new_bytes = s.eden_cap + 2 * s.surv_cap;
-  s.large = s.surv_cap / 2 < LARGE_OBJECT_CAP ? s.surv_cap / 2 : LARGE_OBJECT_CAP;
-  s.old_reserved = p->max_heap ? round_up(p->max_heap + 4 * s.new_bytes, page) : UNLIMITED_RESERVATION;
-  uint64_t first = round_up(p->growth_headroom, page);
-  if (first > old_limit(&s)) first = old_limit(&s);
-  s.old_committed = first;
-  s.full_threshold = (uint64_t)((double)p->growth_headroom * (1.0 + p->gc_ratio));
-  s.young_max = p->tenure_age <= MAX_AGE ? p->tenure_age * s.eden_cap : UINT64_MAX;
-  note_committed(&s);
+  spur_space_init(&s.sp, &cfg->params, &s.r);
+  s.young_max = cfg->params.tenure_age <= MAX_AGE ? cfg->params.tenure_age * s.sp.eden_cap : UINT64_MAX;
 
   size_t done = run_program(&s);
   if (!s.r.exhausted) s.r.exhausted = done < in->n;

@@ -30,12 +30,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sim_run.h"
+#include "spur_space.h"
 
-#define KiB ((uint64_t)1 << 10)
-#define GiB ((uint64_t)1 << 30)
-#define LARGE_OBJECT_CAP (256 * KiB) /* newspace.c: large = min(survivor / 2, 256K) */
-#define UNLIMITED_RESERVATION (256 * GiB) /* oldspace.c's reservation without max_heap */
 #define MAX_AGE 15 /* the header's age field saturates here (scavenge.c) */
 
 enum { SP_DEAD = 0, SP_EDEN, SP_PAST, SP_FUTURE, SP_OLD };
@@ -45,77 +41,25 @@ typedef struct spur {
   const eph_gc_params *p;
   uint8_t *space, *age, *remembered, *mark;
   simvec eden, past, future, old, remset;
-  uint64_t eden_cap, eden_used, surv_cap, past_used, future_used;
-  uint64_t new_bytes, large;
-  uint64_t old_used, old_committed, old_reserved, full_threshold;
-  bool over_max;
+  spur_space sp; /* sizes, old-space accounting */
+  uint64_t eden_used, past_used, future_used;
 } spur;
 
-static inline uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp.old_used; }
 
-static void note_committed(spur *s) { simrun_committed(&s->r, s->new_bytes + s->old_committed); }
-
-static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->old_used; }
-
-static uint64_t old_limit(const spur *s) {
-  if (!s->p->max_heap) return s->old_reserved;
-  return s->p->max_heap > s->new_bytes ? (s->p->max_heap - s->new_bytes) / s->r.page * s->r.page : 0;
-}
-
-/* oldspace.c ephh_set_full_threshold */
-static void set_full_threshold(spur *s) {
-  uint64_t base = s->old_used > s->p->growth_headroom ? s->old_used : s->p->growth_headroom;
-  s->full_threshold = (uint64_t)((double)base * (1.0 + s->p->gc_ratio));
-}
-
-/* oldspace.c ephh_old_alloc_gc: promotion never fails (short of the reservation). */
+/* A promotion (spur_space.c accounts for it). */
 static void old_alloc_gc(spur *s, uint32_t o) {
-  uint64_t bytes = s->r.in->size[o], need = s->old_used + bytes;
-  if (need > s->old_committed) {
-    uint64_t step = need - s->old_committed;
-    if (step < s->p->growth_headroom) step = s->p->growth_headroom;
-    uint64_t target = round_up(s->old_committed + step, s->r.page);
-    if (target > s->old_reserved) target = round_up(need, s->r.page);
-    if (target > s->old_reserved) s->r.exhausted = true;
-    s->old_committed = target;
-    note_committed(s);
-    if (s->old_committed > old_limit(s)) s->over_max = true;
-  }
-  s->old_used += bytes;
+  spur_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
 }
 
-/* oldspace.c ephh_old_alloc_mutator: false when the maximum heap says no. */
+/* An allocation in old space; false when the maximum heap says no. */
 static bool old_alloc_mutator(spur *s, uint32_t o) {
-  uint64_t bytes = s->r.in->size[o], need = s->old_used + bytes;
-  if (need > s->old_committed) {
-    uint64_t limit = old_limit(s), step = need - s->old_committed;
-    if (step < s->p->growth_headroom) step = s->p->growth_headroom;
-    uint64_t target = round_up(s->old_committed + step, s->r.page);
-    if (target > limit) target = limit;
-    if (target < need) return false;
-    s->old_committed = target;
-    note_committed(s);
-  }
-  s->old_used += bytes;
+  if (!spur_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
   return true;
-}
-
-/* oldspace.c ephh_old_space_resize_after_full */
-static void resize_after_full(spur *s) {
-  uint64_t u = round_up(s->old_used, s->r.page), target = s->old_committed;
-  if (s->old_committed - u > s->p->shrink_threshold) target = round_up(u + s->p->shrink_threshold, s->r.page);
-  uint64_t limit = old_limit(s);
-  if (target > limit) target = u > limit ? u : limit;
-  if (target < s->old_committed) {
-    s->old_committed = target;
-    note_committed(s);
-  }
-  s->over_max = s->old_used > limit;
-  set_full_threshold(s);
 }
 
 static inline bool in_from_space(const spur *s, uint32_t o) {
@@ -128,7 +72,7 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (age < MAX_AGE) age++;
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
-  if (age >= tenure_age || s->surv_cap - s->future_used < bytes) {
+  if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
     if (age < tenure_age) s->r.res->bytes_overflowed += bytes;
@@ -246,7 +190,7 @@ static void begin(spur *s, eph_gc_kind kind) {
   simrun_begin(&s->r, kind, used(s));
 }
 
-static void end(spur *s) { simrun_end(&s->r, used(s), s->new_bytes + s->old_committed); }
+static void end(spur *s) { simrun_end(&s->r, used(s), s->sp.new_bytes + s->sp.old_committed); }
 
 static void scavenge(spur *s) {
   begin(s, EPH_GC_SCAVENGE);
@@ -275,15 +219,15 @@ static void full_gc(spur *s) {
     }
   }
   s->old.len = keep;
-  s->old_used = live;
+  s->sp.old_used = live;
   s->r.cur.marked = live;
-  resize_after_full(s);
+  spur_space_resize_after_full(&s->sp, &s->r);
   end(s);
 }
 
 /* alloc.c maybe_full_gc */
 static void maybe_full_gc(spur *s, uint64_t about_to_add) {
-  if (s->old_used + about_to_add > s->full_threshold) full_gc(s);
+  if (s->sp.old_used + about_to_add > s->sp.full_threshold) full_gc(s);
 }
 
 /* alloc.c alloc_young / alloc_old; false when the heap is exhausted. */
@@ -296,7 +240,7 @@ static bool allocate(spur *s, uint32_t o) {
   while (simrun_tick(&s->r, s->r.clock, &point)) {
     uint64_t t = s->r.clock;
     s->r.clock = point;
-    if (simrun_sync_collect(&s->r, s->eden_used, s->eden_cap)) {
+    if (simrun_sync_collect(&s->r, s->eden_used, s->sp.eden_cap)) {
       scavenge(s);
       maybe_full_gc(s, 0);
     }
@@ -305,21 +249,21 @@ static bool allocate(spur *s, uint32_t o) {
   uint32_t unit = in->unit_size ? in->unit_size[o] : bytes; /* a sample's weight makes no large object */
   /* A sample weighing more than eden holds goes to old space: it could
    * never fit eden, though its objects each would. */
-  bool old = (in->flags[o] & SIM_PRETENURED) || unit - 8 >= s->large || bytes > s->eden_cap;
+  bool old = (in->flags[o] & SIM_PRETENURED) || unit - 8 >= s->sp.large || bytes > s->sp.eden_cap;
   if (old) {
     maybe_full_gc(s, bytes);
-    if (s->over_max || !old_alloc_mutator(s, o)) {
+    if (s->sp.over_max || !old_alloc_mutator(s, o)) {
       full_gc(s);
-      if (s->over_max || !old_alloc_mutator(s, o)) return false;
+      if (s->sp.over_max || !old_alloc_mutator(s, o)) return false;
     }
     s->r.res->bytes_allocated_old += bytes;
   } else {
     for (;;) {
-      if (s->over_max) {
+      if (s->sp.over_max) {
         full_gc(s);
-        if (s->over_max) return false;
+        if (s->sp.over_max) return false;
       }
-      if (s->r.hold_natural || s->eden_used + bytes <= s->eden_cap) break; /* held: eden may overflow until a point */
+      if (s->r.hold_natural || s->eden_used + bytes <= s->sp.eden_cap) break; /* held: eden may overflow until a point */
       scavenge(s);
       maybe_full_gc(s, 0);
     }
@@ -369,18 +313,7 @@ eph_status sim_spur_replay(const eph_sim_input *in, const eph_sim_config *cfg, c
     spur_free(&s);
     return simrun_nomem(err);
   }
-  const eph_gc_params *p = s.p;
-  uint64_t page = s.r.page;
-  s.eden_cap = round_up(p->eden_bytes, page);
-  s.surv_cap = round_up(p->eden_bytes / 5, page);
-  s.new_bytes = s.eden_cap + 2 * s.surv_cap;
-  s.large = s.surv_cap / 2 < LARGE_OBJECT_CAP ? s.surv_cap / 2 : LARGE_OBJECT_CAP;
-  s.old_reserved = p->max_heap ? round_up(p->max_heap + 4 * s.new_bytes, page) : UNLIMITED_RESERVATION;
-  uint64_t first = round_up(p->growth_headroom, page);
-  if (first > old_limit(&s)) first = old_limit(&s);
-  s.old_committed = first;
-  s.full_threshold = (uint64_t)((double)p->growth_headroom * (1.0 + p->gc_ratio));
-  note_committed(&s);
+  spur_space_init(&s.sp, &cfg->params, &s.r);
 
   size_t next = 0;
   for (size_t i = 0; i < simrun_nops(&s.r) && !s.r.exhausted; i++) {
