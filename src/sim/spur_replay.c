@@ -34,8 +34,6 @@
 
 #define MAX_AGE 15 /* the header's age field saturates here (scavenge.c) */
 
-enum { SP_DEAD = 0, SP_EDEN, SP_PAST, SP_FUTURE, SP_OLD };
-
 typedef struct spur {
   simrun r;
   const eph_gc_params *p;
@@ -202,25 +200,7 @@ static void scavenge(spur *s) {
 static void full_gc(spur *s) {
   begin(s, EPH_GC_FULL);
   evacuate_young(s, true);
-  uint64_t t = s->r.clock, live = 0;
-  bool moving = false;
-  size_t keep = 0;
-  for (size_t i = 0; i < s->old.len; i++) {
-    uint32_t o = s->old.v[i];
-    uint32_t bytes = s->r.in->size[o];
-    if (s->r.death[o] > t) {
-      live += bytes;
-      if (moving) s->r.cur.compacted += bytes;
-      s->old.v[keep++] = o;
-    } else {
-      moving = true;
-      s->space[o] = SP_DEAD;
-      s->remembered[o] = 0;
-    }
-  }
-  s->old.len = keep;
-  s->sp.old_used = live;
-  s->r.cur.marked = live;
+  spur_space_sweep(&s->sp, &s->r, &s->old, s->space, s->remembered);
   spur_space_resize_after_full(&s->sp, &s->r);
   end(s);
 }

@@ -81,3 +81,25 @@ void spur_space_resize_after_full(spur_space *sp, simrun *r) {
   sp->over_max = sp->old_used > limit;
   set_full_threshold(sp);
 }
+
+void spur_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered) {
+  uint64_t t = r->clock, live = 0;
+  bool moving = false;
+  size_t keep = 0;
+  for (size_t i = 0; i < old->len; i++) {
+    uint32_t o = old->v[i];
+    uint32_t bytes = r->in->size[o];
+    if (r->death[o] > t) {
+      live += bytes;
+      if (moving) r->cur.compacted += bytes;
+      old->v[keep++] = o;
+    } else {
+      moving = true;
+      space[o] = SP_DEAD;
+      remembered[o] = 0;
+    }
+  }
+  old->len = keep;
+  sp->old_used = live;
+  r->cur.marked = live;
+}

@@ -8,6 +8,9 @@
 
 #include "sim_run.h"
 
+/* Where an object is (spur.c: 0 inside eden's range reads as SP_EDEN). */
+enum { SP_DEAD = 0, SP_EDEN, SP_PAST, SP_FUTURE, SP_OLD };
+
 typedef struct spur_space {
   const eph_gc_params *p;
   uint64_t page, eden_cap, surv_cap, new_bytes, large;
@@ -31,5 +34,11 @@ void spur_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes);
 bool spur_space_alloc_mutator(spur_space *sp, simrun *r, uint64_t bytes);
 /* oldspace.c ephh_old_space_resize_after_full, with old_used the live bytes. */
 void spur_space_resize_after_full(spur_space *sp, simrun *r);
+
+/* fullgc.c's mark and slide over old space at r->clock: keeps in `old`,
+ * in place and in order, the objects whose death is after it, marks the
+ * others SP_DEAD and not remembered; old_used becomes the live bytes, and
+ * r->cur counts them marked and what follows the first dead one compacted. */
+void spur_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered);
 
 #endif
