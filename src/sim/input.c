@@ -35,6 +35,19 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->flags);
   free(in->slot_start);
   free(in->ops);
+  free(in->size_prefix);
+  free(in->death_max1);
+  free(in->death_max2);
+  free(in->big);
+  free(in->store_before);
+  free(in->store_start);
+  free(in->stores);
+  free(in->fwd);
+  free(in->fwd_src);
+  free(in->store_young_bytes);
+  free(in->store_young_bytes_min);
+  free(in->slot_store_start);
+  free(in->slot_stores);
   free(in);
 }
 
@@ -259,6 +272,7 @@ eph_status eph_sim_input_from_profile(const eph_file *p, eph_sim_input **out, ep
              "placed by the sync scheme (default unsync).\n", (unsigned long long)in->granule);
   }
   if (!compute_max_live(in)) return nomem(in, err);
+  if (in->kind != EPH_SIM_INPUT_SAMPLED && !sim_input_prepare(in)) return nomem(in, err);
   *out = in;
   return EPH_OK;
 }

@@ -191,7 +191,7 @@ static void store(paper *p, const sim_op *op) {
 eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                      eph_error *err) {
   paper p = {0};
-  eph_status st = simrun_init(&p.r, in, cfg, death, res, err);
+  eph_status st = simrun_init(&p.r, in, cfg, death, res, true, err);
   if (st != EPH_OK) return st;
   p.heap = cfg->heap_bytes ? cfg->heap_bytes : (uint64_t)((double)in->max_live * (cfg->heap_factor > 0 ? cfg->heap_factor : 2));
   if (p.heap < p.r.page) p.heap = p.r.page;

@@ -68,7 +68,7 @@ eph_status simrun_nomem(eph_error *err) {
 }
 
 eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
-                       eph_sim_result *res, eph_error *err) {
+                       eph_sim_result *res, bool replay_graph, eph_error *err) {
   memset(r, 0, sizeof *r);
   r->in = in;
   r->cfg = cfg;
@@ -81,7 +81,7 @@ eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config 
     r->next_tick = r->granule;
     r->hold_natural = cfg->sync != EPH_SIM_SYNC_EARLY;
   }
-  if (in->ops) {
+  if (in->ops && replay_graph) {
     r->slots = malloc((in->nslots ? in->nslots : 1) * sizeof *r->slots);
     if (!r->slots) return simrun_nomem(err);
     memset(r->slots, 0xff, in->nslots * sizeof *r->slots); /* SIM_NONE everywhere */

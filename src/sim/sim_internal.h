@@ -8,6 +8,7 @@
 #ifndef EPH_SIM_INTERNAL_H
 #define EPH_SIM_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ephemera/sim.h"
@@ -23,6 +24,27 @@
 typedef struct sim_op {
   uint32_t src, slot, target;
 } sim_op;
+
+/* One pointer store as spur's fast path reads it (prepare.c): the store's
+ * rank among the program's stores and the object stored. */
+typedef struct sim_store {
+  uint32_t seq, target;
+} sim_store;
+
+/* A store of an object born after the one stored into (target > src): the
+ * only kind that can make an object tenured by age young-pointing. */
+typedef struct sim_fwd_store {
+  uint32_t seq, src, target;
+} sim_fwd_store;
+
+/* Objects that may be allocated in old space: pretenured, or with a payload
+ * of at least this many bytes (the smallest large-object threshold spur
+ * takes the fast path for: half a 4K survivor space). */
+#define SIM_BIG_PAYLOAD 2048u
+/* Death maxima over blocks of objects in birth order (prepare.c). */
+#define SIM_BLOCK1 64u
+#define SIM_BLOCK2 4096u
+#define SIM_STORE_BLOCK 16u
 
 struct eph_sim_input {
   eph_sim_input_kind kind;
@@ -43,6 +65,29 @@ struct eph_sim_input {
   uint64_t skipped_stores; /* stores naming objects the trace never allocated */
   uint64_t granule;      /* a granulated trace's granule (meta `granule`), 0 if exact */
   char caveats[1024];
+  /* Prepared once for spur's fast path (prepare.c; NULL for sampled inputs):
+   * nothing here depends on a configuration. */
+  uint64_t *size_prefix;  /* n + 1: bytes of objects 0..i-1 */
+  uint64_t *death_max1;   /* the largest death in each SIM_BLOCK1 objects */
+  uint64_t *death_max2;   /* ... in each SIM_BLOCK2 objects */
+  uint32_t *big;          /* objects that may go to old space (above), in birth order */
+  size_t nbig;
+  uint32_t *store_before; /* trace: stores the program made before object i's ALLOC */
+  uint64_t *store_start;  /* trace: n + 1 offsets into stores */
+  sim_store *stores;      /* trace: the stores into each object, in program order */
+  size_t nstores;
+  /* trace, per entry of stores: bytes of objects that can only be young
+   * (not in big) allocated after the target and before the store
+   * (UINT32_MAX if more, or no target); and its minimum per SIM_STORE_BLOCK. */
+  uint32_t *store_young_bytes, *store_young_bytes_min;
+  uint64_t *slot_store_start; /* trace: nslots + 1 offsets into slot_stores */
+  sim_store *slot_stores; /* trace: the stores into each slot, in program order */
+  sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */
+  size_t nfwd;
+  uint32_t *fwd_src;      /* trace: fwd[k].src again, densely: the barrier's scan reads only these */
 };
+
+/* Fills the fast path's tables of `in` (prepare.c); false when out of memory. */
+bool sim_input_prepare(eph_sim_input *in);
 
 #endif

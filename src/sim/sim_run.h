@@ -46,8 +46,9 @@ bool simrun_tick(simrun *r, uint64_t clock, uint64_t *point);
  * that the clock fills: whether the scheme collects there. */
 bool simrun_sync_collect(const simrun *r, uint64_t used, uint64_t cap);
 
+/* replay_graph: allocate r->slots for a collector that replays the stores. */
 eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
-                       eph_sim_result *res, eph_error *err);
+                       eph_sim_result *res, bool replay_graph, eph_error *err);
 void simrun_free(simrun *r);
 eph_status simrun_nomem(eph_error *err);
 /* The program's steps: the trace's ops, or one ALLOC per object without one. */
@@ -70,6 +71,12 @@ eph_status simrun_finish(simrun *r, eph_error *err);
 /* The collectors (spur.c, paper.c). */
 eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                     eph_error *err);
+/* spur by replaying every allocation and store (spur_replay.c): sim_spur's
+ * reference, and its path where the fast one does not apply. */
+eph_status sim_spur_replay(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
+                           eph_sim_result *res, eph_error *err);
+/* Whether sim_spur takes its fast path for this input and configuration. */
+bool sim_spur_fast_applies(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death);
 eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                      eph_error *err);
 

@@ -23,110 +23,161 @@
  * clock t; what a root still holds then is stamped at that allocation's
  * check, after t).  The scavenger also keeps what old garbage points to
  * through the remembered set (nepotism), as the real one does.
+ *
+ * Speed: a configuration does not replay the program (spur_replay.c does,
+ * and is the reference this file must equal bit for bit).  Young
+ * allocations that fit eden are one binary search over the input's byte
+ * prefix sums; eden is the birth-order range [eden_lo, next) and its
+ * objects are SP_EDEN implicitly (space 0 inside the range); a scavenge
+ * finds eden's survivors by the input's block maxima of death; a slot's
+ * value when its object is scanned is a binary search in the slot's stores
+ * (prepare.c); the write barrier looks only at the stores that can make an
+ * old object point into new space (write_barrier).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "sim_run.h"
+#include "spur_space.h"
 
-#define KiB ((uint64_t)1 << 10)
-#define GiB ((uint64_t)1 << 30)
-#define LARGE_OBJECT_CAP (256 * KiB) /* newspace.c: large = min(survivor / 2, 256K) */
-#define UNLIMITED_RESERVATION (256 * GiB) /* oldspace.c's reservation without max_heap */
 #define MAX_AGE 15 /* the header's age field saturates here (scavenge.c) */
 
-enum { SP_DEAD = 0, SP_EDEN, SP_PAST, SP_FUTURE, SP_OLD };
+/* A store into an old object: its rank, the object, its index in in->stores. */
+typedef struct pending {
+  uint32_t seq, o;
+  uint64_t k;
+} pending;
 
 typedef struct spur {
   simrun r;
   const eph_gc_params *p;
-  uint8_t *space, *age, *remembered, *mark;
-  simvec eden, past, future, old, remset;
-  uint64_t eden_cap, eden_used, surv_cap, past_used, future_used;
-  uint64_t new_bytes, large;
-  uint64_t old_used, old_committed, old_reserved, full_threshold;
-  bool over_max;
+  uint8_t *space, *age, *mark;
+  uint8_t *remembered;     /* 1: in the remembered set; 2: only inside write_barrier, a candidate */
+  uint8_t *special;        /* old, but not tenured by age: allocated old or tenured by overflow */
+  size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
+  simvec past, future, old, remset, live, marked;
+  size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
+  uint64_t store_bound;    /* the stores made so far: ranks below this */
+  bool graph;              /* the input has the object graph (a trace) */
+  uint64_t young_max;      /* a target with more young bytes after it is not young (tenure x eden) */
+  pending *heap;           /* per old object, its next store not yet through the barrier */
+  size_t nheap, heap_cap;
+  pending *added;          /* write_barrier: objects to remember, with their first young store */
+  size_t nadded, added_cap;
+  spur_space sp; /* sizes, old-space accounting */
+  uint64_t eden_used, past_used, future_used;
 } spur;
 
-static inline uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp.old_used; }
 
-static void note_committed(spur *s) { simrun_committed(&s->r, s->new_bytes + s->old_committed); }
-
-static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->old_used; }
-
-static uint64_t old_limit(const spur *s) {
-  if (!s->p->max_heap) return s->old_reserved;
-  return s->p->max_heap > s->new_bytes ? (s->p->max_heap - s->new_bytes) / s->r.page * s->r.page : 0;
-}
-
-/* oldspace.c ephh_set_full_threshold */
-static void set_full_threshold(spur *s) {
-  uint64_t base = s->old_used > s->p->growth_headroom ? s->old_used : s->p->growth_headroom;
-  s->full_threshold = (uint64_t)((double)base * (1.0 + s->p->gc_ratio));
-}
-
-/* oldspace.c ephh_old_alloc_gc: promotion never fails (short of the reservation). */
-static void old_alloc_gc(spur *s, uint32_t o) {
-  uint64_t bytes = s->r.in->size[o], need = s->old_used + bytes;
-  if (need > s->old_committed) {
-    uint64_t step = need - s->old_committed;
-    if (step < s->p->growth_headroom) step = s->p->growth_headroom;
-    uint64_t target = round_up(s->old_committed + step, s->r.page);
-    if (target > s->old_reserved) target = round_up(need, s->r.page);
-    if (target > s->old_reserved) s->r.exhausted = true;
-    s->old_committed = target;
-    note_committed(s);
-    if (s->old_committed > old_limit(s)) s->over_max = true;
-  }
-  s->old_used += bytes;
-  s->space[o] = SP_OLD;
-  simvec_push(&s->r, &s->old, o);
-}
-
-/* oldspace.c ephh_old_alloc_mutator: false when the maximum heap says no. */
-static bool old_alloc_mutator(spur *s, uint32_t o) {
-  uint64_t bytes = s->r.in->size[o], need = s->old_used + bytes;
-  if (need > s->old_committed) {
-    uint64_t limit = old_limit(s), step = need - s->old_committed;
-    if (step < s->p->growth_headroom) step = s->p->growth_headroom;
-    uint64_t target = round_up(s->old_committed + step, s->r.page);
-    if (target > limit) target = limit;
-    if (target < need) return false;
-    s->old_committed = target;
-    note_committed(s);
-  }
-  s->old_used += bytes;
-  s->space[o] = SP_OLD;
-  simvec_push(&s->r, &s->old, o);
-  return true;
-}
-
-/* oldspace.c ephh_old_space_resize_after_full */
-static void resize_after_full(spur *s) {
-  uint64_t u = round_up(s->old_used, s->r.page), target = s->old_committed;
-  if (s->old_committed - u > s->p->shrink_threshold) target = round_up(u + s->p->shrink_threshold, s->r.page);
-  uint64_t limit = old_limit(s);
-  if (target > limit) target = u > limit ? u : limit;
-  if (target < s->old_committed) {
-    s->old_committed = target;
-    note_committed(s);
-  }
-  s->over_max = s->old_used > limit;
-  set_full_threshold(s);
+static inline unsigned space_of(const spur *s, uint32_t o) {
+  unsigned sp = s->space[o];
+  return sp == SP_DEAD && o >= s->eden_lo && o < s->next ? SP_EDEN : sp;
 }
 
 static inline bool in_from_space(const spur *s, uint32_t o) {
-  return o != SIM_NONE && (s->space[o] == SP_EDEN || s->space[o] == SP_PAST);
+  if (o == SIM_NONE) return false;
+  unsigned sp = space_of(s, o);
+  return sp == SP_EDEN || sp == SP_PAST;
+}
+
+static void heap_push(spur *s, pending x) {
+  if (s->nheap == s->heap_cap) {
+    size_t cap = s->heap_cap ? 2 * s->heap_cap : 1024;
+    pending *h = realloc(s->heap, cap * sizeof *h);
+    if (!h) {
+      s->r.nomem = s->r.exhausted = true;
+      return;
+    }
+    s->heap = h;
+    s->heap_cap = cap;
+  }
+  size_t i = s->nheap++;
+  while (i > 0 && s->heap[(i - 1) / 2].seq > x.seq) {
+    s->heap[i] = s->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  s->heap[i] = x;
+}
+
+static pending heap_pop(spur *s) {
+  pending top = s->heap[0], x = s->heap[--s->nheap];
+  size_t i = 0, n = s->nheap;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && s->heap[c + 1].seq < s->heap[c].seq) c++;
+    if (s->heap[c].seq >= x.seq) break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (n) s->heap[i] = x;
+  return top;
+}
+
+/* The first of o's stores from index k on made at or after store_bound. */
+static uint64_t stores_from_bound(const spur *s, uint32_t o, uint64_t k) {
+  const eph_sim_input *in = s->r.in;
+  uint64_t hi = in->store_start[o + 1];
+  while (k < hi) {
+    uint64_t mid = k + (hi - k) / 2;
+    if (in->stores[mid].seq < s->store_bound) k = mid + 1;
+    else hi = mid;
+  }
+  return k;
+}
+
+/* The first of o's stores from index k on whose target can be young
+ * (in->store_young_bytes), skipping whole blocks that cannot. */
+static uint64_t next_candidate(const spur *s, uint32_t o, uint64_t k) {
+  const eph_sim_input *in = s->r.in;
+  uint64_t end = in->store_start[o + 1];
+  while (k < end) {
+    if (k % SIM_STORE_BLOCK == 0 && k + SIM_STORE_BLOCK <= end &&
+        in->store_young_bytes_min[k / SIM_STORE_BLOCK] > s->young_max)
+      k += SIM_STORE_BLOCK;
+    else if (in->store_young_bytes[k] <= s->young_max)
+      return k;
+    else
+      k++;
+  }
+  return end;
+}
+
+/* o is now in old space: its stores from now on pass the write barrier. */
+static void became_old(spur *s, uint32_t o) {
+  const eph_sim_input *in = s->r.in;
+  if (!in->stores || !s->special[o]) return; /* the others' stores: in->fwd (write_barrier) */
+  uint64_t k = next_candidate(s, o, stores_from_bound(s, o, in->store_start[o]));
+  if (k < in->store_start[o + 1]) heap_push(s, (pending){in->stores[k].seq, o, k});
+}
+
+/* A promotion (spur_space.c accounts for it). */
+static void old_alloc_gc(spur *s, uint32_t o) {
+  spur_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
+  s->space[o] = SP_OLD;
+  simvec_push(&s->r, &s->old, o);
+  became_old(s, o);
+}
+
+/* An allocation in old space; false when the maximum heap says no. */
+static bool old_alloc_mutator(spur *s, uint32_t o) {
+  if (!spur_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
+  s->space[o] = SP_OLD;
+  simvec_push(&s->r, &s->old, o);
+  s->special[o] = 1;
+  became_old(s, o);
+  return true;
 }
 
 /* scavenge.c copy_object */
 static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
-  unsigned age = s->age[o];
+  unsigned age = s->space[o] == SP_DEAD ? 0 : s->age[o]; /* eden's objects are age 0 */
   if (age < MAX_AGE) age++;
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
-  if (age >= tenure_age || s->surv_cap - s->future_used < bytes) {
+  if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
+    if (age < tenure_age) s->special[o] = 1;
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
     if (age < tenure_age) s->r.res->bytes_overflowed += bytes;
@@ -138,13 +189,28 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   }
 }
 
+/* Slot g's value now: the last store into it below store_bound. */
+static inline uint32_t slot_value(const spur *s, uint64_t g) {
+  const eph_sim_input *in = s->r.in;
+  const sim_store *st = in->slot_stores;
+  uint64_t a = in->slot_store_start[g], b = in->slot_store_start[g + 1];
+  if (a == b || st[a].seq >= s->store_bound) return SIM_NONE;
+  if (st[b - 1].seq < s->store_bound) return st[b - 1].target;
+  b--; /* st[a] made, st[b] not yet */
+  while (b - a > 1) {
+    uint64_t mid = a + (b - a) / 2;
+    if (st[mid].seq < s->store_bound) a = mid;
+    else b = mid;
+  }
+  return st[a].target;
+}
+
 /* scavenge.c scan_object: copies o's young targets; true if one is young after. */
 static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
-  if (!s->r.slots) return false;
-  const eph_sim_input *in = s->r.in;
+  if (!s->graph) return false;
   bool young = false;
-  for (uint64_t k = in->slot_start[o]; k < in->slot_start[o + 1]; k++) {
-    uint32_t t = s->r.slots[k];
+  for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
+    uint32_t t = slot_value(s, g);
     if (in_from_space(s, t)) copy_object(s, t, tenure_age);
     if (t != SIM_NONE && s->space[t] == SP_FUTURE) young = true;
   }
@@ -160,23 +226,42 @@ static void remset_add(spur *s, uint32_t o) {
 
 /* Marks the young objects some scanned object points to: the others that
  * are live can only be held by roots, which the scavenger copies first. */
-static void mark_targets(spur *s, uint32_t o, uint8_t v) {
-  const eph_sim_input *in = s->r.in;
-  for (uint64_t k = in->slot_start[o]; k < in->slot_start[o + 1]; k++) {
-    uint32_t t = s->r.slots[k];
-    if (in_from_space(s, t)) s->mark[t] = v;
+static void mark_targets(spur *s, uint32_t o) {
+  for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
+    uint32_t t = slot_value(s, g);
+    if (in_from_space(s, t) && !s->mark[t]) {
+      s->mark[t] = 1;
+      simvec_push(&s->r, &s->marked, t);
+    }
   }
 }
 
-static void mark_young_targets(spur *s, uint8_t v) {
+static void mark_young_targets(spur *s) {
   uint64_t t = s->r.clock;
-  const simvec *lists[2] = {&s->past, &s->eden};
-  for (int l = 0; l < 2; l++)
-    for (size_t i = 0; i < lists[l]->len; i++) {
-      uint32_t o = lists[l]->v[i];
-      if (s->r.death[o] > t) mark_targets(s, o, v);
+  for (size_t i = 0; i < s->past.len; i++)
+    if (s->r.death[s->past.v[i]] > t) mark_targets(s, s->past.v[i]);
+  for (size_t i = 0; i < s->live.len; i++) mark_targets(s, s->live.v[i]);
+  for (size_t i = 0; i < s->remset.len; i++) mark_targets(s, s->remset.v[i]);
+}
+
+/* s->live: eden's objects whose death is after the clock, in birth order;
+ * whole blocks that died before it are skipped. */
+static void find_live_eden(spur *s) {
+  const eph_sim_input *in = s->r.in;
+  uint64_t t = s->r.clock;
+  const uint64_t *death = s->r.death;
+  s->live.len = 0;
+  size_t i = s->eden_lo, hi = s->next;
+  while (i < hi) {
+    if (i % SIM_BLOCK2 == 0 && i + SIM_BLOCK2 <= hi && in->death_max2[i / SIM_BLOCK2] <= t) {
+      i += SIM_BLOCK2;
+    } else if (i % SIM_BLOCK1 == 0 && i + SIM_BLOCK1 <= hi && in->death_max1[i / SIM_BLOCK1] <= t) {
+      i += SIM_BLOCK1;
+    } else {
+      if (death[i] > t && s->space[i] == SP_DEAD) simvec_push(&s->r, &s->live, (uint32_t)i);
+      i++;
     }
-  for (size_t i = 0; i < s->remset.len; i++) mark_targets(s, s->remset.v[i], v);
+  }
 }
 
 /* scavenge.c ephh_evacuate_young */
@@ -188,16 +273,19 @@ static void evacuate_young(spur *s, bool tenure_all) {
   size_t old_scan = s->old.len;
   s->r.cur.remembered_scanned = s->remset.len;
   /* Roots: live young objects no scanned object points to, oldest first. */
-  if (s->r.slots) mark_young_targets(s, 1);
-  const simvec *lists[2] = {&s->past, &s->eden};
-  for (int l = 0; l < 2; l++)
-    for (size_t i = 0; i < lists[l]->len; i++) {
-      uint32_t o = lists[l]->v[i];
-      if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
-    }
-  if (s->r.slots) {
-    for (int l = 0; l < 2; l++)
-      for (size_t i = 0; i < lists[l]->len; i++) s->mark[lists[l]->v[i]] = 0;
+  find_live_eden(s);
+  if (s->graph) mark_young_targets(s);
+  for (size_t i = 0; i < s->past.len; i++) {
+    uint32_t o = s->past.v[i];
+    if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+  }
+  for (size_t i = 0; i < s->live.len; i++) {
+    uint32_t o = s->live.v[i];
+    if (in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+  }
+  if (s->graph) {
+    for (size_t i = 0; i < s->marked.len; i++) s->mark[s->marked.v[i]] = 0;
+    s->marked.len = 0;
     /* The remembered set: old objects, live or not, holding young pointers. */
     for (size_t i = 0; i < s->remset.len; i++) scan_object(s, s->remset.v[i], tenure_age);
   }
@@ -215,20 +303,20 @@ static void evacuate_young(spur *s, bool tenure_all) {
   for (size_t i = 0; i < s->remset.len; i++) {
     uint32_t o = s->remset.v[i];
     bool young = false;
-    for (uint64_t k = s->r.in->slot_start[o]; k < s->r.in->slot_start[o + 1] && !young; k++) {
-      uint32_t x = s->r.slots[k];
+    for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1] && !young; g++) {
+      uint32_t x = slot_value(s, g);
       young = x != SIM_NONE && s->space[x] == SP_FUTURE;
     }
     if (young) s->remset.v[keep++] = o;
     else s->remembered[o] = 0;
   }
   s->remset.len = keep;
-  /* The flip: what was not copied is garbage; future becomes past. */
-  for (int l = 0; l < 2; l++)
-    for (size_t i = 0; i < lists[l]->len; i++) {
-      uint32_t o = lists[l]->v[i];
-      if (in_from_space(s, o)) s->space[o] = SP_DEAD;
-    }
+  /* The flip: what was not copied is garbage (eden's implicitly, as the
+   * range moves on); future becomes past. */
+  for (size_t i = 0; i < s->past.len; i++) {
+    uint32_t o = s->past.v[i];
+    if (s->space[o] == SP_PAST) s->space[o] = SP_DEAD;
+  }
   for (size_t i = 0; i < s->future.len; i++) s->space[s->future.v[i]] = SP_PAST;
   simvec tmp = s->past;
   s->past = s->future;
@@ -236,17 +324,95 @@ static void evacuate_young(spur *s, bool tenure_all) {
   s->future.len = 0;
   s->past_used = s->future_used;
   s->future_used = 0;
-  s->eden.len = 0;
+  s->eden_lo = s->next;
   s->eden_used = 0;
+}
+
+static int by_seq(const void *a, const void *b) {
+  uint32_t x = ((const pending *)a)->seq, y = ((const pending *)b)->seq;
+  return x < y ? -1 : x > y;
+}
+
+static void add_candidate(spur *s, uint32_t seq, uint32_t o) {
+  if (s->nadded == s->added_cap) {
+    size_t cap = s->added_cap ? 2 * s->added_cap : 256;
+    pending *v = realloc(s->added, cap * sizeof *v);
+    if (!v) {
+      s->r.nomem = s->r.exhausted = true;
+      return;
+    }
+    s->added = v;
+    s->added_cap = cap;
+  }
+  s->added[s->nadded++] = (pending){seq, o, 0};
+}
+
+/* heap.h eph_store, for the stores made since the last collection: an old
+ * object getting a young pointer is remembered once.  Spaces do not change
+ * between collections (but for new objects, which no earlier store names),
+ * so the window's stores are judged now, and the objects are remembered in
+ * the order of their first young store.  Which stores can qualify:
+ *   - into an object tenured by age (or by a full GC), only one of a
+ *     younger object: an older one was copied at every scavenge the
+ *     younger survived, so its age was never lower and it was tenured no
+ *     later (or died, and is no young pointer); and the object stored into
+ *     was born before this window.  Those are a range of in->fwd.
+ *   - into a special object (allocated old, tenured by overflow): any
+ *     whose target can still be young (after j scavenges at most (j + 1)
+ *     x eden bytes were allocated young, and a target young after j has
+ *     j < tenure), from the object's own store list, visited through the
+ *     heap at the next such store. */
+static void write_barrier(spur *s) {
+  const eph_sim_input *in = s->r.in;
+  s->nadded = 0;
+  size_t lo = s->fwd_pos, hi = in->nfwd; /* the window's forward stores: [fwd_pos, hi) */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (in->fwd[mid].seq < s->store_bound) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t k = s->fwd_pos; k < hi; k++) {
+    uint32_t o = in->fwd_src[k];
+    if (o >= s->eden_lo) continue; /* most: stores into objects of this window */
+    if (s->special[o] || s->remembered[o] || s->space[o] != SP_OLD) continue;
+    const sim_fwd_store *f = &in->fwd[k];
+    if (in_from_space(s, f->target)) {
+      s->remembered[o] = 2; /* a candidate already: its first young store is this one */
+      add_candidate(s, f->seq, o);
+    }
+  }
+  s->fwd_pos = hi;
+  while (s->nheap && s->heap[0].seq < s->store_bound) {
+    pending x = heap_pop(s);
+    uint32_t o = x.o;
+    if (s->space[o] != SP_OLD) continue; /* freed by a full GC: the program stores into it no more */
+    uint64_t k = x.k, end = in->store_start[o + 1];
+    if (!s->remembered[o])
+      for (; k < end && in->stores[k].seq < s->store_bound; k = next_candidate(s, o, k + 1)) {
+        uint32_t t = in->stores[k].target;
+        if (t != SIM_NONE && in_from_space(s, t)) {
+          add_candidate(s, in->stores[k].seq, o);
+          break;
+        }
+      }
+    k = next_candidate(s, o, stores_from_bound(s, o, k));
+    if (k < end) heap_push(s, (pending){in->stores[k].seq, o, k});
+  }
+  if (s->nadded > 1) qsort(s->added, s->nadded, sizeof *s->added, by_seq);
+  for (size_t i = 0; i < s->nadded; i++) {
+    s->remembered[s->added[i].o] = 0;
+    remset_add(s, s->added[i].o);
+  }
 }
 
 static void begin(spur *s, eph_gc_kind kind) {
   simrun_begin(&s->r, kind, used(s));
 }
 
-static void end(spur *s) { simrun_end(&s->r, used(s), s->new_bytes + s->old_committed); }
+static void end(spur *s) { simrun_end(&s->r, used(s), s->sp.new_bytes + s->sp.old_committed); }
 
 static void scavenge(spur *s) {
+  write_barrier(s);
   begin(s, EPH_GC_SCAVENGE);
   evacuate_young(s, false);
   end(s);
@@ -254,89 +420,82 @@ static void scavenge(spur *s) {
 
 /* fullgc.c ephh_full_gc: evacuate, mark, slide from the first dead object on. */
 static void full_gc(spur *s) {
+  write_barrier(s);
   begin(s, EPH_GC_FULL);
   evacuate_young(s, true);
-  uint64_t t = s->r.clock, live = 0;
-  bool moving = false;
-  size_t keep = 0;
-  for (size_t i = 0; i < s->old.len; i++) {
-    uint32_t o = s->old.v[i];
-    uint32_t bytes = s->r.in->size[o];
-    if (s->r.death[o] > t) {
-      live += bytes;
-      if (moving) s->r.cur.compacted += bytes;
-      s->old.v[keep++] = o;
-    } else {
-      moving = true;
-      s->space[o] = SP_DEAD;
-      s->remembered[o] = 0;
-    }
-  }
-  s->old.len = keep;
-  s->old_used = live;
-  s->r.cur.marked = live;
-  resize_after_full(s);
+  spur_space_sweep(&s->sp, &s->r, &s->old, s->space, s->remembered);
+  spur_space_resize_after_full(&s->sp, &s->r);
   end(s);
 }
 
 /* alloc.c maybe_full_gc */
 static void maybe_full_gc(spur *s, uint64_t about_to_add) {
-  if (s->old_used + about_to_add > s->full_threshold) full_gc(s);
+  if (s->sp.old_used + about_to_add > s->sp.full_threshold) full_gc(s);
 }
 
-/* alloc.c alloc_young / alloc_old; false when the heap is exhausted. */
+/* alloc.c alloc_young / alloc_old, for an allocation that is not a quiet
+ * young one (see run_program); false when the heap is exhausted. */
 static bool allocate(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
   uint32_t bytes = in->size[o];
-  s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0; /* samples: a weighed size may exceed the clock */
-  /* Granulated input: collections at points of perfect knowledge (run.c). */
-  uint64_t point;
-  while (simrun_tick(&s->r, s->r.clock, &point)) {
-    uint64_t t = s->r.clock;
-    s->r.clock = point;
-    if (simrun_sync_collect(&s->r, s->eden_used, s->eden_cap)) {
-      scavenge(s);
-      maybe_full_gc(s, 0);
-    }
-    s->r.clock = t;
-  }
-  uint32_t unit = in->unit_size ? in->unit_size[o] : bytes; /* a sample's weight makes no large object */
-  /* A sample weighing more than eden holds goes to old space: it could
-   * never fit eden, though its objects each would. */
-  bool old = (in->flags[o] & SIM_PRETENURED) || unit - 8 >= s->large || bytes > s->eden_cap;
+  s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0;
+  s->store_bound = in->store_before ? in->store_before[o] : 0;
+  bool old = (in->flags[o] & SIM_PRETENURED) || bytes - 8 >= s->sp.large || bytes > s->sp.eden_cap;
   if (old) {
     maybe_full_gc(s, bytes);
-    if (s->over_max || !old_alloc_mutator(s, o)) {
+    if (s->sp.over_max || !old_alloc_mutator(s, o)) {
       full_gc(s);
-      if (s->over_max || !old_alloc_mutator(s, o)) return false;
+      if (s->sp.over_max || !old_alloc_mutator(s, o)) return false;
     }
     s->r.res->bytes_allocated_old += bytes;
   } else {
     for (;;) {
-      if (s->over_max) {
+      if (s->sp.over_max) {
         full_gc(s);
-        if (s->over_max) return false;
+        if (s->sp.over_max) return false;
       }
-      if (s->r.hold_natural || s->eden_used + bytes <= s->eden_cap) break; /* held: eden may overflow until a point */
+      if (s->eden_used + bytes <= s->sp.eden_cap) break;
       scavenge(s);
       maybe_full_gc(s, 0);
     }
-    s->eden_used += bytes;
-    s->space[o] = SP_EDEN;
-    simvec_push(&s->r, &s->eden, o);
+    s->eden_used += bytes; /* in eden: space 0 inside [eden_lo, next), age 0 */
   }
-  s->age[o] = 0;
+  s->next = o + 1;
   s->r.clock = in->birth[o];
   return !s->r.exhausted;
 }
 
-static void store(spur *s, const sim_op *op) {
-  s->r.slots[s->r.in->slot_start[op->src] + op->slot] = op->target;
-  /* heap.h eph_store: an old object getting a young pointer is remembered once. */
-  uint32_t t = op->target;
-  if (t != SIM_NONE && (s->space[t] == SP_EDEN || s->space[t] == SP_PAST) && s->space[op->src] == SP_OLD &&
-      !s->remembered[op->src])
-    remset_add(s, op->src);
+/* The program's allocations.  A quiet allocation (young, fits eden, the
+ * heap not over its maximum) only adds its bytes to eden, so a run of them
+ * up to the next object that may go old is one binary search over the
+ * byte prefix sums; the others go through allocate().  Returns the number
+ * of objects allocated before the heap was exhausted (in->n if never). */
+static size_t run_program(spur *s) {
+  const eph_sim_input *in = s->r.in;
+  const uint64_t *prefix = in->size_prefix;
+  size_t big = 0;
+  size_t i = 0;
+  while (i < in->n) {
+    if (!s->sp.over_max) {
+      while (big < in->nbig &&
+             (in->big[big] < i || !((in->flags[in->big[big]] & SIM_PRETENURED) || in->size[in->big[big]] - 8 >= s->sp.large)))
+        big++;
+      size_t lim = big < in->nbig ? in->big[big] : in->n;
+      uint64_t room = s->sp.eden_cap - s->eden_used;
+      size_t lo = i, hi = lim; /* the last j in [i, lim] with prefix[j] - prefix[i] <= room */
+      while (lo < hi) {
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (prefix[mid] - prefix[i] <= room) lo = mid;
+        else hi = mid - 1;
+      }
+      s->eden_used += prefix[lo] - prefix[i];
+      s->next = i = lo;
+      if (i == in->n) break;
+    }
+    if (!allocate(s, (uint32_t)i)) return i;
+    i++;
+  }
+  return in->n;
 }
 
 static void spur_free(spur *s) {
@@ -344,49 +503,54 @@ static void spur_free(spur *s) {
   free(s->age);
   free(s->remembered);
   free(s->mark);
-  free(s->eden.v);
+  free(s->special);
   free(s->past.v);
   free(s->future.v);
   free(s->old.v);
   free(s->remset.v);
+  free(s->live.v);
+  free(s->marked.v);
+  free(s->heap);
+  free(s->added);
   simrun_free(&s->r);
+}
+
+bool sim_spur_fast_applies(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death) {
+  if (!in->size_prefix || (in->ops && !in->stores) || death != in->death || cfg->granule) return false;
+  if (in->granule && cfg->sync != EPH_SIM_UNSYNC) return false; /* collections at points: replayed */
+  long page = sysconf(_SC_PAGESIZE); /* as simrun_init */
+  spur_space sp;
+  spur_space_sizes(&sp, &cfg->params, page > 0 ? (uint64_t)page : 4096);
+  /* Objects outside in->big must be young under this configuration. */
+  return sp.large >= SIM_BIG_PAYLOAD && sp.eden_cap >= SIM_BIG_PAYLOAD + 8;
 }
 
 eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                     eph_error *err) {
+  if (!sim_spur_fast_applies(in, cfg, death)) return sim_spur_replay(in, cfg, death, res, err);
   spur s = {.p = &cfg->params};
-  eph_status st = simrun_init(&s.r, in, cfg, death, res, err);
+  eph_status st = simrun_init(&s.r, in, cfg, death, res, false, err);
   if (st != EPH_OK) return st;
   size_t n = in->n ? in->n : 1;
   s.space = calloc(n, 1);
   s.age = calloc(n, 1);
   s.remembered = calloc(n, 1);
   s.mark = calloc(n, 1);
-  if (!s.space || !s.age || !s.remembered || !s.mark) {
+  s.special = calloc(n, 1);
+  s.graph = in->ops != NULL;
+  if (!s.space || !s.age || !s.remembered || !s.mark || !s.special) {
     spur_free(&s);
     return simrun_nomem(err);
   }
-  const eph_gc_params *p = s.p;
-  uint64_t page = s.r.page;
-  s.eden_cap = round_up(p->eden_bytes, page);
-  s.surv_cap = round_up(p->eden_bytes / 5, page);
-  s.new_bytes = s.eden_cap + 2 * s.surv_cap;
-  s.large = s.surv_cap / 2 < LARGE_OBJECT_CAP ? s.surv_cap / 2 : LARGE_OBJECT_CAP;
-  s.old_reserved = p->max_heap ? round_up(p->max_heap + 4 * s.new_bytes, page) : UNLIMITED_RESERVATION;
-  uint64_t first = round_up(p->growth_headroom, page);
-  if (first > old_limit(&s)) first = old_limit(&s);
-  s.old_committed = first;
-  s.full_threshold = (uint64_t)((double)p->growth_headroom * (1.0 + p->gc_ratio));
-  note_committed(&s);
+  spur_space_init(&s.sp, &cfg->params, &s.r);
+  s.young_max = cfg->params.tenure_age <= MAX_AGE ? cfg->params.tenure_age * s.sp.eden_cap : UINT64_MAX;
 
-  size_t next = 0;
-  for (size_t i = 0; i < simrun_nops(&s.r) && !s.r.exhausted; i++) {
-    sim_op op = simrun_op(&s.r, i);
-    if (op.src == SIM_NONE) {
-      if (!allocate(&s, (uint32_t)next++)) s.r.exhausted = true;
-    } else {
-      store(&s, &op);
-    }
+  size_t done = run_program(&s);
+  if (!s.r.exhausted) s.r.exhausted = done < in->n;
+  /* The stores made before the run ended pass the barrier (remembered counts). */
+  if (in->stores) {
+    s.store_bound = done < in->n ? in->store_before[done] : in->nstores;
+    write_barrier(&s);
   }
   uint64_t u = used(&s);
   if (u > res->peak_used) res->peak_used = u;

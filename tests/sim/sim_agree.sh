@@ -7,16 +7,5 @@ cli=$1 agree=$2 wl=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$cli" run "$wl" --size small --profile mode=merlin --trace -o "$dir/t.eph" --quiet >/dev/null
-exec "$agree" "$dir/t.eph" "$wl" small \
-  eden=16K,headroom=16K,ratio=0.2,tenure=1 \
-  eden=16K,headroom=4K,shrink=4K,ratio=0.3,tenure=3 \
-  eden=32K,headroom=16K,shrink=16K,ratio=0.5,tenure=2 \
-  eden=48K,headroom=1M,shrink=1M,ratio=3,tenure=1 \
-  eden=64K,headroom=64K \
-  eden=64K,headroom=32K,ratio=4,tenure=15 \
-  eden=128K,headroom=64K,shrink=64K,ratio=1,tenure=5 \
-  eden=256K,headroom=128K,tenure=8 \
-  eden=512K,headroom=16K,shrink=8K,ratio=0.2,tenure=12 \
-  eden=1M,headroom=256K,ratio=0.25 \
-  eden=4M,ratio=2,tenure=4 \
-  eden=128M
+# shellcheck disable=SC2046 # one setting per word
+exec "$agree" "$dir/t.eph" "$wl" small $(grep -v '^#' "$(dirname "$0")/small_settings")
