@@ -40,8 +40,8 @@ typedef struct paper {
 
 static bool live(const paper *p, uint32_t o) { return p->r.death[o] > p->r.clock; }
 
-static void begin(paper *p, eph_gc_kind kind) { simrun_begin(&p->r, kind, p->nursery_used + p->mature_used); }
-static void end(paper *p) { simrun_end(&p->r, p->nursery_used + p->mature_used, p->heap); }
+static void begin(paper *p, eph_gc_kind kind) { sim_run_begin(&p->r, kind, p->nursery_used + p->mature_used); }
+static void end(paper *p) { sim_run_end(&p->r, p->nursery_used + p->mature_used, p->heap); }
 
 /* Mark-compact of the mature space: live bytes are marked, those after the first dead object slide. */
 static void collect_mature(paper *p, size_t from, size_t to, bool count_as_copy) {
@@ -108,18 +108,18 @@ static void collect_window(paper *p);
 static void at_point(paper *p) {
   const eph_sim_config *cfg = p->r.cfg;
   if (cfg->collector == EPH_SIM_FG || cfg->collector == EPH_SIM_VG) {
-    if (!simrun_sync_collect(&p->r, p->nursery_used, nursery_cap(p))) return;
+    if (!sim_run_sync_collect(&p->r, p->nursery_used, nursery_cap(p))) return;
     collect_nursery(p);
     uint64_t mature_cap = cfg->collector == EPH_SIM_VG ? p->heap : p->heap - p->nursery_cap;
     if (cfg->collector == EPH_SIM_VG ? nursery_cap(p) < p->heap / APPEL_MIN_NURSERY_DIVISOR
                                      : p->mature_used + p->nursery_cap > mature_cap)
       full(p);
   } else if (cfg->collector == EPH_SIM_SS) {
-    if (!simrun_sync_collect(&p->r, p->mature_used, p->heap / 2)) return;
+    if (!sim_run_sync_collect(&p->r, p->mature_used, p->heap / 2)) return;
     begin(p, EPH_GC_FULL);
     collect_mature(p, 0, p->mature.len, true);
     end(p);
-  } else if (simrun_sync_collect(&p->r, p->mature_used, p->heap)) {
+  } else if (sim_run_sync_collect(&p->r, p->mature_used, p->heap)) {
     collect_window(p);
   }
 }
@@ -191,7 +191,7 @@ static void store(paper *p, const sim_op *op) {
 eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                      eph_error *err) {
   paper p = {0};
-  eph_status st = simrun_init(&p.r, in, cfg, death, res, true, err);
+  eph_status st = sim_run_init(&p.r, in, cfg, death, res, true, err);
   if (st != EPH_OK) return st;
   p.heap = cfg->heap_bytes ? cfg->heap_bytes : (uint64_t)((double)in->max_live * (cfg->heap_factor > 0 ? cfg->heap_factor : 2));
   if (p.heap < p.r.page) p.heap = p.r.page;
@@ -199,7 +199,7 @@ eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const u
   p.nursery_cap = cfg->nursery_bytes ? cfg->nursery_bytes : p.heap / FG_NURSERY_DIVISOR;
   p.window = cfg->nursery_bytes ? cfg->nursery_bytes : p.heap / OF_WINDOW_DIVISOR;
   if (cfg->collector == EPH_SIM_FG && p.nursery_cap >= p.heap) {
-    simrun_free(&p.r);
+    sim_run_free(&p.r);
     eph_error_fill(err, EPH_ERR_INVALID, "fg: the nursery (%llu bytes) must be smaller than the heap (%llu bytes)",
                    (unsigned long long)p.nursery_cap, (unsigned long long)p.heap);
     return EPH_ERR_INVALID;
@@ -209,14 +209,14 @@ eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const u
   if (!p.space || !p.remembered) {
     free(p.space);
     free(p.remembered);
-    simrun_free(&p.r);
-    return simrun_nomem(err);
+    sim_run_free(&p.r);
+    return sim_run_nomem(err);
   }
-  simrun_committed(&p.r, p.heap);
+  sim_run_committed(&p.r, p.heap);
   bool generational = cfg->collector == EPH_SIM_FG || cfg->collector == EPH_SIM_VG;
   size_t next = 0;
-  for (size_t i = 0; i < simrun_nops(&p.r) && !p.r.exhausted; i++) {
-    sim_op op = simrun_op(&p.r, i);
+  for (size_t i = 0; i < sim_run_nops(&p.r) && !p.r.exhausted; i++) {
+    sim_op op = sim_run_op(&p.r, i);
     if (op.src != SIM_NONE) {
       store(&p, &op);
       continue;
@@ -225,7 +225,7 @@ eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const u
     uint32_t bytes = in->size[o];
     p.r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0; /* samples: a weighed size may exceed the clock */
     uint64_t point, t = p.r.clock;
-    while (simrun_tick(&p.r, t, &point)) {
+    while (sim_run_tick(&p.r, t, &point)) {
       p.r.clock = point;
       at_point(&p);
     }
@@ -247,12 +247,12 @@ eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const u
     uint64_t u = p.nursery_used + p.mature_used;
     if (u > res->peak_used) res->peak_used = u;
   }
-  st = simrun_finish(&p.r, err);
+  st = sim_run_finish(&p.r, err);
   free(p.space);
   free(p.remembered);
   free(p.nursery.v);
   free(p.mature.v);
   free(p.remset.v);
-  simrun_free(&p.r);
+  sim_run_free(&p.r);
   return st;
 }

@@ -39,14 +39,14 @@ bool eph_sim_sync_parse(const char *name, eph_sim_sync *out) {
   return false;
 }
 
-bool simrun_tick(simrun *r, uint64_t clock, uint64_t *point) {
+bool sim_run_tick(simrun *r, uint64_t clock, uint64_t *point) {
   if (!r->next_tick || r->next_tick > clock) return false;
   *point = r->next_tick;
   r->next_tick += r->granule;
   return true;
 }
 
-bool simrun_sync_collect(const simrun *r, uint64_t used, uint64_t cap) {
+bool sim_run_sync_collect(const simrun *r, uint64_t used, uint64_t cap) {
   switch (r->cfg->sync) {
     case EPH_SIM_SYNC_EARLY: return used + r->granule > cap; /* the natural point comes within the next granule */
     case EPH_SIM_SYNC_MID: return used + r->granule / 2 > cap; /* within half a granule, either side */
@@ -62,12 +62,12 @@ void eph_sim_config_init(eph_sim_config *c) {
   c->heap_factor = DEFAULT_HEAP_FACTOR;
 }
 
-eph_status simrun_nomem(eph_error *err) {
+eph_status sim_run_nomem(eph_error *err) {
   eph_error_fill(err, EPH_ERR_NOMEM, "out of memory while simulating");
   return EPH_ERR_NOMEM;
 }
 
-eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
+eph_status sim_run_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
                        eph_sim_result *res, bool replay_graph, eph_error *err) {
   memset(r, 0, sizeof *r);
   r->in = in;
@@ -83,29 +83,29 @@ eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config 
   }
   if (in->ops && replay_graph) {
     r->slots = malloc((in->nslots ? in->nslots : 1) * sizeof *r->slots);
-    if (!r->slots) return simrun_nomem(err);
+    if (!r->slots) return sim_run_nomem(err);
     memset(r->slots, 0xff, in->nslots * sizeof *r->slots); /* SIM_NONE everywhere */
   }
   return EPH_OK;
 }
 
-void simrun_free(simrun *r) {
+void sim_run_free(simrun *r) {
   free(r->slots);
   r->slots = NULL;
 }
 
-void simvec_grow(simrun *r, simvec *v) {
+void sim_vec_grow(simrun *r, simvec *v) {
   size_t cap = v->cap ? 2 * v->cap : 1024;
   uint32_t *nv = realloc(v->v, cap * sizeof *nv);
   if (!nv) {
-    r->nomem = r->exhausted = true; /* stops the run; simrun_finish reports it */
+    r->nomem = r->exhausted = true; /* stops the run; sim_run_finish reports it */
     return;
   }
   v->v = nv;
   v->cap = cap;
 }
 
-void simrun_committed(simrun *r, uint64_t bytes) {
+void sim_run_committed(simrun *r, uint64_t bytes) {
   if (r->clock > r->committed_since) {
     r->res->space_time += (double)r->committed * (double)(r->clock - r->committed_since);
     r->committed_since = r->clock;
@@ -114,12 +114,12 @@ void simrun_committed(simrun *r, uint64_t bytes) {
   if (bytes > r->res->peak_committed) r->res->peak_committed = bytes;
 }
 
-void simrun_begin(simrun *r, eph_gc_kind kind, uint64_t used) {
+void sim_run_begin(simrun *r, eph_gc_kind kind, uint64_t used) {
   r->cur = (simcur){.kind = kind, .allocated = r->clock, .used_before = used};
   if (used > r->res->peak_used) r->res->peak_used = used;
 }
 
-void simrun_end(simrun *r, uint64_t used_after, uint64_t committed) {
+void sim_run_end(simrun *r, uint64_t used_after, uint64_t committed) {
   eph_sim_result *res = r->res;
   simcur *c = &r->cur;
   if (c->kind == EPH_GC_FULL) res->full_gcs++;
@@ -147,11 +147,11 @@ void simrun_end(simrun *r, uint64_t used_after, uint64_t committed) {
       .heap_after = used_after, .committed = committed};
 }
 
-eph_status simrun_finish(simrun *r, eph_error *err) {
-  if (r->nomem) return simrun_nomem(err);
+eph_status sim_run_finish(simrun *r, eph_error *err) {
+  if (r->nomem) return sim_run_nomem(err);
   eph_sim_result *res = r->res;
   r->clock = r->in->bytes;
-  simrun_committed(r, r->committed);
+  sim_run_committed(r, r->committed);
   res->bytes_allocated = r->in->bytes;
   res->exhausted = r->exhausted;
   double work = (double)(res->bytes_copied + res->bytes_promoted + res->bytes_marked);
@@ -169,7 +169,7 @@ static eph_status run_once(const eph_sim_input *in, const eph_sim_config *cfg, c
   uint64_t *granulated = NULL;
   if (cfg->granule) {
     granulated = malloc((in->n ? in->n : 1) * sizeof *granulated);
-    if (!granulated) return simrun_nomem(err);
+    if (!granulated) return sim_run_nomem(err);
     for (size_t i = 0; i < in->n; i++)
       granulated[i] = death[i] == SIM_IMMORTAL ? SIM_IMMORTAL : (death[i] + cfg->granule - 1) / cfg->granule * cfg->granule;
     death = granulated;

@@ -41,32 +41,32 @@ typedef struct simrun {
 
 /* The points of perfect knowledge at or before `clock` not yet seen, one
  * call each: returns true and sets *point while there is one. */
-bool simrun_tick(simrun *r, uint64_t clock, uint64_t *point);
+bool sim_run_tick(simrun *r, uint64_t clock, uint64_t *point);
 /* At a point of perfect knowledge, with `used` bytes of a space of `cap`
  * that the clock fills: whether the scheme collects there. */
-bool simrun_sync_collect(const simrun *r, uint64_t used, uint64_t cap);
+bool sim_run_sync_collect(const simrun *r, uint64_t used, uint64_t cap);
 
 /* replay_graph: allocate r->slots for a collector that replays the stores. */
-eph_status simrun_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
+eph_status sim_run_init(simrun *r, const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
                        eph_sim_result *res, bool replay_graph, eph_error *err);
-void simrun_free(simrun *r);
-eph_status simrun_nomem(eph_error *err);
+void sim_run_free(simrun *r);
+eph_status sim_run_nomem(eph_error *err);
 /* The program's steps: the trace's ops, or one ALLOC per object without one. */
-static inline size_t simrun_nops(const simrun *r) { return r->in->ops ? r->in->nops : r->in->n; }
-static inline sim_op simrun_op(const simrun *r, size_t i) {
+static inline size_t sim_run_nops(const simrun *r) { return r->in->ops ? r->in->nops : r->in->n; }
+static inline sim_op sim_run_op(const simrun *r, size_t i) {
   return r->in->ops ? r->in->ops[i] : (sim_op){SIM_NONE, 0, 0};
 }
 /* Committed bytes are now `bytes` (space-time and peak). */
-void simrun_committed(simrun *r, uint64_t bytes);
-void simrun_begin(simrun *r, eph_gc_kind kind, uint64_t used);
-void simrun_end(simrun *r, uint64_t used_after, uint64_t committed);
-void simvec_grow(simrun *r, simvec *v);
+void sim_run_committed(simrun *r, uint64_t bytes);
+void sim_run_begin(simrun *r, eph_gc_kind kind, uint64_t used);
+void sim_run_end(simrun *r, uint64_t used_after, uint64_t committed);
+void sim_vec_grow(simrun *r, simvec *v);
 static inline void simvec_push(simrun *r, simvec *v, uint32_t x) {
-  if (v->len == v->cap) simvec_grow(r, v);
+  if (v->len == v->cap) sim_vec_grow(r, v);
   if (v->len < v->cap) v->v[v->len++] = x; /* else out of memory: the run stops (r->nomem) */
 }
 /* Totals, mark/cons, space-time to the end; EPH_ERR_NOMEM if memory ran out. */
-eph_status simrun_finish(simrun *r, eph_error *err);
+eph_status sim_run_finish(simrun *r, eph_error *err);
 
 /* The collectors (spur.c, paper.c). */
 eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,

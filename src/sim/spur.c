@@ -154,7 +154,7 @@ static void became_old(spur *s, uint32_t o) {
 
 /* A promotion (spur_space.c accounts for it). */
 static void old_alloc_gc(spur *s, uint32_t o) {
-  spur_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
+  sim_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
   became_old(s, o);
@@ -162,7 +162,7 @@ static void old_alloc_gc(spur *s, uint32_t o) {
 
 /* An allocation in old space; false when the maximum heap says no. */
 static bool old_alloc_mutator(spur *s, uint32_t o) {
-  if (!spur_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
+  if (!sim_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
   s->special[o] = 1;
@@ -406,10 +406,10 @@ static void write_barrier(spur *s) {
 }
 
 static void begin(spur *s, eph_gc_kind kind) {
-  simrun_begin(&s->r, kind, used(s));
+  sim_run_begin(&s->r, kind, used(s));
 }
 
-static void end(spur *s) { simrun_end(&s->r, used(s), s->sp.new_bytes + s->sp.old_committed); }
+static void end(spur *s) { sim_run_end(&s->r, used(s), s->sp.new_bytes + s->sp.old_committed); }
 
 static void scavenge(spur *s) {
   write_barrier(s);
@@ -423,8 +423,8 @@ static void full_gc(spur *s) {
   write_barrier(s);
   begin(s, EPH_GC_FULL);
   evacuate_young(s, true);
-  spur_space_sweep(&s->sp, &s->r, &s->old, s->space, s->remembered);
-  spur_space_resize_after_full(&s->sp, &s->r);
+  sim_space_sweep(&s->sp, &s->r, &s->old, s->space, s->remembered);
+  sim_space_resize_after_full(&s->sp, &s->r);
   end(s);
 }
 
@@ -512,15 +512,15 @@ static void spur_free(spur *s) {
   free(s->marked.v);
   free(s->heap);
   free(s->added);
-  simrun_free(&s->r);
+  sim_run_free(&s->r);
 }
 
 bool sim_spur_fast_applies(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death) {
   if (!in->size_prefix || (in->ops && !in->stores) || death != in->death || cfg->granule) return false;
   if (in->granule && cfg->sync != EPH_SIM_UNSYNC) return false; /* collections at points: replayed */
-  long page = sysconf(_SC_PAGESIZE); /* as simrun_init */
+  long page = sysconf(_SC_PAGESIZE); /* as sim_run_init */
   spur_space sp;
-  spur_space_sizes(&sp, &cfg->params, page > 0 ? (uint64_t)page : 4096);
+  sim_space_sizes(&sp, &cfg->params, page > 0 ? (uint64_t)page : 4096);
   /* Objects outside in->big must be young under this configuration. */
   return sp.large >= SIM_BIG_PAYLOAD && sp.eden_cap >= SIM_BIG_PAYLOAD + 8;
 }
@@ -529,7 +529,7 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
                     eph_error *err) {
   if (!sim_spur_fast_applies(in, cfg, death)) return sim_spur_replay(in, cfg, death, res, err);
   spur s = {.p = &cfg->params};
-  eph_status st = simrun_init(&s.r, in, cfg, death, res, false, err);
+  eph_status st = sim_run_init(&s.r, in, cfg, death, res, false, err);
   if (st != EPH_OK) return st;
   size_t n = in->n ? in->n : 1;
   s.space = calloc(n, 1);
@@ -540,9 +540,9 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   s.graph = in->ops != NULL;
   if (!s.space || !s.age || !s.remembered || !s.mark || !s.special) {
     spur_free(&s);
-    return simrun_nomem(err);
+    return sim_run_nomem(err);
   }
-  spur_space_init(&s.sp, &cfg->params, &s.r);
+  sim_space_init(&s.sp, &cfg->params, &s.r);
   s.young_max = cfg->params.tenure_age <= MAX_AGE ? cfg->params.tenure_age * s.sp.eden_cap : UINT64_MAX;
 
   size_t done = run_program(&s);
@@ -554,7 +554,7 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   }
   uint64_t u = used(&s);
   if (u > res->peak_used) res->peak_used = u;
-  st = simrun_finish(&s.r, err);
+  st = sim_run_finish(&s.r, err);
   spur_free(&s);
   return st;
 }

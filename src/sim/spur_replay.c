@@ -47,14 +47,14 @@ static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp
 
 /* A promotion (spur_space.c accounts for it). */
 static void old_alloc_gc(spur *s, uint32_t o) {
-  spur_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
+  sim_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
 }
 
 /* An allocation in old space; false when the maximum heap says no. */
 static bool old_alloc_mutator(spur *s, uint32_t o) {
-  if (!spur_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
+  if (!sim_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
   s->space[o] = SP_OLD;
   simvec_push(&s->r, &s->old, o);
   return true;
@@ -185,10 +185,10 @@ static void evacuate_young(spur *s, bool tenure_all) {
 }
 
 static void begin(spur *s, eph_gc_kind kind) {
-  simrun_begin(&s->r, kind, used(s));
+  sim_run_begin(&s->r, kind, used(s));
 }
 
-static void end(spur *s) { simrun_end(&s->r, used(s), s->sp.new_bytes + s->sp.old_committed); }
+static void end(spur *s) { sim_run_end(&s->r, used(s), s->sp.new_bytes + s->sp.old_committed); }
 
 static void scavenge(spur *s) {
   begin(s, EPH_GC_SCAVENGE);
@@ -200,8 +200,8 @@ static void scavenge(spur *s) {
 static void full_gc(spur *s) {
   begin(s, EPH_GC_FULL);
   evacuate_young(s, true);
-  spur_space_sweep(&s->sp, &s->r, &s->old, s->space, s->remembered);
-  spur_space_resize_after_full(&s->sp, &s->r);
+  sim_space_sweep(&s->sp, &s->r, &s->old, s->space, s->remembered);
+  sim_space_resize_after_full(&s->sp, &s->r);
   end(s);
 }
 
@@ -217,10 +217,10 @@ static bool allocate(spur *s, uint32_t o) {
   s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0; /* samples: a weighed size may exceed the clock */
   /* Granulated input: collections at points of perfect knowledge (run.c). */
   uint64_t point;
-  while (simrun_tick(&s->r, s->r.clock, &point)) {
+  while (sim_run_tick(&s->r, s->r.clock, &point)) {
     uint64_t t = s->r.clock;
     s->r.clock = point;
-    if (simrun_sync_collect(&s->r, s->eden_used, s->sp.eden_cap)) {
+    if (sim_run_sync_collect(&s->r, s->eden_used, s->sp.eden_cap)) {
       scavenge(s);
       maybe_full_gc(s, 0);
     }
@@ -275,14 +275,14 @@ static void spur_free(spur *s) {
   free(s->future.v);
   free(s->old.v);
   free(s->remset.v);
-  simrun_free(&s->r);
+  sim_run_free(&s->r);
 }
 
 eph_status sim_spur_replay(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death,
                            eph_sim_result *res,
                     eph_error *err) {
   spur s = {.p = &cfg->params};
-  eph_status st = simrun_init(&s.r, in, cfg, death, res, true, err);
+  eph_status st = sim_run_init(&s.r, in, cfg, death, res, true, err);
   if (st != EPH_OK) return st;
   size_t n = in->n ? in->n : 1;
   s.space = calloc(n, 1);
@@ -291,13 +291,13 @@ eph_status sim_spur_replay(const eph_sim_input *in, const eph_sim_config *cfg, c
   s.mark = calloc(n, 1);
   if (!s.space || !s.age || !s.remembered || !s.mark) {
     spur_free(&s);
-    return simrun_nomem(err);
+    return sim_run_nomem(err);
   }
-  spur_space_init(&s.sp, &cfg->params, &s.r);
+  sim_space_init(&s.sp, &cfg->params, &s.r);
 
   size_t next = 0;
-  for (size_t i = 0; i < simrun_nops(&s.r) && !s.r.exhausted; i++) {
-    sim_op op = simrun_op(&s.r, i);
+  for (size_t i = 0; i < sim_run_nops(&s.r) && !s.r.exhausted; i++) {
+    sim_op op = sim_run_op(&s.r, i);
     if (op.src == SIM_NONE) {
       if (!allocate(&s, (uint32_t)next++)) s.r.exhausted = true;
     } else {
@@ -306,7 +306,7 @@ eph_status sim_spur_replay(const eph_sim_input *in, const eph_sim_config *cfg, c
   }
   uint64_t u = used(&s);
   if (u > res->peak_used) res->peak_used = u;
-  st = simrun_finish(&s.r, err);
+  st = sim_run_finish(&s.r, err);
   spur_free(&s);
   return st;
 }

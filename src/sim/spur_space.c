@@ -8,9 +8,9 @@
 #define LARGE_OBJECT_CAP (256 * KiB) /* newspace.c: large = min(survivor / 2, 256K) */
 #define UNLIMITED_RESERVATION (256 * GiB) /* oldspace.c's reservation without max_heap */
 
-static void note_committed(const spur_space *sp, simrun *r) { simrun_committed(r, sp->new_bytes + sp->old_committed); }
+static void note_committed(const spur_space *sp, simrun *r) { sim_run_committed(r, sp->new_bytes + sp->old_committed); }
 
-uint64_t spur_space_old_limit(const spur_space *sp) {
+uint64_t sim_space_old_limit(const spur_space *sp) {
   if (!sp->p->max_heap) return sp->old_reserved;
   return sp->p->max_heap > sp->new_bytes ? (sp->p->max_heap - sp->new_bytes) / sp->page * sp->page : 0;
 }
@@ -21,7 +21,7 @@ static void set_full_threshold(spur_space *sp) {
   sp->full_threshold = (uint64_t)((double)base * (1.0 + sp->p->gc_ratio));
 }
 
-void spur_space_sizes(spur_space *sp, const eph_gc_params *p, uint64_t page) {
+void sim_space_sizes(spur_space *sp, const eph_gc_params *p, uint64_t page) {
   *sp = (spur_space){.p = p, .page = page};
   sp->eden_cap = spur_round_up(p->eden_bytes, page);
   sp->surv_cap = spur_round_up(p->eden_bytes / 5, page);
@@ -30,16 +30,16 @@ void spur_space_sizes(spur_space *sp, const eph_gc_params *p, uint64_t page) {
   sp->old_reserved = p->max_heap ? spur_round_up(p->max_heap + 4 * sp->new_bytes, page) : UNLIMITED_RESERVATION;
 }
 
-void spur_space_init(spur_space *sp, const eph_gc_params *p, simrun *r) {
-  spur_space_sizes(sp, p, r->page);
+void sim_space_init(spur_space *sp, const eph_gc_params *p, simrun *r) {
+  sim_space_sizes(sp, p, r->page);
   uint64_t first = spur_round_up(p->growth_headroom, sp->page);
-  if (first > spur_space_old_limit(sp)) first = spur_space_old_limit(sp);
+  if (first > sim_space_old_limit(sp)) first = sim_space_old_limit(sp);
   sp->old_committed = first;
   sp->full_threshold = (uint64_t)((double)p->growth_headroom * (1.0 + p->gc_ratio));
   note_committed(sp, r);
 }
 
-void spur_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes) {
+void sim_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes) {
   uint64_t need = sp->old_used + bytes;
   if (need > sp->old_committed) {
     uint64_t step = need - sp->old_committed;
@@ -49,15 +49,15 @@ void spur_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes) {
     if (target > sp->old_reserved) r->exhausted = true;
     sp->old_committed = target;
     note_committed(sp, r);
-    if (sp->old_committed > spur_space_old_limit(sp)) sp->over_max = true;
+    if (sp->old_committed > sim_space_old_limit(sp)) sp->over_max = true;
   }
   sp->old_used += bytes;
 }
 
-bool spur_space_alloc_mutator(spur_space *sp, simrun *r, uint64_t bytes) {
+bool sim_space_alloc_mutator(spur_space *sp, simrun *r, uint64_t bytes) {
   uint64_t need = sp->old_used + bytes;
   if (need > sp->old_committed) {
-    uint64_t limit = spur_space_old_limit(sp), step = need - sp->old_committed;
+    uint64_t limit = sim_space_old_limit(sp), step = need - sp->old_committed;
     if (step < sp->p->growth_headroom) step = sp->p->growth_headroom;
     uint64_t target = spur_round_up(sp->old_committed + step, sp->page);
     if (target > limit) target = limit;
@@ -69,10 +69,10 @@ bool spur_space_alloc_mutator(spur_space *sp, simrun *r, uint64_t bytes) {
   return true;
 }
 
-void spur_space_resize_after_full(spur_space *sp, simrun *r) {
+void sim_space_resize_after_full(spur_space *sp, simrun *r) {
   uint64_t u = spur_round_up(sp->old_used, sp->page), target = sp->old_committed;
   if (sp->old_committed - u > sp->p->shrink_threshold) target = spur_round_up(u + sp->p->shrink_threshold, sp->page);
-  uint64_t limit = spur_space_old_limit(sp);
+  uint64_t limit = sim_space_old_limit(sp);
   if (target > limit) target = u > limit ? u : limit;
   if (target < sp->old_committed) {
     sp->old_committed = target;
@@ -82,7 +82,7 @@ void spur_space_resize_after_full(spur_space *sp, simrun *r) {
   set_full_threshold(sp);
 }
 
-void spur_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered) {
+void sim_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered) {
   uint64_t t = r->clock, live = 0;
   bool moving = false;
   size_t keep = 0;

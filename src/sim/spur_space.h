@@ -22,23 +22,23 @@ static inline uint64_t spur_round_up(uint64_t n, uint64_t to) { return (n + to -
 
 /* The sizes of new space for p on pages of `page` bytes (p is not copied:
  * it must outlive sp); old space empty and uncommitted. */
-void spur_space_sizes(spur_space *sp, const eph_gc_params *p, uint64_t page);
+void sim_space_sizes(spur_space *sp, const eph_gc_params *p, uint64_t page);
 /* The sizes and the first old space; records the committed heap in r. */
-void spur_space_init(spur_space *sp, const eph_gc_params *p, simrun *r);
+void sim_space_init(spur_space *sp, const eph_gc_params *p, simrun *r);
 /* The most old space may commit under the maximum heap. */
-uint64_t spur_space_old_limit(const spur_space *sp);
+uint64_t sim_space_old_limit(const spur_space *sp);
 /* oldspace.c ephh_old_alloc_gc: `bytes` promoted during a collection
  * (never refused; past the reservation sets r->exhausted). */
-void spur_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes);
+void sim_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes);
 /* oldspace.c ephh_old_alloc_mutator: false when the maximum heap refuses. */
-bool spur_space_alloc_mutator(spur_space *sp, simrun *r, uint64_t bytes);
+bool sim_space_alloc_mutator(spur_space *sp, simrun *r, uint64_t bytes);
 /* oldspace.c ephh_old_space_resize_after_full, with old_used the live bytes. */
-void spur_space_resize_after_full(spur_space *sp, simrun *r);
+void sim_space_resize_after_full(spur_space *sp, simrun *r);
 
 /* fullgc.c's mark and slide over old space at r->clock: keeps in `old`,
  * in place and in order, the objects whose death is after it, marks the
  * others SP_DEAD and not remembered; old_used becomes the live bytes, and
  * r->cur counts them marked and what follows the first dead one compacted. */
-void spur_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered);
+void sim_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered);
 
 #endif
