@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench_internal.h"
+#include "escape.h"
 
 static bool gnuplot_available(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
@@ -77,16 +78,6 @@ static void add(buf *b, const char *fmt, ...) {
   }
 }
 
-static void html_escape(FILE *out, const char *s) {
-  for (; *s; s++) {
-    if (*s == '<') fputs("&lt;", out);
-    else if (*s == '>') fputs("&gt;", out);
-    else if (*s == '&') fputs("&amp;", out);
-    else if (*s == '"') fputs("&quot;", out);
-    else fputc(*s, out);
-  }
-}
-
 /* gnuplot string: no quotes or backslashes survive. */
 static void gp_title(buf *b, const char *s) {
   add(b, "\"");
@@ -100,7 +91,7 @@ static double x_of(const eph_bench_summary *r) { return r->config.factor > 0 ? r
 static void emit_plot(FILE *out, const char *title, const char *script, const char *data) {
   char *svg = plot(script, data);
   fprintf(out, "<h3>");
-  html_escape(out, title);
+  eph_html_escape(out, title);
   fprintf(out, "</h3>\n");
   if (svg) fprintf(out, "<div class=\"plot\">%s</div>\n", strstr(svg, "<svg") ? strstr(svg, "<svg") : svg);
   else fprintf(out, "<p class=\"note\">gnuplot failed on this plot.</p>\n");
@@ -215,13 +206,13 @@ int eph_bench_render_html(const eph_bench_report *rep, const char *dir, eph_erro
     char label[300];
     eph_bench_config_label(&r->config, label, sizeof label);
     fputs("<tr><td>", out);
-    html_escape(out, r->target.spec);
+    eph_html_escape(out, r->target.spec);
     fputs("</td><td>", out);
-    html_escape(out, label);
+    eph_html_escape(out, label);
     fprintf(out, "</td><td>%zu</td>", r->invocations);
     if (!r->invocations) {
       fputs("<td colspan=\"11\" class=\"note\">failed: ", out);
-      html_escape(out, r->first_error);
+      eph_html_escape(out, r->first_error);
       fputs("</td></tr>\n", out);
       continue;
     }

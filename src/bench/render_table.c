@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "bench_internal.h"
+#include "escape.h"
 
 int eph_bench_format_parse(const char *s, eph_bench_format *out) {
   static const struct {
@@ -67,18 +68,6 @@ int eph_bench_render_text(const eph_bench_report *rep, FILE *out) {
 }
 
 /* CSV: a field quoted when it holds a comma, quote or newline. */
-static void csv_field(FILE *out, const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) {
-    fputs(s, out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
-}
 
 int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
   fputs("target,gc,factor,heap_bytes,invocations,failed,wall_mean_s,wall_median_s,wall_ci_s,task_mean_s,task_ci_s,"
@@ -92,9 +81,9 @@ int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
   fputs(",profile\n", out);
   for (size_t i = 0; i < rep->nrows; i++) {
     const eph_bench_summary *r = &rep->rows[i];
-    csv_field(out, r->target.spec);
+    eph_csv_field(out, r->target.spec, EPH_CSV_QUOTE_AS_NEEDED);
     fputc(',', out);
-    csv_field(out, r->config.gc);
+    eph_csv_field(out, r->config.gc, EPH_CSV_QUOTE_AS_NEEDED);
     fprintf(out, ",%g,%llu,%zu,%zu,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.2f,%.0f,%.0f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,"
                  "%zu,%.6f,%zu",
             r->config.factor, (unsigned long long)r->config.heap_bytes, r->invocations, r->failed, r->wall.mean,
@@ -106,7 +95,7 @@ int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
     for (int k = 0; k < 3; k++)
       for (int p = 0; p < EPH_BENCH_NPCT; p++) fprintf(out, ",%.4f", l[k]->ms[p]);
     fputc(',', out);
-    csv_field(out, r->config.profile);
+    eph_csv_field(out, r->config.profile, EPH_CSV_QUOTE_AS_NEEDED);
     fputc('\n', out);
   }
   return ferror(out) ? -1 : 0;

@@ -23,27 +23,10 @@
 #include "ephemera/format.h"
 #include "ephemera/profile.h"
 #include "trace.h"
+#include "escape.h"
 #include "workload.h"
 
-/* --- escaping (escape.c) ------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence starting at s (1 for ASCII), or 0 if
- * *s is the terminating 0 or starts no valid sequence (overlong forms,
- * surrogates and code points above U+10FFFF are invalid). */
-size_t eph_utf8_len(const char *s);
-
-typedef enum eph_csv_quoting {
-  EPH_CSV_QUOTE_ALWAYS,   /* "name" */
-  EPH_CSV_QUOTE_AS_NEEDED /* quoted only if it holds a comma, quote, CR or LF */
-} eph_csv_quoting;
-/* A CSV field (RFC 4180: quotes doubled); s NULL is "". */
-void eph_csv_field(FILE *out, const char *s, eph_csv_quoting q);
-/* A JSON string with its quotes: \" and \\, control characters as \u00XX,
- * invalid bytes as \ufffd; s NULL is "". */
-void eph_json_string(FILE *out, const char *s);
-/* HTML text: < > & " as entities. */
-void eph_html_escape(FILE *out, const char *s);
-/* All three write each byte that starts no valid UTF-8 sequence as U+FFFD. */
+/* --- escaping: the one escaper, src/base/escape.h (every layer uses it) ----- */
 
 /* --- numbers as people read them (format_util.c) ------------------------------ */
 

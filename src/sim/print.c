@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
+#include "escape.h"
 
 static void size_text(char *buf, size_t len, uint64_t v) {
   if (v && v % (1u << 30) == 0) snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
@@ -39,17 +40,6 @@ void eph_sim_config_label(const eph_sim_config *cfg, const eph_sim_result *res, 
 
 static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 
-/* A JSON string: the caveats hold plain ASCII and newlines. */
-static void json_string(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
-    else if (*s == '\n') fputs("\\n", out);
-    else if ((unsigned char)*s < 0x20) fprintf(out, "\\u%04x", (unsigned char)*s);
-    else fputc(*s, out);
-  }
-  fputc('"', out);
-}
 
 static void print_text(FILE *out, const char *name, const eph_sim_input *in, const eph_sim_config *cfgs,
                        const eph_sim_result *res, size_t n, const eph_sim_costmodel *cm) {
@@ -115,11 +105,11 @@ static void print_csv(FILE *out, const eph_sim_config *cfgs, const eph_sim_resul
 static void print_json(FILE *out, const char *name, const eph_sim_input *in, const eph_sim_config *cfgs,
                        const eph_sim_result *res, size_t n, const eph_sim_costmodel *cm) {
   fputs("{\"input\":", out);
-  json_string(out, name);
+  eph_json_string(out, name);
   fprintf(out, ",\"kind\":\"%s\",\"objects\":%llu,\"bytes\":%llu,\"max_live\":%llu,\"caveats\":",
           eph_sim_input_kind_name(in->kind), (unsigned long long)in->objects, (unsigned long long)in->bytes,
           (unsigned long long)in->max_live);
-  json_string(out, in->caveats);
+  eph_json_string(out, in->caveats);
   fprintf(out, ",\"cost_model\":{\"fitted\":%s,\"fit_error\":%.6g,\"samples\":%u},\"configs\":[",
           cm->samples ? "true" : "false", cm->fit_error, cm->samples);
   for (size_t i = 0; i < n; i++) {
@@ -127,7 +117,7 @@ static void print_json(FILE *out, const char *name, const eph_sim_input *in, con
     char label[256];
     eph_sim_config_label(&cfgs[i], r, label, sizeof label);
     fputs(i ? ",{\"config\":" : "{\"config\":", out);
-    json_string(out, label);
+    eph_json_string(out, label);
     fprintf(out,
             ",\"collector\":\"%s\",\"scavenges\":%llu,\"full_gcs\":%llu,\"scavenges_early\":%llu,"
             "\"full_gcs_early\":%llu,\"bytes_allocated\":%llu,\"bytes_copied\":%llu,\"bytes_promoted\":%llu,"
@@ -177,7 +167,7 @@ bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label,
     fputs("config,granule,scheme,mark_cons_error,count_error\n", out);
   } else {
     fputs("{\"config\":", out);
-    json_string(out, label);
+    eph_json_string(out, label);
     fputs(",\"rows\":[", out);
   }
   for (size_t g = 0; g < ngranules; g++) {

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "render.h"
+#include "escape.h"
 
 static const char REPLACEMENT[] = "\xef\xbf\xbd"; /* U+FFFD in UTF-8 */
 
