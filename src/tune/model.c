@@ -92,6 +92,25 @@ static int by_death(const void *a, const void *b) {
 }
 
 /* The young generation under (eden, tenure). */
+/* One object alive at a scavenge: promoted when tenured (by age) or when
+ * the survivor space has no room for it, else copied there as `as`.  False
+ * when out of memory. */
+static bool keep(const eph_tune_life *o, survivor as, bool tenured, young_result *r, vec *old, vec *next, double *room,
+                 double *add) {
+  double b = bytes_of(o);
+  r->copied += b;
+  if (tenured || b > *room) {
+    r->promoted += b;
+    *add += b;
+    return to_old(old, o);
+  }
+  *room -= b;
+  survivor *n = vec_push(next);
+  if (!n) return false;
+  *n = as;
+  return true;
+}
+
 static eph_status simulate_young(const eph_tune_lives *L, size_t eden, unsigned tenure, young_result *r) {
   memset(r, 0, sizeof *r);
   r->eden = eden;
@@ -129,35 +148,11 @@ static eph_status simulate_young(const eph_tune_lives *L, size_t eden, unsigned 
     survivor *s = surv.p;
     for (size_t k = 0; ok && k < surv.n; k++) {
       const eph_tune_life *o = &L->lives[s[k].idx];
-      if (o->death <= T) continue;
-      double b = bytes_of(o);
-      r->copied += b;
-      if (s[k].age >= tenure || b > room) {
-        r->promoted += b;
-        add += b;
-        ok = to_old(&old, o);
-      } else {
-        room -= b;
-        survivor *n = vec_push(&next);
-        if (!n) ok = false;
-        else *n = (survivor){s[k].idx, s[k].age + 1};
-      }
+      if (o->death > T) ok = keep(o, (survivor){s[k].idx, s[k].age + 1}, s[k].age >= tenure, r, &old, &next, &room, &add);
     }
     for (size_t j = first_young; ok && j < i; j++) {
       const eph_tune_life *o = &L->lives[j];
-      if ((double)o->size >= large || o->death <= T) continue;
-      double b = bytes_of(o);
-      r->copied += b;
-      if (b > room) {
-        r->promoted += b;
-        add += b;
-        ok = to_old(&old, o);
-      } else {
-        room -= b;
-        survivor *n = vec_push(&next);
-        if (!n) ok = false;
-        else *n = (survivor){j, 1};
-      }
+      if ((double)o->size < large && o->death > T) ok = keep(o, (survivor){j, 1}, false, r, &old, &next, &room, &add);
     }
     ok = ok && event(&et, &ea, T, add + pending_large);
     pending_large = 0;
