@@ -43,6 +43,10 @@ int wl_parse_size(const wl_workload *wl, const char *text, uint64_t *out, char *
     *out = wl->sizes.small;
     return 0;
   }
+  if (!strcmp(text, "middle")) {
+    *out = wl->sizes.middle;
+    return 0;
+  }
   if (!strcmp(text, "large")) {
     if (!wl->sizes.large) return fail(err, errlen, "%s has no 'large' size", wl->name);
     *out = wl->sizes.large;
@@ -59,7 +63,7 @@ int wl_parse_size(const wl_workload *wl, const char *text, uint64_t *out, char *
   *out = v;
   return 0;
 bad:
-  return fail(err, errlen, "bad size '%s' for %s (small, default, large or a number of %s)", text, wl->name, wl->unit);
+  return fail(err, errlen, "bad size '%s' for %s (small, middle, default, large or a number of %s)", text, wl->name, wl->unit);
 }
 
 int wl_class_list(const wl_workload *wl, const char *list, const char *what, bool *found, char *err, size_t errlen) {

@@ -557,7 +557,7 @@ const wl_workload wl_agents = {
     .name = "agents",
     .description = "Re:Mobidyc-like wolves, goats and grass: agents born and dying, per-tick perception temporaries",
     .unit = "grid side",
-    .sizes = {.small = 24, .normal = 400, .large = 800},
+    .sizes = {.small = 24, .middle = 80, .normal = 400, .large = 800},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "Point",

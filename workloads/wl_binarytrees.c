@@ -59,7 +59,7 @@ const wl_workload wl_binarytrees = {
     .name = "binarytrees",
     .description = "Benchmarks Game binary-trees: many short-lived trees beside a long-lived one",
     .unit = "depth",
-    .sizes = {.small = 10, .normal = 20, .large = 22},
+    .sizes = {.small = 10, .middle = 14, .normal = 20, .large = 22},
     .classes = classes,
     .short_lived_class = "TreeNode",
     .nclasses = NCLASSES,

@@ -348,7 +348,7 @@ const wl_workload wl_boids = {
     .name = "boids",
     .description = "Bloc-like Boids: long-lived Boids, per-frame Vector temporaries, each frame a latency event",
     .unit = "boids",
-    .sizes = {.small = 20, .normal = 700, .large = 0},
+    .sizes = {.small = 20, .middle = 100, .normal = 700, .large = 0},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "Vector",

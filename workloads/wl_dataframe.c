@@ -632,7 +632,7 @@ const wl_workload wl_dataframe = {
     .name = "dataframe",
     .description = "Illimani/FiLiP: load a synthetic 6-column CSV into a Pharo-style DataFrame",
     .unit = "rows",
-    .sizes = {.small = 400, .normal = 1000000, .large = 10000000},
+    .sizes = {.small = 400, .middle = 20000, .normal = 1000000, .large = 10000000},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "NumberParser",

@@ -159,7 +159,7 @@ const wl_workload wl_gcbench = {
     .name = "gcbench",
     .description = "Ellis/Kovac/Boehm GCBench: stretch tree, long-lived tree and array, top-down and bottom-up trees",
     .unit = "depth",
-    .sizes = {.small = 8, .normal = 18, .large = 20},
+    .sizes = {.small = 8, .middle = 12, .normal = 18, .large = 20},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "Node",

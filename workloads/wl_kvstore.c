@@ -620,7 +620,7 @@ const wl_workload wl_kvstore = {
     .name = "kvstore",
     .description = "request-driven key/value service, Zipfian GET/SET/DELETE/SCAN, one latency event per request",
     .unit = "requests",
-    .sizes = {.small = 5000, .normal = 1000000, .large = 3000000},
+    .sizes = {.small = 5000, .middle = 50000, .normal = 1000000, .large = 3000000},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "Response",

@@ -543,7 +543,7 @@ const wl_workload wl_lambda = {
     .name = "lambda",
     .description = "lazy lambda-calculus interpreter computing n! in Church numerals (Merlin's lambda-fact)",
     .unit = "n",
-    .sizes = {.small = 5, .normal = 9, .large = 0},
+    .sizes = {.small = 5, .middle = 6, .normal = 9, .large = 0},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "Thunk",

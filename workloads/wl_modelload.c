@@ -840,7 +840,7 @@ const wl_workload wl_modelload = {
     .name = "modelload",
     .description = "FiLiP's Moose: import a generated MSE software model into a FAMIX graph",
     .unit = "classes",
-    .sizes = {.small = 25, .normal = 25000, .large = 250000},
+    .sizes = {.small = 25, .middle = 500, .normal = 25000, .large = 250000},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "MSEToken",

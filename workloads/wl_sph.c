@@ -569,7 +569,7 @@ const wl_workload wl_sph = {
     .name = "sph",
     .description = "HoneyGinger-like SPH dam break: long-lived Particles, per-step grid and Vector temporaries",
     .unit = "particles",
-    .sizes = {.small = 80, .normal = 5000, .large = 20000},
+    .sizes = {.small = 80, .middle = 400, .normal = 5000, .large = 20000},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "Vector",

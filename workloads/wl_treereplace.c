@@ -231,7 +231,7 @@ const wl_workload wl_treereplace = {
     .name = "treereplace",
     .description = "binary tree whose subtrees are replaced by new ones (Merlin's tree-replace-random/-binary)",
     .unit = "depth",
-    .sizes = {.small = 10, .normal = 18, .large = 20},
+    .sizes = {.small = 10, .middle = 14, .normal = 18, .large = 20},
     .classes = classes,
     .nclasses = NCLASSES,
     .short_lived_class = "TreeNode",

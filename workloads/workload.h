@@ -55,6 +55,8 @@ typedef struct wl_class {
 
 typedef struct wl_sizes {
   uint64_t small;  /* for tests: well under a second, also in stress mode */
+  uint64_t middle; /* tens of milliseconds, a 10-100 MB Merlin trace: the simulator's
+                      validation and calibration size */
   uint64_t normal; /* the `default` size: roughly 1–5 s on the reference machine */
   uint64_t large;  /* GC-bound; 0 if the workload has none */
 } wl_sizes;

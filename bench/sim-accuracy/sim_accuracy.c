@@ -81,13 +81,20 @@ int main(int argc, char **argv) {
       fprintf(stderr, "sim-accuracy: %s\n", err.message);
       return 2;
     }
+    /* The simulation's time: the best of three, as configurations of a
+     * grid run one after another over the loaded input. */
     eph_sim_result sim;
-    double t0 = now();
-    if (eph_sim_run(in, &cfg, &cm, &sim, &err) != EPH_OK) {
-      fprintf(stderr, "sim-accuracy: %s\n", err.message);
-      return 1;
+    double sim_s = 0;
+    for (int k = 0; k < 3; k++) {
+      if (k) eph_sim_result_free(&sim);
+      double t0 = now();
+      if (eph_sim_run(in, &cfg, &cm, &sim, &err) != EPH_OK) {
+        fprintf(stderr, "sim-accuracy: %s\n", err.message);
+        return 1;
+      }
+      double t = now() - t0;
+      if (k == 0 || t < sim_s) sim_s = t;
     }
-    double sim_s = now() - t0;
     const eph_heap_stats *s = &real->stats;
     printf("%s %s %llu %llu %llu %llu %.6f %.6f %.6f %.6f %.6f %.6f %.6f\n", wl->name, argv[i],
            (unsigned long long)s->scavenges, (unsigned long long)sim.scavenges, (unsigned long long)s->full_gcs,

@@ -29,6 +29,11 @@ typedef struct eph_gc_event {
   uint64_t bytes_compacted; /* moved by the compactor */
   uint64_t old_committed;   /* old space size after */
   uint64_t ephemerons_mourned;
+  /* Work counts for the simulator's cost model (src/sim/calibrate); the
+   * heap fills them, a .eph file does not store them (read back as 0). */
+  uint64_t objects_moved;      /* objects copied or promoted out of new space */
+  uint64_t remembered_scanned; /* remembered-set entries a scavenge scanned */
+  uint64_t slots_scanned;      /* pointer slots scanned (scavenge) or traced (full GC mark) */
 } eph_gc_event;
 
 #ifdef __cplusplus

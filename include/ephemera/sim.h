@@ -127,15 +127,22 @@ typedef struct eph_sim_event {
 
 /* The cost model: predicted GC seconds = sum of coefficient * feature. */
 typedef struct eph_sim_costmodel {
-  double per_collection;   /* s per collection */
-  double per_byte_copied;  /* s per byte copied (young to young, or semispace) */
-  double per_byte_promoted;/* s per byte promoted (tenured) */
-  double per_byte_marked;  /* s per byte marked (live old bytes at a full GC) */
-  double per_byte_compacted; /* s per byte moved by compaction */
-  double per_remembered;   /* s per remembered-set entry scanned */
-  double per_mib_committed;/* s per MiB committed, per collection (page and table walks) */
-  double fit_error;        /* relative RMS error of the fit (0 if not fitted) */
-  unsigned samples;        /* collections it was fitted on (0: built-in guess) */
+  double per_scavenge;      /* s per scavenge (roots, flip, fixed costs) */
+  double per_full_gc;       /* s per full GC (bitmap, tables, fixed costs) */
+  double per_byte_copied;   /* s per byte copied (young to young, or semispace) */
+  double per_byte_promoted; /* s per byte promoted (tenured) */
+  double per_object_moved;  /* s per object copied or promoted (header, forwarding) */
+  double per_slot_scanned;  /* s per pointer slot a scavenge scans */
+  double per_slot_traced;   /* s per pointer slot a full GC scans (its evacuation and mark) */
+  double per_byte_marked;   /* s per byte marked (live old bytes at a full GC) */
+  double per_byte_compacted;/* s per byte moved by compaction */
+  double per_remembered;    /* s per remembered-set entry scanned */
+  double per_mib_committed; /* s per MiB committed, per collection (page and table walks) */
+  /* Pointer slots per byte moved or marked in the calibration runs: the
+   * slot counts of an input without the object graph are estimated with it. */
+  double slots_per_byte;
+  double fit_error;         /* relative RMS error of the fit over its runs (0 if not fitted) */
+  unsigned samples;         /* runs it was fitted on (0: built-in guess) */
 } eph_sim_costmodel;
 
 typedef struct eph_sim_result {
@@ -157,8 +164,12 @@ typedef struct eph_sim_result {
   double space_time;             /* committed bytes integrated over the allocation clock (byte^2) */
   double gc_seconds;             /* predicted by the cost model */
   double gc_seconds_low, gc_seconds_high; /* a range when the input is sampled; else equal */
-  double collection_mib;         /* sum over collections of MiB committed then (a cost feature) */
-  uint64_t remembered_scanned;   /* remembered-set entries scanned by scavenges (a cost feature) */
+  /* Cost features (eph_sim_costmodel): */
+  double collection_mib;         /* sum over collections of MiB committed then */
+  uint64_t remembered_scanned;   /* remembered-set entries scanned by scavenges */
+  uint64_t objects_moved;        /* objects copied or promoted */
+  uint64_t slots_scanned;        /* pointer slots scanned by scavenges (trace input; else 0) */
+  uint64_t slots_traced;         /* pointer slots scanned by full GCs (trace input; else 0) */
   /* Sampled input: the same figures with every death at its earliest
    * (alive_until); the fields above take the latest.  Else equal to them. */
   struct {
@@ -216,17 +227,23 @@ eph_status eph_sim_costmodel_save(const char *path, const eph_sim_costmodel *cm,
 /* One real collection, as the heap's event log gives it: its measured
  * time and the features the model charges for. */
 typedef struct eph_sim_observation {
+  unsigned run;             /* the real run it belongs to (the fit weighs runs) */
+  eph_gc_kind kind;
   double seconds;
-  double copied, promoted, marked, compacted, remembered, mib_committed;
+  double copied, promoted, objects, slots, marked, compacted, remembered, mib_committed;
 } eph_sim_observation;
 
 /*
- * Least squares with non-negative coefficients over n observations; fills
- * cm with the coefficients (0 for a feature never observed), fit_error =
- * sqrt(sum of squared residuals / sum of squared times) and samples = n.
- * EPH_ERR_INVALID with a message if n < 8 or the features cannot determine
- * any coefficient.
+ * Fits the model to n observations: their features and times are summed
+ * per run, and the coefficients (non-negative) minimise the runs' squared
+ * *relative* errors, so that a 1 ms run counts as much as a 100 ms one
+ * (runs under EPH_SIM_FIT_MIN_SECONDS of GC are left out: timer noise).
+ * Fills cm (0 for a feature never observed), fit_error = the RMS relative
+ * error over the runs fitted, samples = their number, slots_per_byte.
+ * EPH_ERR_INVALID with a message if fewer than 8 runs qualify or the
+ * features cannot determine any coefficient.
  */
+#define EPH_SIM_FIT_MIN_SECONDS 0.0005
 eph_status eph_sim_costmodel_fit(const eph_sim_observation *obs, size_t n, eph_sim_costmodel *cm, eph_error *err);
 
 /* --- output ---------------------------------------------------------------- */

@@ -47,7 +47,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: ephemera run WORKLOAD [--size S] [--gc PARAMS] [--retain CLASS[,CLASS]] [--seed N] [--quiet]\n"
           "                    [workload options]\n"
-          "  --size S       small, default, large, or a number in the workload's unit\n"
+          "  --size S       small, middle, default, large, or a number in the workload's unit\n"
           "  --gc PARAMS    GC parameters, e.g. eden=64M,headroom=64M,shrink=128M,ratio=2.5\n"
           "  --retain C,..  keep every instance of these classes alive until the end\n"
           "  --seed N       input generator seed (default 42)\n"

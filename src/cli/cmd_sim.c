@@ -41,7 +41,8 @@ static void usage(FILE *out) {
           "  --model FILE   the cost model (default $XDG_CONFIG_HOME/ephemera/costmodel, else built-in)\n"
           "  --format F     text (default), csv or json\n"
           "calibrate: runs every workload on the real heap with a few GC settings (or those given by --gc)\n"
-          "  at --size (default small), fits the cost model by least squares on their collections and\n"
+          "  at each size of --size (comma-separated; default small,middle), fits the cost model by least\n"
+          "  squares on the runs' relative errors and\n"
           "  writes it to --model (default $XDG_CONFIG_HOME/ephemera/costmodel).\n"
           "exit: 0 ok, 1 the simulation or calibration failed, 2 usage, 3 bad input file\n");
 }
@@ -194,7 +195,7 @@ static int calibrate(int argc, char **argv) {
   eph_sim_costmodel cm;
   eph_error err;
   double median;
-  if (eph_sim_calibrate(a.size ? a.size : "small", a.ngc ? a.gc : NULL, a.ngc, &cm, &median, stdout, &err) !=
+  if (eph_sim_calibrate(a.size ? a.size : "small,middle", a.ngc ? a.gc : NULL, a.ngc, &cm, &median, stdout, &err) !=
       EPH_OK) {
     cli_error("sim calibrate: %s", err.message);
     return 1;
@@ -203,12 +204,14 @@ static int calibrate(int argc, char **argv) {
     cli_error("sim calibrate: %s", err.message);
     return 1;
   }
-  printf("cost model (s): per collection %.3g, per byte copied %.3g, promoted %.3g, marked %.3g, compacted %.3g,\n"
-         "  per remembered entry %.3g (not in the heap's event log: not fitted), per MiB committed %.3g\n"
-         "fit error %.1f%% (relative RMS over %u collections); per-run GC time error median %.1f%%\n"
+  printf("cost model (s): per scavenge %.3g, per full GC %.3g; per byte copied %.3g, promoted %.3g;\n"
+         "  per object moved %.3g; per slot scanned %.3g, traced %.3g; per byte marked %.3g, compacted %.3g;\n"
+         "  per remembered entry %.3g; per MiB committed %.3g (0: a coefficient the fit found no use for)\n"
+         "fit error %.1f%% (relative RMS over %u runs); per-run GC time error median %.1f%%\n"
          "wrote %s\n",
-         cm.per_collection, cm.per_byte_copied, cm.per_byte_promoted, cm.per_byte_marked, cm.per_byte_compacted,
-         cm.per_remembered, cm.per_mib_committed, 100 * cm.fit_error, cm.samples, 100 * median, out);
+         cm.per_scavenge, cm.per_full_gc, cm.per_byte_copied, cm.per_byte_promoted, cm.per_object_moved,
+         cm.per_slot_scanned, cm.per_slot_traced, cm.per_byte_marked, cm.per_byte_compacted, cm.per_remembered,
+         cm.per_mib_committed, 100 * cm.fit_error, cm.samples, 100 * median, out);
   return 0;
 }
 

@@ -20,7 +20,7 @@ static void usage(FILE *out) {
           "       ephemera tune --lua SCRIPT [ARGS...]\n"
           "  profiles once, simulates a grid of GC configurations, runs the best few and the default for real,\n"
           "  and recommends the best measured as an EPHEMERA_GC string (docs/tune.md)\n"
-          "  --size S            workload size: small, default, large or a number\n"
+          "  --size S            workload size: small, middle, default, large or a number\n"
           "  --cmd 'PROG ARGS'   any program embedding the heap (run by sh -c, through EPHEMERA_GC/EPHEMERA_PROFILE)\n"
           "  --lua SCRIPT        Lua 5.4's collector for SCRIPT: the rest of the line is its arguments,\n"
           "                      so the options above go before --lua\n"

@@ -107,6 +107,7 @@ static inline void mark_value(eph_heap *h, eph_value v) {
 static void mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
   const eph_value *slot = (const eph_value *)(obj + sizeof(eph_header));
   size_t i = 0, n = eph_size_bytes(obj) / EPH_WORD;
+  h->current.slots_scanned += n;
   if (EPH_UNLIKELY(ephh_is_live_ephemeron(obj))) {
     (*ephemerons)++;
     eph_value key = slot[EPH_EPHEMERON_KEY];

@@ -31,6 +31,8 @@ typedef struct scavenger {
   bool full_gc_step;             /* evacuating for a full GC: never mourn */
   char *young_scan;              /* Cheney scan pointer in `future` */
   uint64_t copied, promoted, ephemerons;
+  uint64_t objects; /* copied or promoted */
+  uint64_t slots;   /* pointer slots scanned */
 } scavenger;
 
 static inline bool in_from_space(const scavenger *s, eph_value v) {
@@ -54,6 +56,7 @@ static eph_value copy_object(scavenger *s, eph_value obj) {
     h->future.top += bytes;
     s->copied += bytes;
   }
+  s->objects++;
   memcpy(dest, (const void *)obj, bytes);
   *(eph_header *)(void *)dest = (hdr & ~EPH_HDR_AGE_MASK) | ((eph_header)age << EPH_HDR_AGE_SHIFT);
   *eph_header_of(obj) = (eph_header)(uintptr_t)dest | EPH_HDR_FORWARDED;
@@ -78,6 +81,7 @@ static bool scan_object(scavenger *s, eph_value obj) {
   if (eph_format_of(obj) == EPH_FORMAT_BYTES) return false;
   eph_value *slot = (eph_value *)(obj + sizeof(eph_header));
   eph_value *end = slot + eph_size_bytes(obj) / sizeof(eph_value);
+  s->slots += (uint64_t)(end - slot);
   bool young = false;
   if (EPH_UNLIKELY(ephh_is_live_ephemeron(obj))) {
     s->ephemerons++;
@@ -114,6 +118,7 @@ static bool scan_object(scavenger *s, eph_value obj) {
 
 static void scan_remembered_set(scavenger *s) {
   eph_heap *h = s->h;
+  h->current.remembered_scanned += h->remset_len;
   for (size_t i = 0; i < h->remset_len; i++) {
     PREFETCH_AHEAD(h->remset, i, h->remset_len);
     scan_object(s, h->remset[i]);
@@ -287,6 +292,8 @@ void ephh_evacuate_young(eph_heap *h, bool tenure_all) {
 
   h->current.bytes_copied += s.copied;
   h->current.bytes_promoted += s.promoted;
+  h->current.objects_moved += s.objects;
+  h->current.slots_scanned += s.slots;
   h->stats.ephemerons_traced += s.ephemerons;
 }
 

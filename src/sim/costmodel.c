@@ -12,31 +12,40 @@
 
 #include "sim_internal.h"
 
-#define NFEAT 7
-#define MIN_OBSERVATIONS 8 /* fewer collections than this leave the fit meaningless */
+#define NFEAT 11
+#define MIN_RUNS 8 /* fewer runs than this leave the fit meaningless */
 
-/* The built-in guesses: a scavenge costs ~20 us of fixed work, copying ~1 ns
- * per byte, marking ~0.5 ns, sliding ~0.3 ns (memmove), a remembered entry
+/* The built-in guesses: a scavenge costs ~20 us of fixed work, a full GC
+ * ~100 us, copying ~0.3 ns per byte and ~5 ns per object, a slot ~1.5 ns,
+ * marking ~0.1 ns per byte, sliding ~0.2 ns (memmove), a remembered entry
  * ~20 ns (a cache miss).  Only a starting point: calibrate on the machine. */
 void eph_sim_costmodel_default(eph_sim_costmodel *cm) {
   *cm = (eph_sim_costmodel){
-      .per_collection = 20e-6,
-      .per_byte_copied = 1.0e-9,
-      .per_byte_promoted = 1.2e-9,
-      .per_byte_marked = 0.5e-9,
-      .per_byte_compacted = 0.3e-9,
+      .per_scavenge = 20e-6,
+      .per_full_gc = 100e-6,
+      .per_byte_copied = 0.3e-9,
+      .per_byte_promoted = 0.4e-9,
+      .per_object_moved = 5e-9,
+      .per_slot_scanned = 1.5e-9,
+      .per_slot_traced = 3e-9,
+      .per_byte_marked = 0.1e-9,
+      .per_byte_compacted = 0.2e-9,
       .per_remembered = 20e-9,
       .per_mib_committed = 0,
+      .slots_per_byte = 0.05,
   };
 }
 
-static const char *const KEYS[NFEAT] = {"per_collection",     "per_byte_copied", "per_byte_promoted",
-                                        "per_byte_marked",    "per_byte_compacted", "per_remembered",
-                                        "per_mib_committed"};
+static const char *const KEYS[NFEAT] = {"per_scavenge",       "per_full_gc",      "per_byte_copied",
+                                        "per_byte_promoted",  "per_object_moved", "per_slot_scanned",
+                                        "per_slot_traced",    "per_byte_marked",  "per_byte_compacted",
+                                        "per_remembered",     "per_mib_committed"};
 
 static double *field(eph_sim_costmodel *cm, int i) {
-  double *f[NFEAT] = {&cm->per_collection,     &cm->per_byte_copied, &cm->per_byte_promoted, &cm->per_byte_marked,
-                      &cm->per_byte_compacted, &cm->per_remembered,  &cm->per_mib_committed};
+  double *f[NFEAT] = {&cm->per_scavenge,      &cm->per_full_gc,       &cm->per_byte_copied,
+                      &cm->per_byte_promoted, &cm->per_object_moved,  &cm->per_slot_scanned,
+                      &cm->per_slot_traced,   &cm->per_byte_marked,   &cm->per_byte_compacted,
+                      &cm->per_remembered,    &cm->per_mib_committed};
   return f[i];
 }
 
@@ -75,6 +84,7 @@ eph_status eph_sim_costmodel_load(const char *path, eph_sim_costmodel *cm, eph_e
         seen |= 1u << i;
         known = true;
       }
+    if (!strcmp(key, "slots_per_byte")) m.slots_per_byte = v, known = true;
     if (!strcmp(key, "fit_error")) m.fit_error = v, known = true;
     if (!strcmp(key, "samples")) m.samples = (unsigned)v, known = true;
     if (!known) {
@@ -85,7 +95,8 @@ eph_status eph_sim_costmodel_load(const char *path, eph_sim_costmodel *cm, eph_e
   }
   fclose(f);
   if (seen != (1u << NFEAT) - 1) {
-    eph_error_fill(err, EPH_ERR_INVALID, "cost model %s: missing coefficients (needs all of per_collection ... per_mib_committed)", path);
+    eph_error_fill(err, EPH_ERR_INVALID, "cost model %s: missing coefficients (needs all of per_scavenge ... per_mib_committed; "
+                   "a model from an older ephemera: run `ephemera sim calibrate` again)", path);
     return EPH_ERR_INVALID;
   }
   *cm = m;
@@ -118,7 +129,7 @@ eph_status eph_sim_costmodel_save(const char *path, const eph_sim_costmodel *cm,
   fprintf(f, "# ephemera sim cost model: predicted GC seconds = sum of coefficient x feature\n");
   eph_sim_costmodel m = *cm;
   for (int i = 0; i < NFEAT; i++) fprintf(f, "%s %.9g\n", KEYS[i], *field(&m, i));
-  fprintf(f, "fit_error %.6g\nsamples %u\n", cm->fit_error, cm->samples);
+  fprintf(f, "slots_per_byte %.9g\nfit_error %.6g\nsamples %u\n", cm->slots_per_byte, cm->fit_error, cm->samples);
   if (fclose(f) != 0) {
     eph_error_fill(err, EPH_ERR_IO, "cannot write cost model %s: %s", path, strerror(errno));
     return EPH_ERR_IO;
@@ -126,31 +137,35 @@ eph_status eph_sim_costmodel_save(const char *path, const eph_sim_costmodel *cm,
   return EPH_OK;
 }
 
-static void features(const eph_sim_observation *o, double x[NFEAT]) {
-  x[0] = 1;
-  x[1] = o->copied;
-  x[2] = o->promoted;
-  x[3] = o->marked;
-  x[4] = o->compacted;
-  x[5] = o->remembered;
-  x[6] = o->mib_committed;
+/* A run: its summed features (in KEYS order) and GC seconds. */
+typedef struct run_sum {
+  double x[NFEAT];
+  double seconds;
+} run_sum;
+
+static void add_observation(run_sum *r, const eph_sim_observation *o) {
+  bool full = o->kind == EPH_GC_FULL;
+  double x[NFEAT] = {!full, full, o->copied, o->promoted, o->objects, full ? 0 : o->slots, full ? o->slots : 0,
+                     o->marked, o->compacted, o->remembered, o->mib_committed};
+  for (int j = 0; j < NFEAT; j++) r->x[j] += x[j];
+  r->seconds += o->seconds;
 }
 
-/* Solves the normal equations over the active features (Gaussian
- * elimination with partial pivoting on scaled columns).  False if singular. */
-static bool solve(const eph_sim_observation *obs, size_t n, const bool active[NFEAT], const double scale[NFEAT],
+/* Solves the weighted normal equations over the active features (weight
+ * 1 / seconds: relative errors; Gaussian elimination with partial pivoting
+ * on scaled columns).  False if singular. */
+static bool solve(const run_sum *runs, size_t n, const bool active[NFEAT], const double scale[NFEAT],
                   double beta[NFEAT]) {
   double a[NFEAT][NFEAT + 1] = {{0}};
   int idx[NFEAT], m = 0;
   for (int j = 0; j < NFEAT; j++)
     if (active[j]) idx[m++] = j;
   for (size_t k = 0; k < n; k++) {
-    double x[NFEAT];
-    features(&obs[k], x);
+    double w = 1 / runs[k].seconds;
     for (int i = 0; i < m; i++) {
-      double xi = x[idx[i]] / scale[idx[i]];
-      for (int j = 0; j < m; j++) a[i][j] += xi * x[idx[j]] / scale[idx[j]];
-      a[i][m] += xi * obs[k].seconds;
+      double xi = runs[k].x[idx[i]] / scale[idx[i]] * w;
+      for (int j = 0; j < m; j++) a[i][j] += xi * runs[k].x[idx[j]] / scale[idx[j]] * w;
+      a[i][m] += xi * runs[k].seconds * w;
     }
   }
   for (int c = 0; c < m; c++) {
@@ -174,33 +189,60 @@ static bool solve(const eph_sim_observation *obs, size_t n, const bool active[NF
   return true;
 }
 
+/* The runs with enough GC time to fit on, summed; *n_out of them. */
+static run_sum *sum_runs(const eph_sim_observation *obs, size_t n, size_t *n_out, double *slots_per_byte) {
+  unsigned nrun = 0;
+  for (size_t k = 0; k < n; k++)
+    if (obs[k].run + 1 > nrun) nrun = obs[k].run + 1;
+  run_sum *all = calloc(nrun ? nrun : 1, sizeof *all);
+  if (!all) return NULL;
+  double slots = 0, bytes = 0;
+  for (size_t k = 0; k < n; k++) {
+    add_observation(&all[obs[k].run], &obs[k]);
+    slots += obs[k].slots;
+    bytes += obs[k].copied + obs[k].promoted + obs[k].marked;
+  }
+  *slots_per_byte = bytes > 0 ? slots / bytes : 0;
+  size_t keep = 0;
+  for (unsigned r = 0; r < nrun; r++)
+    if (all[r].seconds >= EPH_SIM_FIT_MIN_SECONDS) all[keep++] = all[r];
+  *n_out = keep;
+  return all;
+}
+
 eph_status eph_sim_costmodel_fit(const eph_sim_observation *obs, size_t n, eph_sim_costmodel *cm, eph_error *err) {
-  if (n < MIN_OBSERVATIONS) {
-    eph_error_fill(err, EPH_ERR_INVALID, "%zu collections observed: at least %d are needed to fit the cost model", n,
-                   MIN_OBSERVATIONS);
+  size_t nruns;
+  double slots_per_byte;
+  run_sum *runs = sum_runs(obs, n, &nruns, &slots_per_byte);
+  if (!runs) {
+    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+    return EPH_ERR_NOMEM;
+  }
+  if (nruns < MIN_RUNS) {
+    free(runs);
+    eph_error_fill(err, EPH_ERR_INVALID, "%zu runs with at least %g ms of GC: at least %d are needed to fit the cost model",
+                   nruns, EPH_SIM_FIT_MIN_SECONDS * 1e3, MIN_RUNS);
     return EPH_ERR_INVALID;
   }
   /* Features never observed (all zero) are left out; columns are scaled to
    * their largest value so that bytes and counts are comparable. */
   double scale[NFEAT] = {0};
   bool active[NFEAT];
-  for (size_t k = 0; k < n; k++) {
-    double x[NFEAT];
-    features(&obs[k], x);
+  for (size_t k = 0; k < nruns; k++)
     for (int j = 0; j < NFEAT; j++)
-      if (fabs(x[j]) > scale[j]) scale[j] = fabs(x[j]);
-  }
+      if (fabs(runs[k].x[j]) > scale[j]) scale[j] = fabs(runs[k].x[j]);
   for (int j = 0; j < NFEAT; j++) active[j] = scale[j] > 0;
   /* Non-negative least squares, the simple way: drop the most negative
    * coefficient and refit until none is negative (a handful of features). */
   double beta[NFEAT];
   for (;;) {
-    if (!solve(obs, n, active, scale, beta)) {
+    if (!solve(runs, nruns, active, scale, beta)) {
       /* Collinear columns: drop the last active feature and retry. */
       int last = -1;
       for (int j = 0; j < NFEAT; j++)
         if (active[j]) last = j;
       if (last <= 0) {
+        free(runs);
         eph_error_fill(err, EPH_ERR_INVALID, "the observations cannot determine the cost model (all features collinear)");
         return EPH_ERR_INVALID;
       }
@@ -215,16 +257,17 @@ eph_status eph_sim_costmodel_fit(const eph_sim_observation *obs, size_t n, eph_s
   }
   eph_sim_costmodel m = {0};
   for (int j = 0; j < NFEAT; j++) *field(&m, j) = beta[j];
-  double sse = 0, sst = 0;
-  for (size_t k = 0; k < n; k++) {
-    double x[NFEAT], pred = 0;
-    features(&obs[k], x);
-    for (int j = 0; j < NFEAT; j++) pred += beta[j] * x[j];
-    sse += (pred - obs[k].seconds) * (pred - obs[k].seconds);
-    sst += obs[k].seconds * obs[k].seconds;
+  double sse = 0;
+  for (size_t k = 0; k < nruns; k++) {
+    double pred = 0;
+    for (int j = 0; j < NFEAT; j++) pred += beta[j] * runs[k].x[j];
+    double rel = (pred - runs[k].seconds) / runs[k].seconds;
+    sse += rel * rel;
   }
-  m.fit_error = sst > 0 ? sqrt(sse / sst) : 0;
-  m.samples = (unsigned)n;
+  free(runs);
+  m.fit_error = sqrt(sse / (double)nruns);
+  m.samples = (unsigned)nruns;
+  m.slots_per_byte = slots_per_byte;
   *cm = m;
   return EPH_OK;
 }

@@ -19,6 +19,7 @@ typedef struct simcur {
   eph_gc_kind kind;
   uint64_t allocated, used_before;
   uint64_t copied, promoted, marked, compacted, remembered, remembered_scanned;
+  uint64_t objects, slots; /* objects moved; pointer slots scanned (cost features) */
 } simcur;
 
 typedef struct simrun {

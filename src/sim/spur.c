@@ -176,6 +176,7 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (age < MAX_AGE) age++;
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
+  s->r.cur.objects++;
   if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
     if (age < tenure_age) s->special[o] = 1;
     old_alloc_gc(s, o);
@@ -209,6 +210,7 @@ static inline uint32_t slot_value(const spur *s, uint64_t g) {
 static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (!s->graph) return false;
   bool young = false;
+  s->r.cur.slots += s->r.in->slot_start[o + 1] - s->r.in->slot_start[o];
   for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
     uint32_t t = slot_value(s, g);
     if (in_from_space(s, t)) copy_object(s, t, tenure_age);

@@ -70,6 +70,7 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (age < MAX_AGE) age++;
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
+  s->r.cur.objects++;
   if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
@@ -87,6 +88,7 @@ static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (!s->r.slots) return false;
   const eph_sim_input *in = s->r.in;
   bool young = false;
+  s->r.cur.slots += in->slot_start[o + 1] - in->slot_start[o];
   for (uint64_t k = in->slot_start[o]; k < in->slot_start[o + 1]; k++) {
     uint32_t t = s->r.slots[k];
     if (in_from_space(s, t)) copy_object(s, t, tenure_age);

@@ -91,6 +91,7 @@ void sim_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uin
     uint32_t bytes = r->in->size[o];
     if (r->death[o] > t) {
       live += bytes;
+      if (r->in->slot_start) r->cur.slots += r->in->slot_start[o + 1] - r->in->slot_start[o]; /* the mark */
       if (moving) r->cur.compacted += bytes;
       old->v[keep++] = o;
     } else {

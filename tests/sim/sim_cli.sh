@@ -50,12 +50,12 @@ has lifetimes "no nepotism" "$dir/out"
 check sampled 0 "$cli" sim "$dir/s.eph" --gc eden=64K
 has sampled "sampled input" "$dir/out"
 
-check calibrate 0 "$cli" sim calibrate --model "$dir/model" --gc eden=64K,headroom=64K --gc eden=16K,tenure=1
+check calibrate 0 "$cli" sim calibrate --model "$dir/model" --size middle --gc eden=64K,headroom=64K --gc eden=16K,tenure=1
 has calibrate "fit error" "$dir/out"
 has calibrate "^per_byte_copied " "$dir/model"
 check with-model 0 "$cli" sim "$dir/t.eph" --model "$dir/model"
 has with-model "cost model: fitted" "$dir/out"
-echo "per_collection fast" >"$dir/bad-model"
+echo "per_scavenge fast" >"$dir/bad-model"
 check bad-model 3 "$cli" sim "$dir/t.eph" --model "$dir/bad-model"
 has bad-model "line 1" "$dir/err"
 

@@ -195,24 +195,47 @@ static void test_stress_refused(void **state) {
 
 static void test_fit_recovers_coefficients(void **state) {
   (void)state;
-  eph_sim_observation obs[64];
-  for (int i = 0; i < 64; i++) {
-    obs[i] = (eph_sim_observation){.copied = (i * 7919) % 1000 * 1000.0, .promoted = (i * 104729) % 500 * 1000.0,
-                                   .marked = i % 3 ? 0 : i * 50000.0, .compacted = i % 5 ? 0 : i * 20000.0};
-    obs[i].seconds = 1e-5 + 1e-9 * obs[i].copied + 2e-9 * obs[i].promoted + 5e-10 * obs[i].marked +
-                     3e-10 * obs[i].compacted;
+  /* 64 runs of two collections each (a scavenge and, every third run, a
+   * full GC), timed by a known model: the fit must find it again. */
+  eph_sim_observation obs[128];
+  size_t n = 0;
+  for (unsigned i = 0; i < 64; i++) {
+    obs[n++] = (eph_sim_observation){.run = i, .kind = EPH_GC_SCAVENGE, .copied = (i * 7919) % 1000 * 1000.0 + 1000,
+                                     .promoted = (i * 104729) % 500 * 1000.0, .objects = (i * 31) % 97 * 100.0,
+                                     .slots = (i * 13) % 51 * 300.0};
+    if (i % 3 == 0)
+      obs[n++] = (eph_sim_observation){.run = i, .kind = EPH_GC_FULL, .marked = i * 50000.0 + 1e4,
+                                       .compacted = i % 5 ? 0 : i * 20000.0, .slots = (i * 37) % 41 * 500.0};
   }
+  for (size_t k = 0; k < n; k++) {
+    const eph_sim_observation *o = &obs[k];
+    bool full = o->kind == EPH_GC_FULL;
+    obs[k].seconds = (full ? 1e-4 : 1e-5) + 1e-9 * o->copied + 2e-9 * o->promoted + 4e-9 * o->objects +
+                     (full ? 3e-9 : 1.5e-9) * o->slots + 5e-10 * o->marked + 3e-10 * o->compacted;
+  }
+  double run_s[64] = {0};
+  for (size_t k = 0; k < n; k++) run_s[obs[k].run] += obs[k].seconds;
+  unsigned timed = 0; /* runs with enough GC to be fitted */
+  for (int i = 0; i < 64; i++) timed += run_s[i] >= EPH_SIM_FIT_MIN_SECONDS;
+  assert_true(timed >= 32 && timed < 64); /* some runs are left out */
   eph_sim_costmodel cm;
   eph_error err;
-  assert_int_equal(eph_sim_costmodel_fit(obs, 64, &cm, &err), EPH_OK);
-  assert_float_equal(cm.per_collection, 1e-5, 1e-9);
+  assert_int_equal(eph_sim_costmodel_fit(obs, n, &cm, &err), EPH_OK);
+  assert_float_equal(cm.per_scavenge, 1e-5, 1e-9);
+  assert_float_equal(cm.per_full_gc, 1e-4, 1e-9);
   assert_float_equal(cm.per_byte_copied, 1e-9, 1e-12);
   assert_float_equal(cm.per_byte_promoted, 2e-9, 1e-12);
+  assert_float_equal(cm.per_object_moved, 4e-9, 1e-12);
+  assert_float_equal(cm.per_slot_scanned, 1.5e-9, 1e-12);
+  assert_float_equal(cm.per_slot_traced, 3e-9, 1e-12);
   assert_float_equal(cm.per_byte_marked, 5e-10, 1e-12);
   assert_float_equal(cm.per_byte_compacted, 3e-10, 1e-12);
   assert_true(cm.fit_error < 1e-6);
-  assert_int_equal(cm.samples, 64);
-  assert_int_equal(eph_sim_costmodel_fit(obs, 3, &cm, &err), EPH_ERR_INVALID);
+  assert_int_equal(cm.samples, timed);
+  /* Too few runs to fit: an error, whatever the number of collections. */
+  for (size_t k = 0; k < n; k++) obs[k].run %= 3;
+  assert_int_equal(eph_sim_costmodel_fit(obs, n, &cm, &err), EPH_ERR_INVALID);
+  assert_non_null(strstr(err.message, "runs"));
 }
 
 static void test_model_file(void **state) {
@@ -231,12 +254,12 @@ static void test_model_file(void **state) {
   assert_float_equal(back.fit_error, 0.125, 1e-12);
   assert_int_equal(back.samples, 42);
   FILE *f = fopen(path, "w");
-  fputs("per_collection fast\n", f);
+  fputs("per_scavenge fast\n", f);
   fclose(f);
   assert_int_equal(eph_sim_costmodel_load(path, &back, &err), EPH_ERR_INVALID);
   assert_non_null(strstr(err.message, "line 1"));
   f = fopen(path, "w");
-  fputs("per_collection 1e-5\n", f);
+  fputs("per_scavenge 1e-5\n", f);
   fclose(f);
   assert_int_equal(eph_sim_costmodel_load(path, &back, &err), EPH_ERR_INVALID);
   assert_non_null(strstr(err.message, "missing"));

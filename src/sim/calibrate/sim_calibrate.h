@@ -13,15 +13,17 @@
 #include "ephemera/sim.h"
 
 /*
- * Runs every workload at `size` ("small", "default", a number) with each of
- * the nspecs GC settings (NULL: a built-in set of settings spanning eden
- * sizes and tenure ages), fits the model into *cm, and writes to log (if
- * not NULL) one line per run: measured GC seconds against the fitted
- * model's prediction for that run's collections.  *run_error_median gets
- * the median relative error of those per-run totals.  EPH_ERR_INVALID with
- * a message if a run fails or the fit is impossible.
+ * Runs every workload at each size of `sizes` (comma-separated: "small",
+ * "middle", "default", a number; the command's default is "small,middle")
+ * with each of the nspecs GC settings (NULL: a built-in set per size,
+ * spanning eden sizes and tenure ages), fits the model into *cm, and writes
+ * to log (if not NULL) one line per run: measured GC seconds against the
+ * fitted model's prediction for that run's collections.  *run_error_median
+ * gets the median relative error of those per-run totals (runs with enough
+ * GC to be fitted).  EPH_ERR_INVALID with a message if a run fails or the
+ * fit is impossible.
  */
-eph_status eph_sim_calibrate(const char *size, const char *const *specs, size_t nspecs, eph_sim_costmodel *cm,
+eph_status eph_sim_calibrate(const char *sizes, const char *const *specs, size_t nspecs, eph_sim_costmodel *cm,
                              double *run_error_median, FILE *log, eph_error *err);
 
 #endif
