@@ -34,6 +34,7 @@ typedef struct eph_gc_event {
   uint64_t objects_moved;      /* objects copied or promoted out of new space */
   uint64_t remembered_scanned; /* remembered-set entries a scavenge scanned */
   uint64_t slots_scanned;      /* pointer slots scanned (scavenge) or traced (full GC mark) */
+  uint64_t remembered_slots;   /* of which in remembered-set entries (old objects, scanned in place) */
 } eph_gc_event;
 
 #ifdef __cplusplus

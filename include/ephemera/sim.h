@@ -132,7 +132,8 @@ typedef struct eph_sim_costmodel {
   double per_byte_copied;   /* s per byte copied (young to young, or semispace) */
   double per_byte_promoted; /* s per byte promoted (tenured) */
   double per_object_moved;  /* s per object copied or promoted (header, forwarding) */
-  double per_slot_scanned;  /* s per pointer slot a scavenge scans */
+  double per_slot_scanned;  /* s per pointer slot a scavenge scans in a copied or promoted object */
+  double per_remembered_slot; /* s per pointer slot a scavenge scans in a remembered-set entry */
   double per_slot_traced;   /* s per pointer slot a full GC scans (its evacuation and mark) */
   double per_byte_marked;   /* s per byte marked (live old bytes at a full GC) */
   double per_byte_compacted;/* s per byte moved by compaction */
@@ -168,7 +169,8 @@ typedef struct eph_sim_result {
   double collection_mib;         /* sum over collections of MiB committed then */
   uint64_t remembered_scanned;   /* remembered-set entries scanned by scavenges */
   uint64_t objects_moved;        /* objects copied or promoted */
-  uint64_t slots_scanned;        /* pointer slots scanned by scavenges (trace input; else 0) */
+  uint64_t slots_scanned;        /* pointer slots scanned by scavenges in copied objects (trace input; else 0) */
+  uint64_t remembered_slots;     /* pointer slots scanned by scavenges in remembered-set entries (idem) */
   uint64_t slots_traced;         /* pointer slots scanned by full GCs (trace input; else 0) */
   /* Sampled input: the same figures with every death at its earliest
    * (alive_until); the fields above take the latest.  Else equal to them. */
@@ -230,7 +232,10 @@ typedef struct eph_sim_observation {
   unsigned run;             /* the real run it belongs to (the fit weighs runs) */
   eph_gc_kind kind;
   double seconds;
-  double copied, promoted, objects, slots, marked, compacted, remembered, mib_committed;
+  double copied, promoted, objects;
+  double slots;             /* pointer slots scanned, all of them */
+  double remembered_slots;  /* of which in remembered-set entries */
+  double marked, compacted, remembered, mib_committed;
 } eph_sim_observation;
 
 /*

@@ -119,10 +119,12 @@ static bool scan_object(scavenger *s, eph_value obj) {
 static void scan_remembered_set(scavenger *s) {
   eph_heap *h = s->h;
   h->current.remembered_scanned += h->remset_len;
+  uint64_t slots_before = s->slots;
   for (size_t i = 0; i < h->remset_len; i++) {
     PREFETCH_AHEAD(h->remset, i, h->remset_len);
     scan_object(s, h->remset[i]);
   }
+  h->current.remembered_slots += s->slots - slots_before;
 }
 
 static bool holds_young(const eph_heap *h, eph_value obj) {

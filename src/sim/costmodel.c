@@ -12,7 +12,7 @@
 
 #include "sim_internal.h"
 
-#define NFEAT 11
+#define NFEAT 12
 #define MIN_RUNS 8 /* fewer runs than this leave the fit meaningless */
 
 /* The built-in guesses: a scavenge costs ~20 us of fixed work, a full GC
@@ -27,6 +27,7 @@ void eph_sim_costmodel_default(eph_sim_costmodel *cm) {
       .per_byte_promoted = 0.4e-9,
       .per_object_moved = 5e-9,
       .per_slot_scanned = 1.5e-9,
+      .per_remembered_slot = 1.5e-9,
       .per_slot_traced = 3e-9,
       .per_byte_marked = 0.1e-9,
       .per_byte_compacted = 0.2e-9,
@@ -36,16 +37,16 @@ void eph_sim_costmodel_default(eph_sim_costmodel *cm) {
   };
 }
 
-static const char *const KEYS[NFEAT] = {"per_scavenge",       "per_full_gc",      "per_byte_copied",
-                                        "per_byte_promoted",  "per_object_moved", "per_slot_scanned",
-                                        "per_slot_traced",    "per_byte_marked",  "per_byte_compacted",
-                                        "per_remembered",     "per_mib_committed"};
+static const char *const KEYS[NFEAT] = {
+    "per_scavenge",    "per_full_gc",         "per_byte_copied", "per_byte_promoted",  "per_object_moved",
+    "per_slot_scanned", "per_remembered_slot", "per_slot_traced", "per_byte_marked",   "per_byte_compacted",
+    "per_remembered",  "per_mib_committed"};
 
 static double *field(eph_sim_costmodel *cm, int i) {
-  double *f[NFEAT] = {&cm->per_scavenge,      &cm->per_full_gc,       &cm->per_byte_copied,
-                      &cm->per_byte_promoted, &cm->per_object_moved,  &cm->per_slot_scanned,
-                      &cm->per_slot_traced,   &cm->per_byte_marked,   &cm->per_byte_compacted,
-                      &cm->per_remembered,    &cm->per_mib_committed};
+  double *f[NFEAT] = {&cm->per_scavenge,       &cm->per_full_gc,         &cm->per_byte_copied,
+                      &cm->per_byte_promoted,  &cm->per_object_moved,    &cm->per_slot_scanned,
+                      &cm->per_remembered_slot, &cm->per_slot_traced,    &cm->per_byte_marked,
+                      &cm->per_byte_compacted, &cm->per_remembered,      &cm->per_mib_committed};
   return f[i];
 }
 
@@ -145,8 +146,18 @@ typedef struct run_sum {
 
 static void add_observation(run_sum *r, const eph_sim_observation *o) {
   bool full = o->kind == EPH_GC_FULL;
-  double x[NFEAT] = {!full, full, o->copied, o->promoted, o->objects, full ? 0 : o->slots, full ? o->slots : 0,
-                     o->marked, o->compacted, o->remembered, o->mib_committed};
+  double x[NFEAT] = {!full,
+                     full,
+                     o->copied,
+                     o->promoted,
+                     o->objects,
+                     full ? 0 : o->slots - o->remembered_slots,
+                     full ? 0 : o->remembered_slots,
+                     full ? o->slots : 0,
+                     o->marked,
+                     o->compacted,
+                     o->remembered,
+                     o->mib_committed};
   for (int j = 0; j < NFEAT; j++) r->x[j] += x[j];
   r->seconds += o->seconds;
 }

@@ -63,6 +63,13 @@ static void print_text(FILE *out, const char *name, const eph_sim_input *in, con
             mib(r->bytes_copied), mib(r->bytes_promoted), mib(r->bytes_marked), mib(r->bytes_compacted));
     fprintf(out, "  remembered   %llu insertions, %llu entries scanned\n", (unsigned long long)r->remembered,
             (unsigned long long)r->remembered_scanned);
+    fprintf(out, "  work         %llu objects moved", (unsigned long long)r->objects_moved);
+    if (r->input == EPH_SIM_INPUT_TRACE && r->collector == EPH_SIM_SPUR)
+      fprintf(out, ", pointer slots scanned: %llu by scavenges (and %llu in the remembered set), %llu by full GCs\n",
+              (unsigned long long)r->slots_scanned, (unsigned long long)r->remembered_slots,
+              (unsigned long long)r->slots_traced);
+    else
+      fprintf(out, " (pointer slots estimated from the cost model's density)\n");
     fprintf(out, "  heap         peak committed %.2f MiB, peak used %.2f MiB, space-time %.3g MiB x MiB\n",
             mib(r->peak_committed), mib(r->peak_used), r->space_time / (1024.0 * 1024.0 * 1024.0 * 1024.0));
     fprintf(out, "  mark/cons    %.4f\n", r->mark_cons);
@@ -84,13 +91,14 @@ static void print_text(FILE *out, const char *name, const eph_sim_input *in, con
 static void print_csv(FILE *out, const eph_sim_config *cfgs, const eph_sim_result *res, size_t n) {
   fputs("config,collector,input,scavenges,full_gcs,scavenges_early,full_gcs_early,bytes_allocated,bytes_copied,"
         "bytes_promoted,bytes_marked,bytes_compacted,remembered,peak_committed,peak_used,mark_cons,space_time,"
-        "gc_seconds,gc_seconds_low,gc_seconds_high,exhausted\n",
+        "gc_seconds,gc_seconds_low,gc_seconds_high,exhausted,remembered_scanned,objects_moved,slots_scanned,"
+        "remembered_slots,slots_traced\n",
         out);
   for (size_t i = 0; i < n; i++) {
     const eph_sim_result *r = &res[i];
     char label[256];
     eph_sim_config_label(&cfgs[i], r, label, sizeof label);
-    fprintf(out, "\"%s\",%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n",
+    fprintf(out, "\"%s\",%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%llu,%llu,%llu,%llu,%llu\n",
             label, eph_sim_collector_name(r->collector), eph_sim_input_kind_name(r->input),
             (unsigned long long)r->scavenges, (unsigned long long)r->full_gcs, (unsigned long long)r->early.scavenges,
             (unsigned long long)r->early.full_gcs, (unsigned long long)r->bytes_allocated,
@@ -98,7 +106,9 @@ static void print_csv(FILE *out, const eph_sim_config *cfgs, const eph_sim_resul
             (unsigned long long)r->bytes_marked, (unsigned long long)r->bytes_compacted,
             (unsigned long long)r->remembered, (unsigned long long)r->peak_committed,
             (unsigned long long)r->peak_used, r->mark_cons, r->space_time, r->gc_seconds, r->gc_seconds_low,
-            r->gc_seconds_high, r->exhausted);
+            r->gc_seconds_high, r->exhausted, (unsigned long long)r->remembered_scanned,
+            (unsigned long long)r->objects_moved, (unsigned long long)r->slots_scanned,
+            (unsigned long long)r->remembered_slots, (unsigned long long)r->slots_traced);
   }
 }
 
@@ -123,14 +133,18 @@ static void print_json(FILE *out, const char *name, const eph_sim_input *in, con
             "\"full_gcs_early\":%llu,\"bytes_allocated\":%llu,\"bytes_copied\":%llu,\"bytes_promoted\":%llu,"
             "\"bytes_marked\":%llu,\"bytes_compacted\":%llu,\"remembered\":%llu,\"peak_committed\":%llu,"
             "\"peak_used\":%llu,\"mark_cons\":%.6g,\"space_time\":%.6g,\"gc_seconds\":%.6g,\"gc_seconds_low\":%.6g,"
-            "\"gc_seconds_high\":%.6g,\"exhausted\":%s,\"events\":[",
+            "\"gc_seconds_high\":%.6g,\"exhausted\":%s,\"remembered_scanned\":%llu,\"objects_moved\":%llu,"
+            "\"slots_scanned\":%llu,\"remembered_slots\":%llu,\"slots_traced\":%llu,\"events\":[",
             eph_sim_collector_name(r->collector), (unsigned long long)r->scavenges, (unsigned long long)r->full_gcs,
             (unsigned long long)r->early.scavenges, (unsigned long long)r->early.full_gcs,
             (unsigned long long)r->bytes_allocated, (unsigned long long)r->bytes_copied,
             (unsigned long long)r->bytes_promoted, (unsigned long long)r->bytes_marked,
             (unsigned long long)r->bytes_compacted, (unsigned long long)r->remembered,
             (unsigned long long)r->peak_committed, (unsigned long long)r->peak_used, r->mark_cons, r->space_time,
-            r->gc_seconds, r->gc_seconds_low, r->gc_seconds_high, r->exhausted ? "true" : "false");
+            r->gc_seconds, r->gc_seconds_low, r->gc_seconds_high, r->exhausted ? "true" : "false",
+            (unsigned long long)r->remembered_scanned, (unsigned long long)r->objects_moved,
+            (unsigned long long)r->slots_scanned, (unsigned long long)r->remembered_slots,
+            (unsigned long long)r->slots_traced);
     for (size_t k = 0; k < r->nevents; k++) {
       const eph_sim_event *e = &r->events[k];
       fprintf(out,

@@ -130,8 +130,12 @@ void sim_run_end(simrun *r, uint64_t used_after, uint64_t committed) {
   res->bytes_compacted += c->compacted;
   res->remembered_scanned += c->remembered_scanned;
   res->objects_moved += c->objects;
-  if (c->kind == EPH_GC_FULL) res->slots_traced += c->slots;
-  else res->slots_scanned += c->slots;
+  if (c->kind == EPH_GC_FULL) {
+    res->slots_traced += c->slots + c->remembered_slots;
+  } else {
+    res->slots_scanned += c->slots;
+    res->remembered_slots += c->remembered_slots;
+  }
   res->collection_mib += (double)committed / (1024.0 * 1024.0);
   if (!r->cfg->keep_events) return;
   if (res->nevents == r->events_cap) {
@@ -267,15 +271,19 @@ void eph_sim_result_free(eph_sim_result *res) {
 }
 
 double eph_sim_predict(const eph_sim_costmodel *cm, const eph_sim_result *r) {
-  double scanned = (double)r->slots_scanned, traced = (double)r->slots_traced;
+  double scanned = (double)r->slots_scanned, remembered = (double)r->remembered_slots,
+         traced = (double)r->slots_traced;
   if (r->input != EPH_SIM_INPUT_TRACE || r->collector != EPH_SIM_SPUR) {
-    /* Slots not counted (no object graph, or a paper collector): the calibration's density. */
+    /* Slots not counted (no object graph, or a paper collector): the
+     * calibration's density; remembered-set entries' slots unknown. */
     scanned = cm->slots_per_byte * (double)(r->bytes_copied + r->bytes_promoted);
     traced = cm->slots_per_byte * (double)r->bytes_marked;
+    remembered = 0;
   }
   return cm->per_scavenge * (double)r->scavenges + cm->per_full_gc * (double)r->full_gcs +
          cm->per_byte_copied * (double)r->bytes_copied + cm->per_byte_promoted * (double)r->bytes_promoted +
          cm->per_object_moved * (double)r->objects_moved + cm->per_slot_scanned * scanned +
+         cm->per_remembered_slot * remembered +
          cm->per_slot_traced * traced + cm->per_byte_marked * (double)r->bytes_marked +
          cm->per_byte_compacted * (double)r->bytes_compacted + cm->per_remembered * (double)r->remembered_scanned +
          cm->per_mib_committed * r->collection_mib;

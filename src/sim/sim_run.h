@@ -19,7 +19,9 @@ typedef struct simcur {
   eph_gc_kind kind;
   uint64_t allocated, used_before;
   uint64_t copied, promoted, marked, compacted, remembered, remembered_scanned;
-  uint64_t objects, slots; /* objects moved; pointer slots scanned (cost features) */
+  /* Cost features: objects moved; pointer slots scanned, apart from those
+   * of remembered-set entries. */
+  uint64_t objects, slots, remembered_slots;
 } simcur;
 
 typedef struct simrun {

@@ -289,7 +289,10 @@ static void evacuate_young(spur *s, bool tenure_all) {
     for (size_t i = 0; i < s->marked.len; i++) s->mark[s->marked.v[i]] = 0;
     s->marked.len = 0;
     /* The remembered set: old objects, live or not, holding young pointers. */
+    uint64_t slots_before = s->r.cur.slots;
     for (size_t i = 0; i < s->remset.len; i++) scan_object(s, s->remset.v[i], tenure_age);
+    s->r.cur.remembered_slots += s->r.cur.slots - slots_before; /* counted apart: scanned in place */
+    s->r.cur.slots = slots_before;
   }
   /* scan_to_completion: the survivor queue, then the promoted queue, again. */
   size_t young_scan = 0;

@@ -145,7 +145,10 @@ static void evacuate_young(spur *s, bool tenure_all) {
     for (int l = 0; l < 2; l++)
       for (size_t i = 0; i < lists[l]->len; i++) s->mark[lists[l]->v[i]] = 0;
     /* The remembered set: old objects, live or not, holding young pointers. */
+    uint64_t slots_before = s->r.cur.slots;
     for (size_t i = 0; i < s->remset.len; i++) scan_object(s, s->remset.v[i], tenure_age);
+    s->r.cur.remembered_slots += s->r.cur.slots - slots_before; /* counted apart: scanned in place */
+    s->r.cur.slots = slots_before;
   }
   /* scan_to_completion: the survivor queue, then the promoted queue, again. */
   size_t young_scan = 0;
