@@ -71,13 +71,23 @@ static inline void left_root(eph_profiler *p, eph_value was) {
   trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
 }
 
+/* A root slot's new value, for a simulator that needs the scavenger's root
+ * order (ROOT a = 2; b = the slot's index, c = 0 in the shadow stack, 1
+ * among the globals; obj = 0 when the slot holds no object or is gone).
+ * `when` is the clock of the allocation that follows (docs/traces.md). */
+static inline void root_slot(eph_profiler *p, uint64_t when, size_t index, unsigned global, eph_value v) {
+  trace(p, EPH_EV_ROOT, when, id_of(v), 2, index, global);
+}
+
 /* Compares n root slots with the values they held at the last check. */
-static inline void compare_slots(eph_profiler *p, eph_value **slots, eph_value *seen, size_t n) {
+static inline void compare_slots(eph_profiler *p, eph_value **slots, eph_value *seen, size_t n, uint64_t when,
+                                 unsigned global) {
   for (size_t i = 0; i < n; i++) {
     eph_value v = *slots[i];
     if (EPH_UNLIKELY(v != seen[i])) {
       left_root(p, seen[i]);
       seen[i] = v;
+      root_slot(p, when, i, global, v);
     }
   }
 }
@@ -85,30 +95,41 @@ static inline void compare_slots(eph_profiler *p, eph_value **slots, eph_value *
 /* The global roots were added or removed: every value the root slots held
  * at the last check was reachable then, so stamping them all with that
  * time is right, and the slots are read afresh. */
-static void roots_regrouped(eph_profiler *p, size_t nglobals) {
+static void roots_regrouped(eph_profiler *p, size_t nglobals, uint64_t when) {
   for (size_t i = 0; i < p->seen_len; i++) left_root(p, p->seen[i]);
+  for (size_t i = nglobals; i < p->seen_globals; i++) root_slot(p, when, i, 1, 0); /* globals that are gone */
   p->seen_len = 0;
   p->seen_globals = nglobals;
 }
 
 /* check_roots when the number of slots changed: globals were added or
  * removed, or the shadow stack grew or shrank. */
-__attribute__((noinline)) static void check_reshaped_roots(eph_profiler *p, uint64_t now, eph_value **shadow,
-                                                          size_t nshadow, eph_value **globals, size_t nglobals) {
-  if (nglobals != p->seen_globals) roots_regrouped(p, nglobals);
+__attribute__((noinline)) static void check_reshaped_roots(eph_profiler *p, uint64_t now, uint64_t when,
+                                                          eph_value **shadow, size_t nshadow, eph_value **globals,
+                                                          size_t nglobals) {
+  if (nglobals != p->seen_globals) roots_regrouped(p, nglobals, when);
   size_t n = nglobals + nshadow, old_len = p->seen_len;
   p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
   eph_value *seen = p->seen;
   if (EPH_UNLIKELY(old_len < nglobals)) { /* first check after a regrouping: nothing to compare */
-    for (size_t i = 0; i < nglobals; i++) seen[i] = *globals[i];
+    for (size_t i = 0; i < nglobals; i++) {
+      seen[i] = *globals[i];
+      root_slot(p, when, i, 1, seen[i]);
+    }
     old_len = nglobals;
   } else {
-    compare_slots(p, globals, seen, nglobals);
+    compare_slots(p, globals, seen, nglobals, when, 1);
   }
   size_t old_shadow = old_len - nglobals, both = nshadow < old_shadow ? nshadow : old_shadow;
-  compare_slots(p, shadow, seen + nglobals, both);
-  for (size_t i = both; i < nshadow; i++) seen[nglobals + i] = *shadow[i]; /* new slots */
-  for (size_t i = nshadow; i < old_shadow; i++) left_root(p, seen[nglobals + i]); /* slots that are gone */
+  compare_slots(p, shadow, seen + nglobals, both, when, 0);
+  for (size_t i = both; i < nshadow; i++) { /* new slots */
+    seen[nglobals + i] = *shadow[i];
+    root_slot(p, when, i, 0, seen[nglobals + i]);
+  }
+  for (size_t i = nshadow; i < old_shadow; i++) { /* slots that are gone */
+    left_root(p, seen[nglobals + i]);
+    root_slot(p, when, i, 0, 0);
+  }
   p->seen_len = n;
   p->last_check = now;
 }
@@ -118,16 +139,19 @@ __attribute__((noinline)) static void check_reshaped_roots(eph_profiler *p, uint
  * allocation: the common case, as many slots as last time and nothing
  * changed but a few near the top of the shadow stack, is a load and a
  * compare per slot.  seen[] holds the globals first (their number rarely
- * changes), then the stack. */
-static inline void check_roots(eph_profiler *p, uint64_t now) {
+ * changes), then the stack.  `when` stamps the slots' new values (ROOT
+ * a = 2): the allocation's own clock, or the last one's plus one at a
+ * collection's start, so that they apply to collections from the next
+ * allocation on. */
+static inline void check_roots(eph_profiler *p, uint64_t now, uint64_t when) {
   eph_value **shadow, **globals;
   size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals);
   if (EPH_UNLIKELY(nglobals != p->seen_globals || nglobals + nshadow != p->seen_len)) {
-    check_reshaped_roots(p, now, shadow, nshadow, globals, nglobals);
+    check_reshaped_roots(p, now, when, shadow, nshadow, globals, nglobals);
     return;
   }
-  compare_slots(p, globals, p->seen, nglobals);
-  compare_slots(p, shadow, p->seen + nglobals, nshadow);
+  compare_slots(p, globals, p->seen, nglobals, when, 1);
+  compare_slots(p, shadow, p->seen + nglobals, nshadow, when, 0);
   p->last_check = now;
 }
 
@@ -157,7 +181,7 @@ void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
   if (p->spec.trace)
     trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
           (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32 | pretenured_bit(h, obj));
-  check_roots(p, t);
+  check_roots(p, t, t);
   prof_clocks_tick(p, t);
 }
 
@@ -170,7 +194,7 @@ void prof_merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_
   if (p->spec.trace) trace(p, EPH_EV_STORE, p->last_check, birth_of(obj), i, id_of(old), id_of(new_value));
 }
 
-void prof_merlin_on_gc_start(eph_profiler *p) { check_roots(p, p->last_check); }
+void prof_merlin_on_gc_start(eph_profiler *p) { check_roots(p, p->last_check, p->last_check + 1); }
 
 void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
   uint64_t now = prof_clock(p);

@@ -48,6 +48,8 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->store_young_bytes_min);
   free(in->slot_store_start);
   free(in->slot_stores);
+  free(in->root_start);
+  free(in->root_changes);
   free(in);
 }
 
@@ -166,6 +168,7 @@ static eph_status load_trace(const eph_file *p, eph_sim_input *in, eph_error *er
     }
   }
   in->nops = nops;
+  if (!sim_roots_load(in, p, find)) return nomem(in, err);
   /* Deaths from the records (Merlin's last-reachable times). */
   id_death *d = record_deaths(p);
   if (!d) return nomem(in, err);
@@ -179,10 +182,14 @@ static eph_status load_trace(const eph_file *p, eph_sim_input *in, eph_error *er
     }
   }
   free(d);
-  int len = snprintf(in->caveats, sizeof in->caveats,
-                     "input: a Merlin trace: exact deaths and the object graph (nepotism, remembered set, "
-                     "promotion exact); survivor order within a scavenge is approximated (roots are not in "
-                     "the trace), which matters only when a survivor space overflows.\n");
+  int len = snprintf(in->caveats, sizeof in->caveats, "%s",
+                     in->root_start
+                         ? "input: a Merlin trace: exact deaths, the object graph and the root slots (nepotism, "
+                           "remembered set, promotion and survivor order exact).\n"
+                         : "input: a Merlin trace: exact deaths and the object graph (nepotism, remembered set, "
+                           "promotion exact); survivor order within a scavenge is approximated (this trace "
+                           "has no root slots: recorded by an older ephemera), which matters only when a "
+                           "survivor space overflows.\n");
   if (missing && len > 0 && (size_t)len < sizeof in->caveats)
     len += snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
                     "%zu objects have no record (a truncated trace?): taken as alive to the end.\n", missing);

@@ -37,6 +37,12 @@ typedef struct sim_fwd_store {
   uint32_t seq, src, target;
 } sim_fwd_store;
 
+/* A root slot's new value (ROOT a = 2): from `time` on, it holds target. */
+typedef struct sim_root_change {
+  uint64_t time;
+  uint32_t target; /* SIM_NONE: no object, or the slot is gone */
+} sim_root_change;
+
 /* Objects that may be allocated in old space: pretenured, or with a payload
  * of at least this many bytes (the smallest large-object threshold spur
  * takes the fast path for: half a 4K survivor space). */
@@ -65,6 +71,11 @@ struct eph_sim_input {
   uint64_t skipped_stores; /* stores naming objects the trace never allocated */
   uint64_t granule;      /* a granulated trace's granule (meta `granule`), 0 if exact */
   char caveats[1024];
+  /* trace: the root slots over time in the scavenger's order (the shadow
+   * stack's, then the globals'); NULL for a trace without ROOT a = 2. */
+  size_t nroots;
+  uint64_t *root_start;         /* nroots + 1 offsets into root_changes */
+  sim_root_change *root_changes; /* per slot, in time order */
   /* Prepared once for spur's fast path (prepare.c; NULL for sampled inputs):
    * nothing here depends on a configuration. */
   uint64_t *size_prefix;  /* n + 1: bytes of objects 0..i-1 */
@@ -86,6 +97,13 @@ struct eph_sim_input {
   size_t nfwd;
   uint32_t *fwd_src;      /* trace: fwd[k].src again, densely: the barrier's scan reads only these */
 };
+
+/* Reads the trace's root slots (roots.c); false when out of memory. */
+struct eph_file;
+bool sim_roots_load(eph_sim_input *in, const struct eph_file *p, uint32_t (*find)(const eph_sim_input *, uint64_t));
+/* The object root slot `slot` holds at the collection inside the
+ * allocation whose clock ends at `when` (SIM_NONE: none). */
+uint32_t sim_root_at(const eph_sim_input *in, size_t slot, uint64_t when);
 
 /* Fills the fast path's tables of `in` (prepare.c); false when out of memory. */
 bool sim_input_prepare(eph_sim_input *in);

@@ -59,6 +59,7 @@ typedef struct spur {
   size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
   uint64_t store_bound;    /* the stores made so far: ranks below this */
   bool graph;              /* the input has the object graph (a trace) */
+  uint64_t root_time;      /* the clock of the allocation under way: the roots' state (roots.c) */
   uint64_t young_max;      /* a target with more young bytes after it is not young (tenure x eden) */
   pending *heap;           /* per old object, its next store not yet through the barrier */
   size_t nheap, heap_cap;
@@ -274,20 +275,29 @@ static void evacuate_young(spur *s, bool tenure_all) {
   s->future_used = 0;
   size_t old_scan = s->old.len;
   s->r.cur.remembered_scanned = s->remset.len;
-  /* Roots: live young objects no scanned object points to, oldest first. */
-  find_live_eden(s);
-  if (s->graph) mark_young_targets(s);
-  for (size_t i = 0; i < s->past.len; i++) {
-    uint32_t o = s->past.v[i];
-    if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
-  }
-  for (size_t i = 0; i < s->live.len; i++) {
-    uint32_t o = s->live.v[i];
-    if (in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
-  }
-  if (s->graph) {
+  if (s->r.in->root_start) {
+    /* Roots, in the scavenger's order (roots.c). */
+    for (size_t k = 0; k < s->r.in->nroots; k++) {
+      uint32_t o = sim_root_at(s->r.in, k, s->root_time);
+      if (in_from_space(s, o)) copy_object(s, o, tenure_age);
+    }
+  } else {
+    /* Roots unknown (an older trace): live young objects no scanned object
+     * points to, oldest first. */
+    find_live_eden(s);
+    if (s->graph) mark_young_targets(s);
+    for (size_t i = 0; i < s->past.len; i++) {
+      uint32_t o = s->past.v[i];
+      if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+    }
+    for (size_t i = 0; i < s->live.len; i++) {
+      uint32_t o = s->live.v[i];
+      if (in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+    }
     for (size_t i = 0; i < s->marked.len; i++) s->mark[s->marked.v[i]] = 0;
     s->marked.len = 0;
+  }
+  if (s->graph) {
     /* The remembered set: old objects, live or not, holding young pointers. */
     uint64_t slots_before = s->r.cur.slots;
     for (size_t i = 0; i < s->remset.len; i++) scan_object(s, s->remset.v[i], tenure_age);
@@ -445,6 +455,7 @@ static bool allocate(spur *s, uint32_t o) {
   uint32_t bytes = in->size[o];
   s->r.clock = in->birth[o] > bytes ? in->birth[o] - bytes : 0;
   s->store_bound = in->store_before ? in->store_before[o] : 0;
+  s->root_time = in->birth[o];
   bool old = (in->flags[o] & SIM_PRETENURED) || bytes - 8 >= s->sp.large || bytes > s->sp.eden_cap;
   if (old) {
     maybe_full_gc(s, bytes);

@@ -41,6 +41,7 @@ typedef struct spur {
   simvec eden, past, future, old, remset;
   spur_space sp; /* sizes, old-space accounting */
   uint64_t eden_used, past_used, future_used;
+  uint64_t root_time; /* the clock of the allocation under way: the roots' state (roots.c) */
 } spur;
 
 static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp.old_used; }
@@ -133,17 +134,27 @@ static void evacuate_young(spur *s, bool tenure_all) {
   s->future_used = 0;
   size_t old_scan = s->old.len;
   s->r.cur.remembered_scanned = s->remset.len;
-  /* Roots: live young objects no scanned object points to, oldest first. */
-  if (s->r.slots) mark_young_targets(s, 1);
   const simvec *lists[2] = {&s->past, &s->eden};
-  for (int l = 0; l < 2; l++)
-    for (size_t i = 0; i < lists[l]->len; i++) {
-      uint32_t o = lists[l]->v[i];
-      if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+  if (s->r.in->root_start) {
+    /* Roots, in the scavenger's order (roots.c). */
+    for (size_t k = 0; k < s->r.in->nroots; k++) {
+      uint32_t o = sim_root_at(s->r.in, k, s->root_time);
+      if (in_from_space(s, o)) copy_object(s, o, tenure_age);
     }
-  if (s->r.slots) {
+  } else {
+    /* Roots unknown (an older trace): live young objects no scanned object
+     * points to, oldest first. */
+    if (s->r.slots) mark_young_targets(s, 1);
     for (int l = 0; l < 2; l++)
-      for (size_t i = 0; i < lists[l]->len; i++) s->mark[lists[l]->v[i]] = 0;
+      for (size_t i = 0; i < lists[l]->len; i++) {
+        uint32_t o = lists[l]->v[i];
+        if (s->r.death[o] > t && in_from_space(s, o) && !s->mark[o]) copy_object(s, o, tenure_age);
+      }
+    if (s->r.slots)
+      for (int l = 0; l < 2; l++)
+        for (size_t i = 0; i < lists[l]->len; i++) s->mark[lists[l]->v[i]] = 0;
+  }
+  if (s->r.slots) {
     /* The remembered set: old objects, live or not, holding young pointers. */
     uint64_t slots_before = s->r.cur.slots;
     for (size_t i = 0; i < s->remset.len; i++) scan_object(s, s->remset.v[i], tenure_age);
@@ -224,13 +235,14 @@ static bool allocate(spur *s, uint32_t o) {
   uint64_t point;
   while (sim_run_tick(&s->r, s->r.clock, &point)) {
     uint64_t t = s->r.clock;
-    s->r.clock = point;
+    s->r.clock = s->root_time = point;
     if (sim_run_sync_collect(&s->r, s->eden_used, s->sp.eden_cap)) {
       scavenge(s);
       maybe_full_gc(s, 0);
     }
     s->r.clock = t;
   }
+  s->root_time = in->birth[o];
   uint32_t unit = in->unit_size ? in->unit_size[o] : bytes; /* a sample's weight makes no large object */
   /* A sample weighing more than eden holds goes to old space: it could
    * never fit eden, though its objects each would. */

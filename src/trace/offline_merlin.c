@@ -264,6 +264,7 @@ static eph_status replay(const eph_file *p, eph_trace_merlin *m, run *r, stack32
         break;
       }
       case EPH_EV_ROOT:
+        if (e->a == 2) continue; /* a root slot's new value: the root order, not reachability */
         if (!eph_trace_merlin_find(m, e->obj, &t)) {
           st->unknown_ids++;
           break;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # sim.agree.WL: `spur` from a Merlin trace of WL at small size against
 # unprofiled real runs with 12 GC settings (tests/sim/sim_agree.c): counts
-# exact, bytes within 1 % (3 % where a survivor space overflowed).
+# exact, bytes within 1 % (also where a survivor space overflowed).
 set -eu
 cli=$1 agree=$2 wl=$3
 dir=$(mktemp -d)
