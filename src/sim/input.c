@@ -190,6 +190,9 @@ static eph_status load_trace(const eph_file *p, eph_sim_input *in, eph_error *er
                            "promotion exact); survivor order within a scavenge is approximated (this trace "
                            "has no root slots: recorded by an older ephemera), which matters only when a "
                            "survivor space overflows.\n");
+  if (in->roots_disordered && len > 0 && (size_t)len < sizeof in->caveats)
+    len += snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
+                    "the trace's root slot events (ROOT a = 2) are out of time order: ignored.\n");
   if (missing && len > 0 && (size_t)len < sizeof in->caveats)
     len += snprintf(in->caveats + len, sizeof in->caveats - (size_t)len,
                     "%zu objects have no record (a truncated trace?): taken as alive to the end.\n", missing);

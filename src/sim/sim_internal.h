@@ -76,6 +76,7 @@ struct eph_sim_input {
   size_t nroots;
   uint64_t *root_start;         /* nroots + 1 offsets into root_changes */
   sim_root_change *root_changes; /* per slot, in time order */
+  bool roots_disordered;         /* the trace's root slot events were out of time order: ignored */
   /* Prepared once for spur's fast path (prepare.c; NULL for sampled inputs):
    * nothing here depends on a configuration. */
   uint64_t *size_prefix;  /* n + 1: bytes of objects 0..i-1 */
