@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tune_internal.h"
@@ -21,7 +22,10 @@ static eph_status profile_target(const eph_tune_request *req, const char *path, 
   const char *mode = req->profile_mode;
   if (!mode)
     mode = t->workload && t->size && strcmp(t->size, "default") && strcmp(t->size, "large") ? "merlin" : "gc";
-  const char *spec = !strcmp(mode, "merlin") ? "mode=merlin" : "mode=gc,sample=1/32";
+  /* A trace (the object graph and the roots: the simulator's exact input)
+   * at the named small sizes; a number may be large: lifetimes only. */
+  bool trace = t->workload && t->size && (!strcmp(t->size, "small") || !strcmp(t->size, "middle"));
+  const char *spec = strcmp(mode, "merlin") ? "mode=gc,sample=1/32" : trace ? "mode=merlin,trace=on" : "mode=merlin";
   *mode_used = spec;
   if (t->workload) {
     char *argv[] = {(char *)t->ephemera, "run", (char *)t->workload, "--size", (char *)(t->size ? t->size : "default"),
@@ -52,8 +56,17 @@ static double speedup_ci(const eph_tune_measurement *d, const eph_tune_measureme
   return r * sqrt(ed * ed + ep * ep);
 }
 
-/* How many of the model's best the simulator re-simulates. */
+/* How many of the model's best the simulator re-simulates at least, and
+ * the time it may take for more: when one configuration simulates fast
+ * enough (a trace at small and middle sizes), all of the grid. */
 #define REFINE 24
+#define REFINE_BUDGET_S 20.0
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 /* The cost model of `ephemera sim calibrate` if there is one, else the built-in guess. */
 static void sim_costmodel(eph_sim_costmodel *cm) {
@@ -66,49 +79,68 @@ static void sim_costmodel(eph_sim_costmodel *cm) {
 }
 
 /*
- * The simulator's pass: the default and the model's REFINE best distinct
- * configurations, re-simulated and calibrated on the measured default like
- * the model (not at all when gc_measured is 0); order[] then lists them best
- * first under the objective, *nref of them within it.  out may be NULL.
+ * The simulator's pass: the default, then the model's best distinct
+ * configurations — all of the grid if the default's simulation says that
+ * fits in REFINE_BUDGET_S, else the REFINE best — re-simulated and
+ * calibrated on the measured default like the model (not at all when
+ * gc_measured is 0); order[] then lists them best first under the
+ * objective, *nref of them within it.  out may be NULL.
  */
 static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in, double def_wall_s, double gc_measured,
                          const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order,
                          size_t feasible, size_t *nref, FILE *out, eph_error *err) {
-  size_t which[REFINE + 1];
-  size_t n = 0;
-  which[n++] = 0;
-  for (size_t r = 0; r < feasible && n < REFINE + 1; r++) {
+  size_t *which = malloc((feasible + 1) * sizeof *which), *sub_order = malloc((feasible + 1) * sizeof *sub_order);
+  double *sim_gc = malloc((feasible + 1) * sizeof *sim_gc);
+  eph_tune_sim *sub = malloc((feasible + 1) * sizeof *sub);
+  eph_status st = EPH_OK;
+  if (!which || !sub_order || !sim_gc || !sub) {
+    st = EPH_ERR_NOMEM;
+    eph_error_fill(err, st, "out of memory for the simulator's pass");
+    goto done;
+  }
+  eph_sim_costmodel cm;
+  sim_costmodel(&cm);
+  which[0] = 0;
+  double t0 = now_s();
+  st = tune_refine(in, &cm, sims, which, 1, sim_gc, err);
+  if (st != EPH_OK) goto done;
+  double one = now_s() - t0;
+  size_t limit = one > 0 && REFINE_BUDGET_S / one < (double)feasible ? (size_t)(REFINE_BUDGET_S / one) : feasible;
+  if (limit < REFINE) limit = REFINE;
+  size_t n = 1, r = 0;
+  for (; r < feasible && n < limit + 1; r++) {
     bool dup = false;
     for (size_t k = 0; k < n && !dup; k++) dup = order[r] == which[k] || same_outcome(&sims[order[r]], &sims[which[k]]);
     if (!dup) which[n++] = order[r];
   }
-  eph_sim_costmodel cm;
-  sim_costmodel(&cm);
-  double sim_gc[REFINE + 1];
-  eph_status st = tune_refine(in, &cm, sims, which, n, sim_gc, err);
-  if (st != EPH_OK) return st;
+  st = tune_refine(in, &cm, sims, which + 1, n - 1, sim_gc + 1, err);
+  if (st != EPH_OK) goto done;
   /* Calibration as for the model: scale so the default's GC is the measured. */
   double k = sim_gc[0] > 0 && gc_measured > 0 ? gc_measured / sim_gc[0] : 1;
   if (k > 8) k = 8;
   if (k < 0.125) k = 0.125;
   double mutator = def_wall_s - sim_gc[0] * k;
   if (mutator < 0) mutator = 0;
-  eph_tune_sim sub[REFINE + 1];
   for (size_t i = 0; i < n; i++) {
     eph_tune_sim *s = &sims[which[i]];
     s->gc_s = sim_gc[i] * k;
     s->time_s = mutator + s->gc_s + costs->per_committed_byte * (s->committed - sims[0].committed);
     sub[i] = *s;
   }
-  size_t sub_order[REFINE + 1];
   size_t ok = eph_tune_rank(obj, sub, n, sub_order);
   for (size_t i = 0; i < n; i++) order[i] = which[sub_order[i]];
   *nref = ok;
   if (out)
-    fprintf(out, "  simulator  the default and the model's best %zu again with the GC simulator (spur, %s input%s): "
-                 "x%.2f its cost model\n",
-            n - 1, eph_sim_input_kind_name(eph_sim_input_kind_of(in)), cm.samples ? ", fitted cost model" : "", k);
-  return EPH_OK;
+    fprintf(out, "  simulator  the default and %s%zu of the model's best (distinct outcomes) again with the GC "
+                 "simulator (spur, %s input%s): x%.2f its cost model\n",
+            r == feasible ? "all " : "", n - 1, eph_sim_input_kind_name(eph_sim_input_kind_of(in)),
+            cm.samples ? ", fitted cost model" : "", k);
+done:
+  free(which);
+  free(sub_order);
+  free(sim_gc);
+  free(sub);
+  return st;
 }
 
 eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) {
