@@ -32,7 +32,7 @@ expect 1 "exit status 3" --cmd 'exit 3'
 if ! "$eph" tune gcbench --size small --invocations 2 --verify 2 --kv >"$outf" 2>"$err"; then
   echo "FAIL: tune gcbench --size small"; cat "$err" "$outf"; fail=1
 fi
-grep -q "profile    1 run (mode=merlin)" "$outf" || { echo "FAIL: no merlin profile line"; fail=1; }
+grep -q "profile    1 run (mode=merlin,trace=on)" "$outf" || { echo "FAIL: no merlin trace profile line"; fail=1; }
 grep -q "^recommendation: " "$outf" || { echo "FAIL: no recommendation"; fail=1; }
 grep -Eq "^    (def|\*  ) eden=15M,headroom=16M,shrink=32M,ratio=0.33,tenure=3 " "$outf" || { echo "FAIL: default not verified"; fail=1; }
 grep -q "^kv pick=.* verified=2 invocations=2 grid=1[0-9][0-9][0-9] advisor_runs=3$" "$outf" || { echo "FAIL: kv line"; cat "$outf"; fail=1; }
