@@ -92,6 +92,9 @@ typedef struct eph_tune_lives {
  * On failure returns non-OK and fills err with a message naming the file.
  */
 eph_status eph_tune_lives_load(const char *path, eph_tune_lives *out, eph_error *err);
+/* The same from a profile already loaded with its records (eph_file_load);
+ * name (the file's) is for messages. */
+eph_status eph_tune_lives_from_file(const eph_file *p, const char *name, eph_tune_lives *out, eph_error *err);
 void eph_tune_lives_free(eph_tune_lives *l);
 
 /* --- simulation and cost model ------------------------------------------------- */

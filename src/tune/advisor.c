@@ -81,14 +81,14 @@ static void sim_costmodel(eph_sim_costmodel *cm) {
 /*
  * The simulator's pass: the default, then the model's best distinct
  * configurations — all of the grid if the default's simulation says that
- * fits in REFINE_BUDGET_S, else the REFINE best — re-simulated and
+ * fits in budget_s, else the REFINE best — re-simulated and
  * calibrated on the measured default like the model (not at all when
  * gc_measured is 0); order[] then lists them best first under the
  * objective, *nref of them within it.  out may be NULL.
  */
 static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in, double def_wall_s, double gc_measured,
-                         const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order,
-                         size_t feasible, size_t *nref, FILE *out, eph_error *err) {
+                         const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order, size_t feasible,
+                         double budget_s, size_t *nref, FILE *out, eph_error *err) {
   size_t *which = malloc((feasible + 1) * sizeof *which), *sub_order = malloc((feasible + 1) * sizeof *sub_order);
   double *sim_gc = malloc((feasible + 1) * sizeof *sim_gc);
   eph_tune_sim *sub = malloc((feasible + 1) * sizeof *sub);
@@ -105,7 +105,7 @@ static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in,
   st = tune_refine(in, &cm, sims, which, 1, sim_gc, err);
   if (st != EPH_OK) goto done;
   double one = now_s() - t0;
-  size_t limit = one > 0 && REFINE_BUDGET_S / one < (double)feasible ? (size_t)(REFINE_BUDGET_S / one) : feasible;
+  size_t limit = one > 0 && budget_s / one < (double)feasible ? (size_t)(budget_s / one) : feasible;
   if (limit < REFINE) limit = REFINE;
   size_t n = 1, r = 0;
   for (; r < feasible && n < limit + 1; r++) {
@@ -143,6 +143,20 @@ done:
   return st;
 }
 
+/* Reads the profile once, into lifetimes (the model's input) and, when it
+ * can, the simulator's input (*sim_in NULL then, sim_err says why). */
+static eph_status load_profile(const char *path, eph_tune_lives *lives, eph_sim_input **sim_in, eph_error *sim_err,
+                               eph_error *err) {
+  *sim_in = NULL;
+  eph_file *p = NULL;
+  eph_status st = eph_file_load(path, &p, err);
+  if (st != EPH_OK) return st;
+  st = eph_tune_lives_from_file(p, path, lives, err);
+  if (st == EPH_OK && eph_sim_input_from_profile(p, sim_in, sim_err) != EPH_OK) *sim_in = NULL;
+  eph_file_free(p);
+  return st;
+}
+
 eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) {
   const eph_tune_target *t = &req->target;
   int verify = req->verify > 0 ? req->verify : 5;
@@ -162,10 +176,9 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   eph_status st = profile_target(req, path, &mode, err);
   if (st != EPH_OK) return st;
   eph_tune_lives lives;
-  st = eph_tune_lives_load(path, &lives, err);
   eph_sim_input *sim_in = NULL;
   eph_error sim_err = {0};
-  if (st == EPH_OK && eph_sim_input_load(path, &sim_in, &sim_err) != EPH_OK) sim_in = NULL;
+  st = load_profile(path, &lives, &sim_in, &sim_err, err);
   if (!req->keep_profile) unlink(path);
   if (st != EPH_OK) return st;
   fprintf(out, "  profile    1 run (%s): %zu records, %.1f MiB allocated, deaths %s\n", mode, lives.n,
@@ -203,7 +216,8 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
           n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed 30%", costs.scale);
   if (sim_in) {
     size_t nref = 0;
-    st = refine(&req->objective, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, &nref, out, err);
+    st = refine(&req->objective, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, REFINE_BUDGET_S,
+                &nref, out, err);
     if (st != EPH_OK) goto done;
     feasible = nref;
   } else {
@@ -290,12 +304,15 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
     return EPH_OK;
   }
   eph_tune_lives lives;
-  eph_status st = eph_tune_lives_load(profile_path, &lives, err);
+  eph_sim_input *in = NULL;
+  eph_error e2 = {0};
+  eph_status st = load_profile(profile_path, &lives, &in, &e2, err);
   if (st == EPH_ERR_INVALID && !strstr(err->message, "runtime")) return st;
   if (st != EPH_OK) return st == EPH_ERR_INVALID ? EPH_OK : st; /* another runtime's profile: nothing to say */
   eph_tune_config def = eph_tune_config_default();
   if (lives.end < def.eden) { /* never filled the default eden: no collection to tune */
     eph_tune_lives_free(&lives);
+    eph_sim_input_free(in);
     return EPH_OK;
   }
   eph_tune_config *grid = NULL;
@@ -311,13 +328,9 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
     eph_tune_objective time = {EPH_TUNE_TIME, 0};
     size_t feasible = eph_tune_rank(&time, sims, n, order);
     /* The simulator ranks the model's best, when it can read the profile. */
-    eph_sim_input *in = NULL;
-    eph_error e2;
     size_t nref;
-    if (eph_sim_input_load(profile_path, &in, &e2) == EPH_OK &&
-        refine(&time, in, 0, 0, &costs, sims, order, feasible, &nref, NULL, &e2) != EPH_OK)
+    if (in && refine(&time, in, 0, 0, &costs, sims, order, feasible, 0, &nref, NULL, &e2) != EPH_OK)
       fprintf(out, "\n(the GC simulator failed on this profile: %s; the fast model's ranking follows)\n", e2.message);
-    eph_sim_input_free(in);
     const eph_tune_sim *top = &sims[order[0]];
     char gc[160], peak[32];
     eph_tune_config_format(&top->config, gc, sizeof gc);
@@ -338,5 +351,6 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
   free(sims);
   free(order);
   eph_tune_lives_free(&lives);
+  eph_sim_input_free(in);
   return st;
 }

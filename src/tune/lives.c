@@ -57,6 +57,35 @@ static int by_birth(const void *a, const void *b) {
   return x->birth < y->birth ? -1 : x->birth > y->birth;
 }
 
+/* After the records: the runtime check, the class names, birth order. */
+static eph_status finish(const char *name, const eph_file *p, const collect *c, eph_tune_lives *out, eph_error *err) {
+  const char *rt = eph_file_meta(p, "runtime");
+  if (rt && strcmp(rt, "ephemera")) {
+    eph_error_fill(err, EPH_ERR_INVALID, "%s: a profile of runtime '%s', not of Ephemera's heap", name, rt);
+    eph_tune_lives_free(out);
+    return EPH_ERR_INVALID;
+  }
+  out->exact = c->exact;
+  out->end = c->end;
+  out->nclasses = p->nclasses;
+  out->class_names = calloc(p->nclasses ? p->nclasses : 1, sizeof *out->class_names);
+  bool nomem = !out->class_names;
+  for (size_t i = 0; !nomem && i < p->nclasses; i++)
+    if (p->class_names[i] && !(out->class_names[i] = strdup(p->class_names[i]))) nomem = true;
+  if (nomem) {
+    eph_tune_lives_free(out);
+    eph_error_fill(err, EPH_ERR_NOMEM, "%s: out of memory", name);
+    return EPH_ERR_NOMEM;
+  }
+  /* Records come in id order, which is birth order except across threads. */
+  for (size_t i = 1; i < out->n; i++)
+    if (out->lives[i].birth < out->lives[i - 1].birth) {
+      qsort(out->lives, out->n, sizeof *out->lives, by_birth);
+      break;
+    }
+  return EPH_OK;
+}
+
 eph_status eph_tune_lives_load(const char *path, eph_tune_lives *out, eph_error *err) {
   memset(out, 0, sizeof *out);
   collect c = {out, 0, true, 0};
@@ -67,33 +96,20 @@ eph_status eph_tune_lives_load(const char *path, eph_tune_lives *out, eph_error 
     eph_tune_lives_free(out);
     return st;
   }
-  const char *rt = eph_file_meta(p, "runtime");
-  if (rt && strcmp(rt, "ephemera")) {
-    eph_error_fill(err, EPH_ERR_INVALID, "%s: a profile of runtime '%s', not of Ephemera's heap", path, rt);
-    eph_file_free(p);
-    eph_tune_lives_free(out);
-    return EPH_ERR_INVALID;
-  }
-  out->exact = c.exact;
-  out->end = c.end;
-  out->nclasses = p->nclasses;
-  out->class_names = calloc(p->nclasses ? p->nclasses : 1, sizeof *out->class_names);
-  bool nomem = !out->class_names;
-  for (size_t i = 0; !nomem && i < p->nclasses; i++)
-    if (p->class_names[i] && !(out->class_names[i] = strdup(p->class_names[i]))) nomem = true;
+  st = finish(path, p, &c, out, err);
   eph_file_free(p);
-  if (nomem) {
+  return st;
+}
+
+eph_status eph_tune_lives_from_file(const eph_file *p, const char *name, eph_tune_lives *out, eph_error *err) {
+  memset(out, 0, sizeof *out);
+  collect c = {out, 0, true, 0};
+  if (p->nrecords && !take(&c, p->records, p->nrecords)) {
     eph_tune_lives_free(out);
-    eph_error_fill(err, EPH_ERR_NOMEM, "%s: out of memory", path);
+    eph_error_fill(err, EPH_ERR_NOMEM, "%s: out of memory", name);
     return EPH_ERR_NOMEM;
   }
-  /* Records come in id order, which is birth order except across threads. */
-  for (size_t i = 1; i < out->n; i++)
-    if (out->lives[i].birth < out->lives[i - 1].birth) {
-      qsort(out->lives, out->n, sizeof *out->lives, by_birth);
-      break;
-    }
-  return EPH_OK;
+  return finish(name, p, &c, out, err);
 }
 
 void eph_tune_lives_free(eph_tune_lives *l) {
