@@ -42,6 +42,14 @@
 
 #define MAX_AGE 15 /* the header's age field saturates here (scavenge.c) */
 
+/* An object's state, one byte (a per-configuration array of one byte per
+ * object is cleared at every run: the fewer, the faster): its space, its
+ * age, and whether it is special (old, but not tenured by age). */
+#define SPACE_MASK 7u
+#define AGE_SHIFT 3
+#define AGE_MASK (15u << AGE_SHIFT)
+#define SPECIAL 0x80u
+
 /* A store into an old object: its rank, the object, its index in in->stores. */
 typedef struct pending {
   uint32_t seq, o;
@@ -51,9 +59,9 @@ typedef struct pending {
 typedef struct spur {
   simrun r;
   const eph_gc_params *p;
-  uint8_t *space, *age, *mark;
+  uint8_t *space;          /* space | age << AGE_SHIFT | SPECIAL (above) */
+  uint8_t *mark;           /* without the trace's roots only */
   uint8_t *remembered;     /* 1: in the remembered set; 2: only inside write_barrier, a candidate */
-  uint8_t *special;        /* old, but not tenured by age: allocated old or tenured by overflow */
   size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
   simvec past, future, old, remset, live, marked;
   size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
@@ -69,10 +77,16 @@ typedef struct spur {
   uint64_t eden_used, past_used, future_used;
 } spur;
 
+static inline unsigned space_bits(const spur *s, uint32_t o) { return s->space[o] & SPACE_MASK; }
+static inline void set_space(spur *s, uint32_t o, unsigned sp) {
+  s->space[o] = (uint8_t)((s->space[o] & ~SPACE_MASK) | sp);
+}
+static inline bool is_special(const spur *s, uint32_t o) { return s->space[o] & SPECIAL; }
+
 static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp.old_used; }
 
 static inline unsigned space_of(const spur *s, uint32_t o) {
-  unsigned sp = s->space[o];
+  unsigned sp = space_bits(s, o);
   return sp == SP_DEAD && o >= s->eden_lo && o < s->next ? SP_EDEN : sp;
 }
 
@@ -148,7 +162,7 @@ static uint64_t next_candidate(const spur *s, uint32_t o, uint64_t k) {
 /* o is now in old space: its stores from now on pass the write barrier. */
 static void became_old(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
-  if (!in->stores || !s->special[o]) return; /* the others' stores: in->fwd (write_barrier) */
+  if (!in->stores || !is_special(s, o)) return; /* the others' stores: in->fwd (write_barrier) */
   uint64_t k = next_candidate(s, o, stores_from_bound(s, o, in->store_start[o]));
   if (k < in->store_start[o + 1]) heap_push(s, (pending){in->stores[k].seq, o, k});
 }
@@ -156,7 +170,7 @@ static void became_old(spur *s, uint32_t o) {
 /* A promotion (spur_space.c accounts for it). */
 static void old_alloc_gc(spur *s, uint32_t o) {
   sim_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
-  s->space[o] = SP_OLD;
+  set_space(s, o, SP_OLD);
   simvec_push(&s->r, &s->old, o);
   became_old(s, o);
 }
@@ -164,28 +178,28 @@ static void old_alloc_gc(spur *s, uint32_t o) {
 /* An allocation in old space; false when the maximum heap says no. */
 static bool old_alloc_mutator(spur *s, uint32_t o) {
   if (!sim_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
-  s->space[o] = SP_OLD;
+  set_space(s, o, SP_OLD);
   simvec_push(&s->r, &s->old, o);
-  s->special[o] = 1;
+  s->space[o] |= SPECIAL;
   became_old(s, o);
   return true;
 }
 
 /* scavenge.c copy_object */
 static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
-  unsigned age = s->space[o] == SP_DEAD ? 0 : s->age[o]; /* eden's objects are age 0 */
+  unsigned age = space_bits(s, o) == SP_DEAD ? 0 : (s->space[o] & AGE_MASK) >> AGE_SHIFT; /* eden's are age 0 */
   if (age < MAX_AGE) age++;
-  s->age[o] = (uint8_t)age;
+  s->space[o] = (uint8_t)((s->space[o] & ~AGE_MASK) | age << AGE_SHIFT);
   uint32_t bytes = s->r.in->size[o];
   s->r.cur.objects++;
   if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
-    if (age < tenure_age) s->special[o] = 1;
+    if (age < tenure_age) s->space[o] |= SPECIAL;
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
     if (age < tenure_age) s->r.res->bytes_overflowed += bytes;
   } else {
     s->future_used += bytes;
-    s->space[o] = SP_FUTURE;
+    set_space(s, o, SP_FUTURE);
     simvec_push(&s->r, &s->future, o);
     s->r.cur.copied += bytes;
   }
@@ -215,7 +229,7 @@ static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
   for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
     uint32_t t = slot_value(s, g);
     if (in_from_space(s, t)) copy_object(s, t, tenure_age);
-    if (t != SIM_NONE && s->space[t] == SP_FUTURE) young = true;
+    if (t != SIM_NONE && space_bits(s, t) == SP_FUTURE) young = true;
   }
   return young;
 }
@@ -261,7 +275,7 @@ static void find_live_eden(spur *s) {
     } else if (i % SIM_BLOCK1 == 0 && i + SIM_BLOCK1 <= hi && in->death_max1[i / SIM_BLOCK1] <= t) {
       i += SIM_BLOCK1;
     } else {
-      if (death[i] > t && s->space[i] == SP_DEAD) simvec_push(&s->r, &s->live, (uint32_t)i);
+      if (death[i] > t && space_bits(s, (uint32_t)i) == SP_DEAD) simvec_push(&s->r, &s->live, (uint32_t)i);
       i++;
     }
   }
@@ -320,7 +334,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
     bool young = false;
     for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1] && !young; g++) {
       uint32_t x = slot_value(s, g);
-      young = x != SIM_NONE && s->space[x] == SP_FUTURE;
+      young = x != SIM_NONE && space_bits(s, x) == SP_FUTURE;
     }
     if (young) s->remset.v[keep++] = o;
     else s->remembered[o] = 0;
@@ -330,9 +344,9 @@ static void evacuate_young(spur *s, bool tenure_all) {
    * range moves on); future becomes past. */
   for (size_t i = 0; i < s->past.len; i++) {
     uint32_t o = s->past.v[i];
-    if (s->space[o] == SP_PAST) s->space[o] = SP_DEAD;
+    if (space_bits(s, o) == SP_PAST) set_space(s, o, SP_DEAD);
   }
-  for (size_t i = 0; i < s->future.len; i++) s->space[s->future.v[i]] = SP_PAST;
+  for (size_t i = 0; i < s->future.len; i++) set_space(s, s->future.v[i], SP_PAST);
   simvec tmp = s->past;
   s->past = s->future;
   s->future = tmp;
@@ -389,7 +403,7 @@ static void write_barrier(spur *s) {
   for (size_t k = s->fwd_pos; k < hi; k++) {
     uint32_t o = in->fwd_src[k];
     if (o >= s->eden_lo) continue; /* most: stores into objects of this window */
-    if (s->special[o] || s->remembered[o] || s->space[o] != SP_OLD) continue;
+    if (is_special(s, o) || s->remembered[o] || space_bits(s, o) != SP_OLD) continue;
     const sim_fwd_store *f = &in->fwd[k];
     if (in_from_space(s, f->target)) {
       s->remembered[o] = 2; /* a candidate already: its first young store is this one */
@@ -400,7 +414,7 @@ static void write_barrier(spur *s) {
   while (s->nheap && s->heap[0].seq < s->store_bound) {
     pending x = heap_pop(s);
     uint32_t o = x.o;
-    if (s->space[o] != SP_OLD) continue; /* freed by a full GC: the program stores into it no more */
+    if (space_bits(s, o) != SP_OLD) continue; /* freed by a full GC: the program stores into it no more */
     uint64_t k = x.k, end = in->store_start[o + 1];
     if (!s->remembered[o])
       for (; k < end && in->stores[k].seq < s->store_bound; k = next_candidate(s, o, k + 1)) {
@@ -516,10 +530,8 @@ static size_t run_program(spur *s) {
 
 static void spur_free(spur *s) {
   free(s->space);
-  free(s->age);
   free(s->remembered);
   free(s->mark);
-  free(s->special);
   free(s->past.v);
   free(s->future.v);
   free(s->old.v);
@@ -549,12 +561,10 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   if (st != EPH_OK) return st;
   size_t n = in->n ? in->n : 1;
   s.space = calloc(n, 1);
-  s.age = calloc(n, 1);
   s.remembered = calloc(n, 1);
-  s.mark = calloc(n, 1);
-  s.special = calloc(n, 1);
+  s.mark = in->root_start ? NULL : calloc(n, 1);
   s.graph = in->ops != NULL;
-  if (!s.space || !s.age || !s.remembered || !s.mark || !s.special) {
+  if (!s.space || !s.remembered || (!in->root_start && !s.mark)) {
     spur_free(&s);
     return sim_run_nomem(err);
   }
