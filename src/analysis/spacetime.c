@@ -133,6 +133,23 @@ nomem:
   return NULL;
 }
 
+eph_spacetime *eph_spacetime_load(const char *path, eph_death_end end, eph_file **profile, eph_error *err) {
+  *profile = NULL;
+  eph_file *p = NULL;
+  if (eph_file_load(path, &p, err) != EPH_OK) return NULL; /* the message names path */
+  eph_spacetime *s = eph_spacetime_build(p, end, err);
+  if (!s) {
+    eph_error e = *err;
+    eph_error_fill(err, e.status, "%s: %s", path, e.message);
+    eph_file_free(p);
+    return NULL;
+  }
+  free(p->records);
+  p->records = NULL;
+  *profile = p;
+  return s;
+}
+
 void eph_spacetime_free(eph_spacetime *s) {
   if (!s) return;
   free(s->cells);

@@ -62,6 +62,14 @@ typedef struct eph_spacetime {
  * EPH_ERR_NOMEM.  The result borrows p: free it first.
  */
 eph_spacetime *eph_spacetime_build(const eph_file *p, eph_death_end end, eph_error *err);
+/*
+ * Loads path and sums it as eph_spacetime_build does, then drops the
+ * records (they take 112 bytes each; the sums keep what the flame graph
+ * and exporters need).  *profile gets the profile without its records
+ * (the result borrows it: free the result first).  Returns NULL and fills
+ * err with a message naming path; *profile is NULL then.
+ */
+eph_spacetime *eph_spacetime_load(const char *path, eph_death_end end, eph_file **profile, eph_error *err);
 void eph_spacetime_free(eph_spacetime *s);
 
 #endif

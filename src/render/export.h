@@ -8,7 +8,9 @@
 #define EPH_EXPORT_H
 
 #include "ephemera/base.h"
+#include "ephemera/format.h"
 #include "spacetime.h"
+#include "timeline.h"
 
 /*
  * Writes s as a gzip-compressed pprof Profile message to path
@@ -21,5 +23,16 @@
  * error in err naming path (cannot create or write it, out of memory).
  */
 eph_status eph_export_pprof(const eph_spacetime *s, const char *path, eph_error *err);
+
+/*
+ * Writes the heap timeline t of profile p as a Chrome trace-event JSON
+ * document to path (Perfetto's UI and chrome://tracing open it): one
+ * complete event ("ph":"X") per collection on a "collector" track, with
+ * its kind, index and bytes in args; counter events ("ph":"C") "heap"
+ * (used, committed bytes) at each collection's start and end and
+ * "allocated" (bytes allocated, the GC clock).  Times in microseconds
+ * since the run started.  Returns EPH_OK, or an error in err naming path.
+ */
+eph_status eph_export_chrome_trace(const eph_file *p, const eph_timeline *t, const char *path, eph_error *err);
 
 #endif

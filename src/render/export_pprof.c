@@ -18,6 +18,7 @@
 
 #include "export.h"
 #include "profile.pb-c.h"
+#include "stacks.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -173,7 +174,7 @@ static int64_t clamp_round(double v) {
 static bool add_sample(builder *b, Sample *s, const eph_st_cell *c) {
   perftools__profiles__sample__init(s);
   const uint32_t *callers = NULL;
-  size_t ncallers = 0;
+  size_t ncallers = eph_stack_callers(b->p, c->site_id, &callers);
   s->n_location_id = 1 + ncallers;
   s->location_id = malloc(s->n_location_id * sizeof *s->location_id);
   s->n_value = NVALUES;
