@@ -96,6 +96,8 @@ typedef struct builder {
   Function **funcs;
   size_t nfuncs, cap_funcs;
   int64_t key_class, key_lifetime;
+  char **owned; /* function names made here (the table borrows them) */
+  size_t nowned, cap_owned;
 } builder;
 
 static int64_t str(builder *b, const char *s) {
@@ -107,8 +109,33 @@ static int64_t str(builder *b, const char *s) {
   return i;
 }
 
+/* A function name as pprof shows it whole: pprof drops what is inside <...>
+ * and (...) as C++ template or parameter lists, so the Lua adapter's
+ * "function <a.lua:4>" becomes "function a.lua:4".  NULL: out of memory. */
+static const char *pprof_name(builder *b, const char *name) {
+  if (!strpbrk(name, "<>()")) return name;
+  if (b->nowned == b->cap_owned) {
+    size_t cap = b->cap_owned ? 2 * b->cap_owned : 64;
+    char **no = realloc(b->owned, cap * sizeof *no);
+    if (!no) return NULL;
+    b->owned = no;
+    b->cap_owned = cap;
+  }
+  char *s = malloc(strlen(name) + 1), *o = s;
+  if (!s) return NULL;
+  for (const char *c = name; *c; c++)
+    if (!strchr("<>()", *c)) *o++ = *c;
+  *o = 0;
+  b->owned[b->nowned++] = s;
+  return s;
+}
+
 /* The function of (name, file): an existing one or a new one. */
 static uint64_t function_id(builder *b, const char *name, const char *file, int line) {
+  if (!(name = pprof_name(b, name))) {
+    b->nomem = true;
+    return 0;
+  }
   int64_t n = str(b, name), f = str(b, file);
   for (size_t i = b->nfuncs; i-- > 0;) /* sites of one function are usually declared together */
     if (b->funcs[i]->name == n && b->funcs[i]->filename == f) return b->funcs[i]->id;
@@ -229,6 +256,8 @@ static void free_builder(builder *b) {
   free(b->funcs);
   free(b->str.s);
   free(b->str.slot);
+  for (size_t i = 0; i < b->nowned; i++) free(b->owned[i]);
+  free(b->owned);
 }
 
 static bool build(builder *b) {
