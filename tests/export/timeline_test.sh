@@ -5,7 +5,9 @@
 #    heap counters each (eph-chrome-check, with jansson);
 #  - `ephemera report --format csv` has a timeline table with two rows per
 #    collection, used bytes matching the trace's first collection;
-#  - the HTML report has the timeline plot and the flame graph;
+#  - the HTML report has the timeline plot and the flame graph, and in
+#    headless Chromium (when installed) the plot decodes and the flame
+#    graph's frames are laid out (non-zero width), root the widest;
 #  - a profile without collection events (docs/eph-format.md's example, from
 #    GEN = eph-format-gen) warns and writes an empty trace.
 set -u
@@ -32,6 +34,40 @@ fi
 grep -q 'id=flame-svg' "$H" || { echo "FAIL: no flame graph"; fail=1; }
 nframes=$(grep -c '<g class=frame>' "$H")
 [ "$nframes" -ge 3 ] || { echo "FAIL: flame graph with $nframes frames"; fail=1; }
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROME" ]; then
+  cp "$H" "$WORK/html/check.html"
+  cat >>"$WORK/html/check.html" <<'JS'
+<script>
+window.addEventListener('load', function () {
+  var img = document.querySelector('#plot-timeline img');
+  var decoded = img && img.complete && img.naturalWidth > 0 ? 1 : 0;
+  var rects = document.querySelectorAll('#flame-svg rect'), wide = 0, root = 0, max = 0;
+  rects.forEach(function (r) { var w = r.getBBox().width; if (w > 0) wide++; if (w > max) max = w; });
+  if (rects.length) root = rects[0].getBBox().width;
+  var d = document.createElement('pre'); d.id = 'result';
+  d.textContent = 'RESULT timeline=' + decoded + ' frames=' + wide + ' rootwidest=' + (root >= max && root > 0 ? 1 : 0);
+  document.body.appendChild(d);
+});
+</script>
+JS
+  PROFILE=$(mktemp -d)
+  timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --user-data-dir="$PROFILE" --virtual-time-budget=5000 --dump-dom \
+    "file://$(realpath "$WORK/html/check.html")" >"$WORK/dom.html" 2>"$WORK/chrome.err"
+  rm -rf "$PROFILE"
+  res=$(grep -o 'RESULT timeline=[0-9][^<]*' "$WORK/dom.html")
+  echo "chromium: $res"
+  want_t=0
+  command -v gnuplot >/dev/null && want_t=1
+  case "$res" in
+    "RESULT timeline=$want_t frames="*" rootwidest=1") [ "$(echo "$res" | sed 's/.*frames=\([0-9]*\).*/\1/')" -ge 3 ] ||
+      { echo "FAIL: chromium laid out too few flame frames"; fail=1; } ;;
+    *) echo "FAIL: chromium: '$res'"; tail -3 "$WORK/chrome.err"; fail=1 ;;
+  esac
+else
+  echo "chromium missing: the browser check is skipped"
+fi
 # A profile without collection events.
 "$GEN" example "$WORK/noev.eph" || { echo "FAIL: eph-format-gen example"; exit 1; }
 "$EPH" export "$WORK/noev.eph" --chrome-trace "$WORK/noev.json" >/dev/null 2>"$WORK/noev.err" || { echo "FAIL: export without events"; fail=1; }
