@@ -73,5 +73,14 @@ fi
 "$EPH" export "$WORK/noev.eph" --chrome-trace "$WORK/noev.json" >/dev/null 2>"$WORK/noev.err" || { echo "FAIL: export without events"; fail=1; }
 grep -q 'no collection events' "$WORK/noev.err" || { echo "FAIL: no warning for a profile without events"; fail=1; }
 "$CHECK" "$WORK/noev.json" 0 >/dev/null || fail=1
+# Bad input: one line, exit 3 (bad file), 2 (usage), 1 (cannot write).
+printf 'garbage' >"$WORK/bad.eph"
+for c in "3 $WORK/bad.eph --chrome-trace $WORK/x.json" "3 $WORK/missing.eph --pprof $WORK/x.pb.gz" "2 $WORK/t.eph" \
+         "1 $WORK/t.eph --chrome-trace $WORK/no/dir/x.json" "1 $WORK/t.eph --pprof $WORK/no/dir/x.pb.gz"; do
+  set -- $c
+  want=$1; shift
+  "$EPH" export "$@" >/dev/null 2>"$WORK/err.txt"; rc=$?
+  [ "$rc" = "$want" ] && [ "$(wc -l <"$WORK/err.txt")" = 1 ] || { echo "FAIL: export $*: exit $rc (want $want), stderr:"; cat "$WORK/err.txt"; fail=1; }
+done
 [ $fail = 0 ] && echo "timeline: ok ($ngcs collections)"
 exit $fail
