@@ -96,7 +96,8 @@ typedef struct builder {
   Function **funcs;
   size_t nfuncs, cap_funcs;
   int64_t key_class, key_lifetime;
-  char **owned; /* function names made here (the table borrows them) */
+  char what[512]; /* the comment (the table borrows it) */
+  char **owned;   /* function names made here (the table borrows them) */
   size_t nowned, cap_owned;
 } builder;
 
@@ -306,10 +307,10 @@ static bool build(builder *b) {
   if (!st->ncells) free(samples);
 
   /* A comment that says what the numbers are. */
-  static char what[512];
+  char *what = b->what;
   const char *wl = eph_file_meta(p, "workload"), *prog = eph_file_meta(p, "program");
   const char *mode = eph_file_meta(p, "mode"), *sample = eph_file_meta(p, "sample");
-  snprintf(what, sizeof what, "ephemera profile of %s (mode %s, sampling %s); weighted estimates of every allocation",
+  snprintf(what, sizeof b->what, "ephemera profile of %s (mode %s, sampling %s); weighted estimates of every allocation",
            wl ? wl : prog ? prog : "an unnamed run", mode ? mode : "?", sample ? sample : "all");
   pr->comment = malloc(sizeof *pr->comment);
   if (!pr->comment) return false;
