@@ -2,23 +2,33 @@
  * timeline.c — the heap over time from the GC event log.  Committed
  * memory is new space, fixed for the run (eden plus two survivor spaces,
  * each a fifth of eden: the "gc" metadata's eden), plus old space, whose
- * size each event records after the collection.
+ * size each event records after the collection.  (The analysis reads the
+ * file only: the metadata string is read here, not by the heap's parser.)
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "ephemera/heap.h"
 #include "timeline.h"
 
-/* New space from the run's "gc" metadata, or 0 when it does not say. */
+/* New space from the run's "gc" metadata ("eden=15M,..." as the heap's
+ * eph_gc_params_format writes it), or 0 when it does not say. */
 static double new_space_of(const eph_file *p) {
   const char *gc = eph_file_meta(p, "gc"), *rt = eph_file_meta(p, "runtime");
   if (!gc || (rt && strcmp(rt, "ephemera"))) return 0;
-  eph_gc_params params;
-  eph_gc_params_init(&params);
-  eph_error err;
-  if (eph_gc_params_parse(&params, gc, &err) != EPH_OK) return 0;
-  return (double)params.eden_bytes + 2.0 * (double)(params.eden_bytes / 5);
+  const char *e = strstr(gc, "eden=");
+  if (!e || (e != gc && e[-1] != ',')) return 0;
+  char *end;
+  double eden = strtod(e + 5, &end);
+  switch (*end) {
+    case 'K': case 'k': eden *= 1024; break;
+    case 'M': case 'm': eden *= 1024 * 1024; break;
+    case 'G': case 'g': eden *= 1024.0 * 1024 * 1024; break;
+    case ',': case 0: break;
+    default: return 0;
+  }
+  if (!(eden > 0)) return 0;
+  uint64_t eb = (uint64_t)eden;
+  return (double)eb + 2.0 * (double)(eb / 5);
 }
 
 bool eph_timeline_build(const eph_file *p, eph_timeline *t) {
