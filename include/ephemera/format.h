@@ -35,6 +35,9 @@ EPH_API_BEGIN
 /* Largest class or site id a file may use (ids index dense tables). */
 #define EPH_FORMAT_MAX_ID ((1u << 20) - 1)
 
+/* Most callers a call stack may list (docs/eph-format.md §5.7). */
+#define EPH_FORMAT_MAX_STACK 255
+
 /* How a sampled object's life ended (or did not). */
 typedef enum eph_death_kind {
   EPH_DEATH_FINALIZED = 1,  /* finalization mode: its ephemeron's finaliser ran */
@@ -123,6 +126,17 @@ eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name);
 eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int line, const char *function);
 eph_status eph_writer_record(eph_writer *w, const eph_record *r);
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev);
+/*
+ * A call stack (docs/eph-format.md §5.7): the allocations of site site_id
+ * were made from these callers, innermost first (callers[0] called the
+ * function that allocated).  site_id and every caller are sites declared
+ * before; ncallers in 1..EPH_FORMAT_MAX_STACK.  A writer that records
+ * stacks gives each distinct stack its own site id (declared with its
+ * leaf's file, line and function) and puts "stacks" = its depth limit in
+ * the metadata.  Declaring a site's stack again identically is a no-op,
+ * differently EPH_ERR_INVALID.
+ */
+eph_status eph_writer_stack(eph_writer *w, uint32_t site_id, const uint32_t *callers, size_t ncallers);
 eph_status eph_writer_event(eph_writer *w, const eph_event *ev);
 
 /* (The heap's profiler writes records found dead together, exact
@@ -148,6 +162,12 @@ typedef struct eph_site_entry {
   int line;
 } eph_site_entry;
 
+/* A site's call stack: its callers, innermost first (ncallers 0: none). */
+typedef struct eph_stack_entry {
+  uint32_t *callers;
+  uint32_t ncallers;
+} eph_stack_entry;
+
 /* A whole file in memory. */
 typedef struct eph_file {
   uint32_t version;
@@ -167,6 +187,8 @@ typedef struct eph_file {
   bool complete;         /* the closing chunk was read */
   uint64_t valid_bytes;  /* bytes read up to the last good chunk */
   char warning[256];     /* e.g. "truncated at byte 81920: read up to the last complete chunk" */
+  eph_stack_entry *stacks; /* indexed by site id (STAK chunks); NULL when the file has none */
+  size_t nstacks;          /* highest site id with a stack + 1 */
 } eph_file;
 
 /*

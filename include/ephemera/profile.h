@@ -46,7 +46,7 @@
  * The SPEC string: comma-separated key=value pairs
  *   mode=gc|finalization|merlin|brute   sample=1/N | N | every:N | all | bytes:B (B with K/M/G)
  *   out=FILE   pretenure=on|off   compress=on|off   seed=N   classes=A,B,...
- *   granule=K (brute)   trace=on (merlin)   threads=1|2|auto (gc)
+ *   granule=K (brute)   trace=on (merlin)   threads=1|2|auto (gc)   stacks=N
  * (a token without '=' after classes= continues the class list).
  */
 #ifndef EPHEMERA_PROFILE_H
@@ -89,6 +89,26 @@ typedef struct eph_profile_stats {
  * the file, and removes the observer; fills *final (may be NULL) with the
  * last statistics.  EPH_OK if no profiler runs. */
 eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err);
+
+/*
+ * Call stacks of the program's own frames (optional, stacks=N): EPH_AT
+ * marks where an object is made; EPH_CALLER(h) marks a call on the way
+ * there, until EPH_CALLER_END(h):
+ *
+ *   EPH_CALLER(h); t = make_tree(h, depth); EPH_CALLER_END(h);
+ *
+ * A sample taken while calls are marked gets, as its site, the EPH_AT site
+ * with the innermost N - 1 marked calls as its callers, one site per
+ * distinct stack in the file (docs/eph-format.md 5.8).  Pairs must nest.
+ * Each mark is a call that does nothing unless a profile with stacks=N
+ * runs on h; the stack is only looked at for samples, and not for the
+ * young objects gc mode finds by walking eden (1/N with N <= 8, or a
+ * class filter): those keep their plain site.
+ */
+void eph_profile_caller_push(eph_heap *h, const eph_site *site);
+void eph_profile_caller_pop(eph_heap *h);
+#define EPH_CALLER(h) eph_profile_caller_push((h), EPH_SITE_HERE)
+#define EPH_CALLER_END(h) eph_profile_caller_pop(h)
 
 /*
  * Makes SIGINT and SIGTERM finish the profile running on h before they end

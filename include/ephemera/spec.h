@@ -39,6 +39,8 @@ typedef struct eph_profile_spec {
   bool trace;            /* merlin: write the full event trace */
   unsigned threads;      /* gc mode sampling every object: threads that walk eden after a
                             scavenge, 1 or 2; 0 (auto) = 2 if the process may run on two CPUs or more */
+  unsigned stacks;       /* frames kept per sampled allocation (the site and EPH_CALLER frames), 2..256;
+                            0 = the site alone (profile.h) */
 } eph_profile_spec;
 
 /* Defaults: mode=gc, sample=1/1, pretenure=on, compress=off, out=ephemera.eph. */

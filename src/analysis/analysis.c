@@ -110,7 +110,7 @@ static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_file *
     if (a->opts.progress) a->opts.progress("histograms", c / 3.0, a->opts.progress_ctx);
     if (!eph_histogram_build(&a->hist[c], a->lives, a->nrecords, (eph_clock)c, a->opts.hist_bins)) goto nomem;
   }
-  if (!eph_classtable_build(a, scratch)) goto nomem;
+  if (!eph_analysis_fold_sites(a) || !eph_classtable_build(a, scratch)) goto nomem;
   lua_advice(a);
   if (!build_km(a, scratch)) goto nomem;
   free(scratch);

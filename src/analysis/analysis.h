@@ -50,6 +50,8 @@ typedef struct eph_analysis_opts {
   double most_allocated_pct;   /* FiLiP/Shuf: >= this % of allocations is "most allocated" (1) */
   eph_death_end end;
   eph_group_by by;
+  unsigned stack_depth;        /* --by site on a profile with call stacks: fold sites by their first
+                                  N frames (stacks.h); 0 or 1: by the allocation point alone */
   eph_clock km_clock;          /* clock of the survival curves (EPH_CLOCK_REL) */
   size_t km_groups;            /* classes with their own survival curve (6) */
   size_t hist_bins;            /* linear bins (10); log bins: per decade (2) */
@@ -227,6 +229,11 @@ void eph_km_free(eph_km *km);
  * overall one at km[0]. */
 bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch);
 const char *eph_group_name(const eph_analysis *a, uint32_t id);
+
+/* sitefold.c: for --by site on a profile with call stacks, regroups
+ * a->lives and a->lo_sum by stack prefix (opts.stack_depth frames) and
+ * labels the groups; a no-op for other profiles.  false: out of memory. */
+bool eph_analysis_fold_sites(eph_analysis *a);
 
 /* heapview.c */
 eph_heapview *eph_heapview_build(const eph_file *p, size_t cols, size_t segs);

@@ -45,7 +45,7 @@ static bool site_labels(eph_analysis *a) {
 
 bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
   const eph_file *p = a->profile;
-  if (a->opts.by == EPH_BY_SITE && !site_labels(a)) return false;
+  if (a->opts.by == EPH_BY_SITE && !a->site_labels && !site_labels(a)) return false; /* (folded: sitefold.c's) */
   size_t nids = a->opts.by == EPH_BY_SITE ? p->nsites : p->nclasses;
   uint32_t maxid = 0;
   for (size_t i = 0; i < a->nrecords; i++)

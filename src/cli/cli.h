@@ -37,6 +37,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_lua(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 /* The running command's name ("report", "trace granulate"), set by main
  * (and by commands with subcommands) for the messages below. */

@@ -22,6 +22,8 @@ static void usage(FILE *out) {
           "  --format F   text (default), csv, json, or html (one self-contained page; plots need gnuplot)\n"
           "  -o DIR       write report.txt / *.csv / report.json / report.html (+ plot SVGs) into DIR\n"
           "  --by site    the table by allocation site instead of class\n"
+          "  --stack-depth N  with --by site on a profile with call stacks: one row per distinct first N\n"
+          "               frames (1, the default: per allocation point)\n"
           "  --short PCT  short-lived: mean lifetime <= PCT %% of the run (FiLiP: 5)\n"
           "  --most PCT   most allocated: >= PCT %% of allocations (FiLiP: 1)\n"
           "  --end E      GC-found deaths lie in (alive_until, death]: use death (default, upper end),\n"
@@ -66,7 +68,9 @@ static int render(const eph_analysis *a, const char *path, const char *format, c
       cli_error("report: writing CSV into %s: %s", dir, errno ? strerror(errno) : "write error");
       return CLI_FAILED;
     }
-    if (dir) printf("wrote %s/{summary,histogram,classes,survival%s}.csv\n", dir, a->heap ? ",heap" : "");
+    if (dir)
+      printf("wrote %s/{summary,histogram,classes,survival%s%s}.csv\n", dir, a->heap ? ",heap" : "",
+             a->profile->ngcs ? ",timeline" : "");
     return cli_stdout_done(dir ? "the list of files written" : "the report");
   }
   FILE *out = stdout;
@@ -87,7 +91,16 @@ static int render(const eph_analysis *a, const char *path, const char *format, c
     report_gc_suggestion(out, path);
   }
   else if (!strcmp(format, "json")) eph_render_json(out, a);
-  else if (!(plots_ok = eph_render_html(out, a, dir, failed, sizeof failed))) plot_errno = errno;
+  else {
+    /* The flame graph's space-time by stack: the file read once more, whole. */
+    eph_file *whole = NULL;
+    eph_error err;
+    eph_spacetime *flame = eph_spacetime_load(path, a->opts.end, &whole, &err);
+    if (!flame) cli_error("warning: no flame graph: %s", err.message);
+    if (!(plots_ok = eph_render_html_with(out, a, flame, dir, failed, sizeof failed))) plot_errno = errno;
+    eph_spacetime_free(flame);
+    eph_file_free(whole);
+  }
   if (!cli_output_done(out, dir ? file : "the report", dir != NULL)) return CLI_FAILED;
   if (!plots_ok) {
     cli_error("report: writing %s: %s", failed, strerror(plot_errno));
@@ -99,13 +112,14 @@ static int render(const eph_analysis *a, const char *path, const char *format, c
 }
 
 int cmd_report(int argc, char **argv) {
-  enum { OPT_FORMAT = 256, OPT_BY, OPT_SHORT, OPT_MOST, OPT_END, OPT_KM_CLOCK, OPT_CURVES };
+  enum { OPT_FORMAT = 256, OPT_BY, OPT_SHORT, OPT_MOST, OPT_END, OPT_KM_CLOCK, OPT_CURVES, OPT_STACK_DEPTH };
   static const struct option longopts[] = {
       {"format", required_argument, NULL, OPT_FORMAT}, {"output", required_argument, NULL, 'o'},
       {"by", required_argument, NULL, OPT_BY},         {"short", required_argument, NULL, OPT_SHORT},
       {"most", required_argument, NULL, OPT_MOST},     {"end", required_argument, NULL, OPT_END},
       {"survival-clock", required_argument, NULL, OPT_KM_CLOCK},
       {"curves", required_argument, NULL, OPT_CURVES}, {"help", no_argument, NULL, 'h'},
+      {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
       {0}};
   static const char *const formats[] = {"text", "csv", "json", "html", NULL};
   static const char *const bys[] = {"class", "site", NULL};
@@ -146,6 +160,10 @@ int cmd_report(int argc, char **argv) {
       case OPT_CURVES:
         if (!cli_opt_u64("--curves", optarg, CLI_COUNT, 0, 1000000, &curves)) return CLI_USAGE;
         o.km_groups = (size_t)curves;
+        break;
+      case OPT_STACK_DEPTH:
+        if (!cli_opt_u64("--stack-depth", optarg, CLI_COUNT, 1, EPH_FORMAT_MAX_STACK + 1, &curves)) return CLI_USAGE;
+        o.stack_depth = (unsigned)curves;
         break;
       case 'h': usage(stdout); return cli_stdout_done("the help");
       default: return CLI_USAGE;

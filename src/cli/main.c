@@ -17,6 +17,7 @@ static const struct command {
     {"merlin", cmd_merlin, "offline Merlin over a trace: ephemera merlin TRACE [--check] [-o OUT]"},
     {"trace", cmd_trace, "trace tools: ephemera trace granulate IN OUT --granule K"},
     {"report", cmd_report, "lifetime report: ephemera report FILE [--format text|csv|json|html] [-o DIR]"},
+    {"export", cmd_export, "other tools' formats: ephemera export FILE --pprof OUT.pb.gz (docs/viewing.md)"},
     {"compare", cmd_compare, "two profiles side by side: ephemera compare A B"},
     {"tune", cmd_tune, "GC parameters from one profile, verified by runs: ephemera tune WORKLOAD|--cmd CMD|--lua SCRIPT"},
     {"sim", cmd_sim, "GC simulator: ephemera sim PROFILE [--collector C] [--gc PARAMS]... | sim calibrate"},

@@ -129,6 +129,46 @@ static eph_status dec_sites(dec *d) {
   return EPH_OK;
 }
 
+static bool site_defined(const eph_file *p, uint64_t id);
+
+/* STAK (docs/eph-format.md §5.7): a site id, the number of its callers,
+ * the callers' site ids, innermost first; every site defined before. */
+static eph_status dec_stacks(dec *d) {
+  eph_file *p = d->b->p;
+  for (size_t i = 0; d->c.pos < d->c.len; i++) {
+    uint64_t id, n;
+    eph_status st = get_id(d, "stack", i, &id);
+    if (st != EPH_OK) return st;
+    if (!site_defined(p, id)) return bad(d, "stack %zu of the chunk: site %llu is not defined", i, (unsigned long long)id);
+    if (!ephf_get_uvarint(&d->c, &n)) return bad_read(d, "stack", i);
+    if (n == 0 || n > EPH_FORMAT_MAX_STACK)
+      return bad(d, "stack of site %llu: %llu callers (1..%d)", (unsigned long long)id, (unsigned long long)n,
+                 EPH_FORMAT_MAX_STACK);
+    uint32_t callers[EPH_FORMAT_MAX_STACK];
+    for (uint64_t k = 0; k < n; k++) {
+      uint64_t c;
+      if (!ephf_get_uvarint(&d->c, &c)) return bad_read(d, "stack", i);
+      if (c == 0 || !site_defined(p, c))
+        return bad(d, "stack of site %llu: caller %llu, site %llu, is not defined", (unsigned long long)id,
+                   (unsigned long long)k, (unsigned long long)c);
+      callers[k] = (uint32_t)c;
+    }
+    if (id < p->nstacks && p->stacks[id].ncallers) {
+      eph_stack_entry *e = &p->stacks[id];
+      if (e->ncallers == n && !memcmp(e->callers, callers, n * sizeof *callers)) continue;
+      return bad(d, "stack of site %llu defined again differently", (unsigned long long)id);
+    }
+    if (!ephf_grow_table((void **)&p->stacks, &d->b->cap_stacks, sizeof *p->stacks, (size_t)id + 1)) return EPH_ERR_NOMEM;
+    uint32_t *copy = malloc(n * sizeof *copy);
+    if (!copy) return EPH_ERR_NOMEM;
+    memcpy(copy, callers, n * sizeof *copy);
+    p->stacks[id].callers = copy;
+    p->stacks[id].ncallers = (uint32_t)n;
+    if (p->nstacks <= id) p->nstacks = (size_t)id + 1;
+  }
+  return EPH_OK;
+}
+
 static bool class_defined(const eph_file *p, uint64_t id) {
   return id == 0 || (id < p->nclasses && p->class_names[id] != NULL);
 }
@@ -360,6 +400,7 @@ eph_status ephf_decode_chunk(ephf_builder *b, uint32_t type, const uint8_t *payl
     case EPHF_CHUNK_GCS: return dec_gcs(&d);
     case EPHF_CHUNK_EVENTS: return dec_events(&d);
     case EPHF_CHUNK_CLOSE: return dec_close(&d);
+    case EPHF_CHUNK_STACKS: return dec_stacks(&d);
   }
   return EPH_OK;
 }

@@ -19,6 +19,7 @@ const char *ephf_chunk_name(uint32_t type) {
     case EPHF_CHUNK_GCS: return "GCS";
     case EPHF_CHUNK_EVENTS: return "EVENTS";
     case EPHF_CHUNK_CLOSE: return "CLOSE";
+    case EPHF_CHUNK_STACKS: return "STACKS";
   }
   return NULL;
 }

@@ -63,6 +63,8 @@ void eph_file_free(eph_file *p) {
       free(p->sites[i].function);
     }
   free(p->sites);
+  for (size_t i = 0; i < p->nstacks; i++) free(p->stacks[i].callers);
+  free(p->stacks);
   free(p->records);
   free(p->gcs);
   free(p->events);

@@ -42,6 +42,7 @@ uint32_t ephf_crc32(const void *data, size_t len);
 #define EPHF_CHUNK_GCS EPHF_FOURCC('G', 'C', 'E', 'V')
 #define EPHF_CHUNK_EVENTS EPHF_FOURCC('E', 'V', 'T', 'S')
 #define EPHF_CHUNK_CLOSE EPHF_FOURCC('C', 'L', 'O', 'S')
+#define EPHF_CHUNK_STACKS EPHF_FOURCC('S', 'T', 'A', 'K') /* call stacks of sites (a table, like SITE) */
 
 /*
  * Records (version 2, docs/eph-format.md §5.4): a head byte, an optional
@@ -211,7 +212,7 @@ void ephf_chunk_header(uint8_t *hdr, uint32_t type, uint32_t flags, const uint8_
 /* A profile being read, with the capacities of its growing arrays. */
 typedef struct ephf_builder {
   eph_file *p;
-  size_t cap_meta, cap_classes, cap_sites, cap_records, cap_gcs, cap_events;
+  size_t cap_meta, cap_classes, cap_sites, cap_records, cap_gcs, cap_events, cap_stacks;
   const eph_record_sink *sink; /* records go there, a chunk at a time, through chunk_records */
   eph_record *chunk_records;
 } ephf_builder;

@@ -129,6 +129,7 @@ static eph_status write_buf(eph_writer *w, int which) {
 eph_status ephf_writer_write_data(eph_writer *w, int which) {
   eph_status st = write_buf(w, B_CLASSES);
   if (st == EPH_OK) st = write_buf(w, B_SITES);
+  if (st == EPH_OK) st = write_buf(w, B_STACKS);
   if (st == EPH_OK) st = write_buf(w, which);
   return st;
 }
@@ -143,7 +144,7 @@ eph_status ephf_writer_make_room(eph_writer *w, int which, size_t n) {
   if (n > EPHF_CHUNK_MAX) return ephf_writer_fail(w, EPH_ERR_TOO_LARGE, "an entry of %zu bytes exceeds the chunk limit", n);
   size_t raw = b->len - EPHF_CHUNK_HEADER_LEN;
   if (raw > 0 && (raw >= EPHF_CHUNK_TARGET || n > EPHF_CHUNK_MAX - raw)) {
-    eph_status st = which <= B_SITES ? write_buf(w, which) : ephf_writer_write_data(w, which);
+    eph_status st = which <= B_LAST_TABLE ? write_buf(w, which) : ephf_writer_write_data(w, which);
     if (st != EPH_OK) return st;
   }
   if (!ephf_buf_reserve(b, n)) return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory buffering a chunk of %s", w->path);
@@ -153,7 +154,7 @@ eph_status ephf_writer_make_room(eph_writer *w, int which, size_t n) {
 /* After an item: write the buffer once it reached the target size. */
 static eph_status item_done(eph_writer *w, int which) {
   if (w->buf[which].len - EPHF_CHUNK_HEADER_LEN < EPHF_CHUNK_TARGET) return EPH_OK;
-  return which <= B_SITES ? write_buf(w, which) : ephf_writer_write_data(w, which);
+  return which <= B_LAST_TABLE ? write_buf(w, which) : ephf_writer_write_data(w, which);
 }
 
 static eph_status put_strings(eph_writer *w, int which, const char *s1, const char *s2, uint64_t id, bool has_id,
@@ -184,6 +185,8 @@ static void free_writer(eph_writer *w) {
     free(w->sites[i].function);
   }
   free(w->sites);
+  for (size_t i = 0; i < w->stacks_cap; i++) free(w->stacks[i].callers);
+  free(w->stacks);
   if (!w->parent) {
     free(w->class_bits);
     free(w->site_bits);
@@ -378,6 +381,43 @@ eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int lin
   return EPH_OK;
 }
 
+eph_status eph_writer_stack(eph_writer *w, uint32_t site_id, const uint32_t *callers, size_t ncallers) {
+  if (!w) return EPH_ERR_INVALID;
+  if (w->failed) return w->failed;
+  if (w->parent) return ephf_writer_fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "stacks");
+  if (site_id == 0 || !ephf_site_declared(w, site_id))
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "stack of site %u: the site was not declared", (unsigned)site_id);
+  if (ncallers == 0 || ncallers > EPH_FORMAT_MAX_STACK || !callers)
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "stack of site %u: %zu callers (1..%d)", (unsigned)site_id, ncallers,
+                            EPH_FORMAT_MAX_STACK);
+  for (size_t i = 0; i < ncallers; i++)
+    if (callers[i] == 0 || !ephf_site_declared(w, callers[i]))
+      return ephf_writer_fail(w, EPH_ERR_INVALID, "stack of site %u: caller %zu, site %u, was not declared",
+                              (unsigned)site_id, i, (unsigned)callers[i]);
+  if (!ephf_grow_table((void **)&w->stacks, &w->stacks_cap, sizeof *w->stacks, (size_t)site_id + 1))
+    return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory in the stack table");
+  eph_stack_entry *e = &w->stacks[site_id];
+  if (e->ncallers) {
+    if (e->ncallers == ncallers && !memcmp(e->callers, callers, ncallers * sizeof *callers)) return EPH_OK;
+    return ephf_writer_fail(w, EPH_ERR_INVALID, "site %u already has another stack", (unsigned)site_id);
+  }
+  uint32_t *copy = malloc(ncallers * sizeof *copy);
+  if (!copy) return ephf_writer_fail(w, EPH_ERR_NOMEM, "out of memory in the stack table");
+  memcpy(copy, callers, ncallers * sizeof *copy);
+  eph_status st = ephf_writer_make_room(w, B_STACKS, (2 + ncallers) * EPHF_VARINT_MAX);
+  if (st != EPH_OK) {
+    free(copy);
+    return st;
+  }
+  ephf_buf *b = &w->buf[B_STACKS];
+  ephf_put_uvarint(b, site_id);
+  ephf_put_uvarint(b, ncallers);
+  for (size_t i = 0; i < ncallers; i++) ephf_put_uvarint(b, callers[i]);
+  e->callers = copy;
+  e->ncallers = (uint32_t)ncallers;
+  return item_done(w, B_STACKS);
+}
+
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
@@ -445,6 +485,7 @@ eph_status eph_writer_flush(eph_writer *w) {
   if (w->failed) return w->failed;
   eph_status st = write_buf(w, B_CLASSES);
   if (st == EPH_OK) st = write_buf(w, B_SITES);
+  if (st == EPH_OK) st = write_buf(w, B_STACKS);
   if (st == EPH_OK) st = write_buf(w, B_GCS);
   if (st == EPH_OK) st = write_buf(w, B_RECORDS);
   if (st == EPH_OK) st = write_buf(w, B_EVENTS);

@@ -13,10 +13,12 @@
 
 #include "format_internal.h"
 
-enum { B_META, B_CLASSES, B_SITES, B_GCS, B_RECORDS, B_EVENTS, B_CLOSE, NBUF };
+/* Tables first (B_CLASSES..B_STACKS are written before any data chunk). */
+enum { B_META, B_CLASSES, B_SITES, B_STACKS, B_GCS, B_RECORDS, B_EVENTS, B_CLOSE, NBUF };
+#define B_LAST_TABLE B_STACKS
 
-static const uint32_t BUF_TYPE[NBUF] = {EPHF_CHUNK_META,    EPHF_CHUNK_CLASSES, EPHF_CHUNK_SITES, EPHF_CHUNK_GCS,
-                                        EPHF_CHUNK_RECORDS, EPHF_CHUNK_EVENTS,  EPHF_CHUNK_CLOSE};
+static const uint32_t BUF_TYPE[NBUF] = {EPHF_CHUNK_META, EPHF_CHUNK_CLASSES, EPHF_CHUNK_SITES,  EPHF_CHUNK_STACKS,
+                                        EPHF_CHUNK_GCS,  EPHF_CHUNK_RECORDS, EPHF_CHUNK_EVENTS, EPHF_CHUNK_CLOSE};
 
 typedef struct site_def {
   char *file, *function; /* file != NULL: declared */
@@ -59,6 +61,9 @@ struct eph_writer {
   size_t classes_cap;
   site_def *sites;
   size_t sites_cap;
+  /* Declared stacks: callers per site id (ncallers 0: none yet). */
+  eph_stack_entry *stacks;
+  size_t stacks_cap;
 };
 
 /* Sets w's error message; returns st (the writer stays usable unless the

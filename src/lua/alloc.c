@@ -224,7 +224,7 @@ static __attribute__((noinline)) void *alloc_sample(lt_tracker *t, size_t tag, s
     if (h && lt_mark(t, h + 1)) {
       p = h + 1;
       h->birth = birth;
-      uint32_t site = t->opt.sites && !t->closing ? lt_site_current(t) : 0;
+      uint32_t site = !t->opt.sites || t->closing ? 0 : t->opt.stacks ? lt_stack_current(t) : lt_site_current(t);
       h->size_site = (uint64_t)nsize | (uint64_t)(site <= LT_SITE_MAX ? site : 0) << LT_SIZE_BITS;
       t->live++;
       if (birth >= t->clocks.next_point) lt_clock_mark(t, birth);

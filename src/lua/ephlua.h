@@ -98,6 +98,7 @@ typedef struct lt_options {
   uint64_t seed;
   bool compress;
   bool sites;
+  unsigned stacks;       /* stacks=N: Lua frames kept at a sampled allocation (2..256); 0 = the site alone */
   bool summary;          /* print the summary and advice on stderr when finished */
   uint32_t class_mask;   /* bit per class id; 0 = all */
   bool fresh_state;      /* attached to a new state, before any Lua function exists (ephemera lua) */
@@ -162,6 +163,8 @@ struct lt_tracker {
   } pc_cache[LT_PC_CACHE_SIZE];
   lt_site_slot *sites;
   size_t sites_cap, sites_count;
+  struct lt_stack_slot *stacks; /* stack.c: interned call stacks */
+  size_t stacks_cap, stacks_count;
 
   /* output */
   eph_writer *w;
@@ -286,6 +289,18 @@ void lt_site_cache_init(lt_tracker *t);
 /* A prototype died (or a sample was dropped): forget cached sites. */
 void lt_site_cache_flush(lt_tracker *t, bool disable);
 void lt_sites_free(lt_tracker *t);
+/* The site of a Lua frame (0: no line information, or too many sites). */
+uint32_t lt_site_of(lt_tracker *t, const lua_Debug *ar);
+/* Declares id as a site named like frame ar (its file, line, function). */
+bool lt_site_declare_as(lt_tracker *t, uint32_t id, const lua_Debug *ar);
+
+/* --- stack.c --- */
+/* With stacks=N: the site of the running allocation with its Lua callers
+ * (up to N frames), one site id per distinct stack, its callers written
+ * as a STAK entry (docs/eph-format.md 5.8); the site alone when no Lua
+ * function called it.  0 as lt_site_current. */
+uint32_t lt_stack_current(lt_tracker *t);
+void lt_stacks_free(lt_tracker *t);
 
 /* --- session.c --- */
 /* Parses a SPEC (eph_profile_spec syntax; only mode=gc) into opt.  Keys

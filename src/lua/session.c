@@ -62,9 +62,10 @@ static bool parse_classes(lt_options *opt, const char *list, char *msg, size_t m
 }
 
 bool lt_options_parse(lt_options *opt, const char *spec, char *msg, size_t msglen) {
-  /* sites=on|off is ours; the rest is the heap profiler's syntax */
+  /* sites=on|off and stacks=N are ours; the rest is the heap profiler's syntax */
   char rest[2048] = "";
   bool sites = opt->sites, summary = opt->summary;
+  unsigned stacks = opt->stacks;
   char buf[2048];
   if (strlen(spec) >= sizeof buf) {
     snprintf(msg, msglen, "profile spec too long");
@@ -74,6 +75,17 @@ bool lt_options_parse(lt_options *opt, const char *spec, char *msg, size_t msgle
   char *save = NULL;
   for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
     while (isspace((unsigned char)*item)) item++;
+    if (!strncmp(item, "stacks=", 7)) {
+      char *end;
+      unsigned long d = strtoul(item + 7, &end, 10);
+      if (end == item + 7 || *end || d > EPH_FORMAT_MAX_STACK + 1) {
+        snprintf(msg, msglen, "profile spec: 'stacks': bad value '%s' (expected frames kept, 1..%d; 1 = the site alone)",
+                 item + 7, EPH_FORMAT_MAX_STACK + 1);
+        return false;
+      }
+      stacks = d > 1 ? (unsigned)d : 0;
+      continue;
+    }
     bool is_sites = !strncmp(item, "sites=", 6), is_summary = !strncmp(item, "summary=", 8);
     if (is_sites || is_summary) {
       const char *v = strchr(item, '=') + 1;
@@ -123,6 +135,7 @@ bool lt_options_parse(lt_options *opt, const char *spec, char *msg, size_t msgle
   o.seed = s.seed;
   o.compress = s.compress;
   o.sites = sites;
+  o.stacks = stacks;
   o.summary = summary;
   snprintf(o.out, sizeof o.out, "%s", s.out);
   *opt = o;
@@ -244,12 +257,13 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
   for (int k = 1; k < LT_CLS_COUNT; k++)
     if (!opt->class_mask || (opt->class_mask >> k & 1u)) t->tag_mask |= 1u << CLASS_TAG[k];
 
-  char sample[64], specbuf[160];
+  char sample[64], specbuf[200], stacks[16];
   if (opt->sample_bytes) snprintf(sample, sizeof sample, "bytes:%llu", (unsigned long long)opt->sample_bytes);
   else snprintf(sample, sizeof sample, "%s%llu", opt->sample_fixed ? "every:" : "1/",
                 (unsigned long long)opt->sample_every);
-  snprintf(specbuf, sizeof specbuf, "mode=gc,sample=%s,seed=%llu,sites=%s", sample, (unsigned long long)opt->seed,
-           opt->sites ? "on" : "off");
+  snprintf(specbuf, sizeof specbuf, "mode=gc,sample=%s,seed=%llu,sites=%s,stacks=%u", sample,
+           (unsigned long long)opt->seed, opt->sites ? "on" : "off", opt->stacks ? opt->stacks : 1);
+  snprintf(stacks, sizeof stacks, "%u", opt->sites ? opt->stacks : 0);
   eph_meta_pair base[] = {
       {"runtime", "lua"},
       {"lua", LUA_RELEASE},
@@ -266,6 +280,7 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
   eph_meta_pair all[32];
   size_t n = 0;
   for (size_t i = 0; i < nb; i++) all[n++] = base[i];
+  if (opt->sites && opt->stacks) all[n++] = (eph_meta_pair){"stacks", stacks}; /* the STAK feature flag */
   for (size_t i = 0; i < nmeta && n < 32; i++) all[n++] = meta[i];
   eph_error err;
   t->w = eph_writer_open(opt->out, all, n, opt->compress, &err);
@@ -321,6 +336,7 @@ int lt_finish(lt_tracker *t, bool state_closed, char *msg, size_t msglen) {
   t->closing = was_closing;
   lt_clock_free(t);
   lt_sites_free(t);
+  lt_stacks_free(t);
   t->detached = true;
   t->countdown = INT64_MAX;
   eph_totals tot = {

@@ -20,6 +20,7 @@
  *     while the coroutine runs);
  *   - objects made by finalisers (__gc) during a collection: the
  *     finaliser's line.
+ * With stacks=N (stack.c) the callers' frames are found the same way.
  * Not attributed (site 0): objects made while no Lua function runs (state
  * creation, the host's C calls at top level, luaL_openlibs), during
  * lua_close, and the profiler's own objects.
@@ -66,6 +67,15 @@ static const char *file_of(const lua_Debug *ar) {
   return ar->source[0] == '@' || ar->source[0] == '=' ? ar->source + 1 : ar->short_src;
 }
 
+bool lt_site_declare_as(lt_tracker *t, uint32_t id, const lua_Debug *ar) {
+  char fn[LUA_IDSIZE + 48];
+  if (ar->what[0] == 'm')
+    snprintf(fn, sizeof fn, "main chunk");
+  else
+    snprintf(fn, sizeof fn, "function <%s:%d>", ar->short_src, ar->linedefined);
+  return eph_writer_site(t->w, id, file_of(ar), ar->currentline, fn) == EPH_OK;
+}
+
 static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
   const char *file = file_of(ar);
   if (t->sites_cap) {
@@ -84,12 +94,7 @@ static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
   char *copy = dup_str(t, file);
   if (!copy) return 0;
   uint32_t id = (uint32_t)t->sites_count + 1;
-  char fn[LUA_IDSIZE + 48];
-  if (ar->what[0] == 'm')
-    snprintf(fn, sizeof fn, "main chunk");
-  else
-    snprintf(fn, sizeof fn, "function <%s:%d>", ar->short_src, ar->linedefined);
-  if (eph_writer_site(t->w, id, file, ar->currentline, fn) != EPH_OK) {
+  if (!lt_site_declare_as(t, id, ar)) {
     lt_mem_free(t, copy, strlen(copy) + 1);
     return 0;
   }
@@ -249,6 +254,8 @@ uint32_t lt_site_current(lt_tracker *t) {
   }
   return 0; /* four C frames */
 }
+
+uint32_t lt_site_of(lt_tracker *t, const lua_Debug *ar) { return ar->currentline <= 0 ? 0 : lookup(t, ar); }
 
 void lt_sites_free(lt_tracker *t) {
   for (size_t i = 0; i < t->sites_cap; i++)

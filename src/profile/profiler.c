@@ -242,6 +242,18 @@ static eph_profiler *profiler_of(eph_heap *h) {
   return o && is_profiler_hook(o->on_alloc) ? o->data : NULL;
 }
 
+void eph_profile_caller_push(eph_heap *h, const eph_site *site) {
+  eph_profiler *p = profiler_of(h);
+  if (!p || !p->spec.stacks) return;
+  if (p->ncallers < PROF_MAX_CALLERS) p->callers[p->ncallers] = site;
+  p->ncallers++;
+}
+
+void eph_profile_caller_pop(eph_heap *h) {
+  eph_profiler *p = profiler_of(h);
+  if (p && p->ncallers) p->ncallers--;
+}
+
 /* --- start and stop ------------------------------------------------------------- */
 
 static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char (*buf)[256],
@@ -265,6 +277,10 @@ static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char 
   strftime(buf[4], sizeof buf[4], "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
   meta[n++] = (eph_meta_pair){"date", buf[4]};
   if (p->spec.classes[0]) meta[n++] = (eph_meta_pair){"classes", p->spec.classes};
+  if (p->spec.stacks) { /* the STAK feature flag (docs/eph-format.md 5.8) */
+    snprintf(buf[5], sizeof buf[5], "%u", p->spec.stacks);
+    meta[n++] = (eph_meta_pair){"stacks", buf[5]};
+  }
   for (size_t i = 0; i < nextra && n < cap; i++) meta[n++] = extra[i];
   return n;
 }
@@ -300,7 +316,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   p->young_until.bytes = UINT64_MAX;
 
   eph_meta_pair pairs[64];
-  char buf[5][256];
+  char buf[6][256];
   size_t n = build_meta(p, pairs, 64, buf, meta, nmeta);
   p->out = eph_writer_open(spec->out, pairs, n, spec->compress, err);
   if (!p->out) {
@@ -390,6 +406,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->fresh_summary);
   free(p->sites.keys);
   free(p->sites.ids);
+  prof_stacks_free(p);
   free(p->class_state);
   free(p->class_written);
   free(p->seen);

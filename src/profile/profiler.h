@@ -156,6 +156,14 @@ typedef struct eph_profiler {
 
   site_map sites;
   uint32_t next_site_id;
+  /* Call stacks (spec.stacks, stacks.c): the calls EPH_CALLER marked,
+   * outermost first (ncallers counts past the array; those are not kept),
+   * and the stacks met so far. */
+#define PROF_MAX_CALLERS 255
+  const eph_site *callers[PROF_MAX_CALLERS];
+  unsigned ncallers;
+  struct prof_stack *stacks;
+  size_t stacks_cap, stacks_len;
 #define SITE_CACHE 256
   struct prof_site_cache_entry { const eph_site *site; uint32_t id; } site_cache[SITE_CACHE];
   eph_profile_stats stats;
@@ -320,10 +328,18 @@ static inline uint32_t prof_site_id(eph_profiler *p, const eph_site *s) {
   return id;
 }
 
+/* stacks.c: the site id of site s (id `site`) reached through the marked
+ * calls, a stack of its own; `site` itself when that fails. */
+uint32_t prof_stack_site(eph_profiler *p, const eph_site *s, uint32_t site);
+void prof_stacks_free(eph_profiler *p);
+
 /* The birth word (clock t | the allocation's site id) of a new sample,
- * counted.  A site id beyond 16 bits is stored as 0, unknown. */
+ * counted.  A site id beyond 16 bits is stored as 0, unknown.  With calls
+ * marked (EPH_CALLER, stacks=N), the site is the site's stack. */
 static inline uint64_t prof_birth_at(eph_profiler *p, uint64_t t) {
-  uint32_t site = prof_site_id(p, eph_heap_site(p->h));
+  const eph_site *s = eph_heap_site(p->h);
+  uint32_t site = prof_site_id(p, s);
+  if (EPH_UNLIKELY(p->ncallers != 0) && site) site = prof_stack_site(p, s, site);
   p->stats.samples++;
   return (t & BIRTH_MASK) | (uint64_t)(site > SITE_MAX ? 0 : site) << BIRTH_BITS;
 }

@@ -84,11 +84,20 @@ static void heap(FILE *o, const eph_analysis *a) {
     for (size_t s = 0; s < h->segs; s++) fprintf(o, "%.0f,%zu,%.0f\n", h->col_time[c], s, h->live[s * h->cols + c]);
 }
 
+/* The heap over time from the collection log (render_timeline.c). */
+static void timeline(FILE *o, const eph_analysis *a) {
+  eph_timeline t;
+  if (eph_timeline_build(a->profile, &t)) eph_render_timeline_csv(o, &t);
+  eph_timeline_free(&t);
+}
+
 bool eph_render_csv(FILE *out, const char *dir, const eph_analysis *a) {
   const struct { const char *name; void (*fn)(FILE *, const eph_analysis *); } tables[] = {
-      {"summary", summary}, {"histogram", histograms}, {"classes", classes}, {"survival", survival}, {"heap", heap}};
+      {"summary", summary}, {"histogram", histograms}, {"classes", classes}, {"survival", survival}, {"heap", heap},
+      {"timeline", timeline}};
   for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
     if (tables[i].fn == heap && !a->heap) continue;
+    if (tables[i].fn == timeline && !a->profile->ngcs) continue;
     if (!dir) {
       fprintf(out, "%s# %s\n", i ? "\n" : "", tables[i].name);
       tables[i].fn(out, a);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "html_sections.h"
 #include "render.h"
 
 #define B(buf) buf, sizeof buf
@@ -332,7 +333,17 @@ static void summary(FILE *out, const eph_analysis *a) {
   fputs("</table>\n", out);
 }
 
+void eph_html_figure(FILE *out, struct plot_ctx *pc, const char *name, const char *caption, const char *script,
+                     const char *data) {
+  figure(out, pc, name, caption, script, data);
+}
+
 bool eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir, char *failed, size_t failedlen) {
+  return eph_render_html_with(out, a, NULL, plot_dir, failed, failedlen);
+}
+
+bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_spacetime *flame, const char *plot_dir,
+                          char *failed, size_t failedlen) {
   plot_ctx pc = {eph_gnuplot_available(), plot_dir, "", 0, ""};
   fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>Ephemera report: ", out);
   eph_html_escape(out, a->title);
@@ -399,6 +410,8 @@ bool eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir, cha
     }
     fputs("</p>\n", out);
   }
+  eph_html_timeline(out, &pc, a);   /* render_timeline.c */
+  eph_html_flamegraph(out, flame); /* render_flame.c */
   if (pc.why[0]) {
     fputs("<p class=note>Some plots failed: ", out);
     eph_html_escape(out, pc.why);

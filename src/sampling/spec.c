@@ -120,12 +120,16 @@ eph_status eph_profile_spec_parse(eph_profile_spec *s, const char *text, eph_err
       if (!strcmp(v, "auto")) t.threads = 0;
       else if (!strcmp(v, "1") || !strcmp(v, "2")) t.threads = (unsigned)(*v - '0');
       else return bad(err, key, v, "1, 2 or auto");
+    } else if (!strcmp(key, "stacks")) {
+      uint64_t d;
+      if (!parse_u64(v, &d) || d < 1 || d > 256) return bad(err, key, v, "frames kept, 1..256 (1: the site alone)");
+      t.stacks = d > 1 ? (unsigned)d : 0;
     } else if (!strcmp(key, "classes")) {
       snprintf(t.classes, sizeof t.classes, "%s", v);
       in_classes = true;
     } else {
       eph_error_fill(err, EPH_ERR_INVALID,
-                     "profile spec: unknown key '%s' (known: mode, sample, out, pretenure, compress, seed, classes, granule, trace, threads)",
+                     "profile spec: unknown key '%s' (known: mode, sample, out, pretenure, compress, seed, classes, granule, trace, threads, stacks)",
                      key);
       return EPH_ERR_INVALID;
     }
@@ -147,6 +151,7 @@ void eph_profile_spec_format(const eph_profile_spec *s, char *buf, size_t len) {
   if (s->mode == EPH_MODE_BRUTE) snprintf(extra, sizeof extra, ",granule=%llu", (unsigned long long)s->granule);
   if (s->mode == EPH_MODE_MERLIN && s->trace) snprintf(extra, sizeof extra, ",trace=on");
   if (s->threads) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",threads=%u", s->threads);
+  if (s->stacks) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), ",stacks=%u", s->stacks);
   snprintf(buf, len, "mode=%s,sample=%s,pretenure=%s,compress=%s,seed=%llu%s%s%s", mode_name(s->mode), sample,
            s->pretenure ? "on" : "off", s->compress ? "on" : "off", (unsigned long long)s->seed, extra,
            s->classes[0] ? ",classes=" : "", s->classes);
