@@ -63,7 +63,8 @@ typedef struct spur {
   uint8_t *mark;           /* without the trace's roots only */
   uint8_t *remembered;     /* 1: in the remembered set; 2: only inside write_barrier, a candidate */
   size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
-  simvec past, future, old, remset, live, marked;
+  simvec past, future, remset, live, marked;
+  sim_oldvec old;
   size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
   uint64_t store_bound;    /* the stores made so far: ranks below this */
   bool graph;              /* the input has the object graph (a trace) */
@@ -171,7 +172,7 @@ static void became_old(spur *s, uint32_t o) {
 static void old_alloc_gc(spur *s, uint32_t o) {
   sim_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
   set_space(s, o, SP_OLD);
-  simvec_push(&s->r, &s->old, o);
+  sim_space_old_push(&s->r, &s->old, o);
   became_old(s, o);
 }
 
@@ -179,7 +180,7 @@ static void old_alloc_gc(spur *s, uint32_t o) {
 static bool old_alloc_mutator(spur *s, uint32_t o) {
   if (!sim_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
   set_space(s, o, SP_OLD);
-  simvec_push(&s->r, &s->old, o);
+  sim_space_old_push(&s->r, &s->old, o);
   s->space[o] |= SPECIAL;
   became_old(s, o);
   return true;
@@ -323,7 +324,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
   while (young_scan < s->future.len || old_scan < s->old.len) {
     while (young_scan < s->future.len) scan_object(s, s->future.v[young_scan++], tenure_age);
     while (old_scan < s->old.len) {
-      uint32_t o = s->old.v[old_scan++];
+      uint32_t o = s->old.v[old_scan++].o;
       if (scan_object(s, o, tenure_age) && !s->remembered[o]) remset_add(s, o);
     }
   }

@@ -38,7 +38,8 @@ typedef struct spur {
   simrun r;
   const eph_gc_params *p;
   uint8_t *space, *age, *remembered, *mark;
-  simvec eden, past, future, old, remset;
+  simvec eden, past, future, remset;
+  sim_oldvec old;
   spur_space sp; /* sizes, old-space accounting */
   uint64_t eden_used, past_used, future_used;
   uint64_t root_time; /* the clock of the allocation under way: the roots' state (roots.c) */
@@ -50,14 +51,14 @@ static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp
 static void old_alloc_gc(spur *s, uint32_t o) {
   sim_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
   s->space[o] = SP_OLD;
-  simvec_push(&s->r, &s->old, o);
+  sim_space_old_push(&s->r, &s->old, o);
 }
 
 /* An allocation in old space; false when the maximum heap says no. */
 static bool old_alloc_mutator(spur *s, uint32_t o) {
   if (!sim_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
   s->space[o] = SP_OLD;
-  simvec_push(&s->r, &s->old, o);
+  sim_space_old_push(&s->r, &s->old, o);
   return true;
 }
 
@@ -166,7 +167,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
   while (young_scan < s->future.len || old_scan < s->old.len) {
     while (young_scan < s->future.len) scan_object(s, s->future.v[young_scan++], tenure_age);
     while (old_scan < s->old.len) {
-      uint32_t o = s->old.v[old_scan++];
+      uint32_t o = s->old.v[old_scan++].o;
       if (scan_object(s, o, tenure_age) && !s->remembered[o]) remset_add(s, o);
     }
   }

@@ -1,6 +1,8 @@
 /*
  * spur_space.c — spur's sizes and old-space accounting (spur_space.h).
  */
+#include <stdlib.h>
+
 #include "spur_space.h"
 
 #define KiB ((uint64_t)1 << 10)
@@ -82,22 +84,37 @@ void sim_space_resize_after_full(spur_space *sp, simrun *r) {
   set_full_threshold(sp);
 }
 
-void sim_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered) {
+void sim_space_old_push(simrun *r, sim_oldvec *old, uint32_t o) {
+  if (old->len == old->cap) {
+    size_t cap = old->cap ? 2 * old->cap : 1024;
+    sim_old_obj *v = realloc(old->v, cap * sizeof *v);
+    if (!v) {
+      r->nomem = r->exhausted = true; /* stops the run; sim_run_finish reports it */
+      return;
+    }
+    old->v = v;
+    old->cap = cap;
+  }
+  const eph_sim_input *in = r->in;
+  uint64_t slots = in->slot_start ? in->slot_start[o + 1] - in->slot_start[o] : 0;
+  old->v[old->len++] = (sim_old_obj){r->death[o], o, in->size[o], slots > UINT32_MAX ? UINT32_MAX : (uint32_t)slots};
+}
+
+void sim_space_sweep(spur_space *sp, simrun *r, sim_oldvec *old, uint8_t *space, uint8_t *remembered) {
   uint64_t t = r->clock, live = 0;
   bool moving = false;
   size_t keep = 0;
   for (size_t i = 0; i < old->len; i++) {
-    uint32_t o = old->v[i];
-    uint32_t bytes = r->in->size[o];
-    if (r->death[o] > t) {
-      live += bytes;
-      if (r->in->slot_start) r->cur.slots += r->in->slot_start[o + 1] - r->in->slot_start[o]; /* the mark */
-      if (moving) r->cur.compacted += bytes;
-      old->v[keep++] = o;
+    sim_old_obj x = old->v[i];
+    if (x.death > t) {
+      live += x.size;
+      r->cur.slots += x.slots; /* the mark */
+      if (moving) r->cur.compacted += x.size;
+      old->v[keep++] = x;
     } else {
       moving = true;
-      space[o] = SP_DEAD;
-      remembered[o] = 0;
+      space[x.o] = SP_DEAD;
+      remembered[x.o] = 0;
     }
   }
   old->len = keep;

@@ -1,7 +1,7 @@
 /*
  * spur_space.h — spur's sizes and old-space accounting (src/heap's
  * newspace.c and oldspace.c rules), shared by the fast path (spur.c) and
- * the replay (spur_replay.c): bytes only, no objects.
+ * the replay (spur_replay.c): bytes, and the old objects in address order.
  */
 #ifndef EPH_SIM_SPUR_SPACE_H
 #define EPH_SIM_SPUR_SPACE_H
@@ -17,6 +17,20 @@ typedef struct spur_space {
   uint64_t old_used, old_committed, old_reserved, full_threshold;
   bool over_max; /* old space grew past the maximum heap during a collection */
 } spur_space;
+
+/* Old space in address order (promotion and allocation order), each object
+ * with what a full GC reads of it, so that the sweep reads memory in
+ * order instead of missing the cache at every object. */
+typedef struct sim_old_obj {
+  uint64_t death; /* the run's (r->death) */
+  uint32_t o, size, slots;
+} sim_old_obj;
+typedef struct sim_oldvec {
+  sim_old_obj *v;
+  size_t len, cap;
+} sim_oldvec;
+/* Appends o (growth failure sets r->nomem). */
+void sim_space_old_push(simrun *r, sim_oldvec *old, uint32_t o);
 
 static inline uint64_t spur_round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -39,6 +53,6 @@ void sim_space_resize_after_full(spur_space *sp, simrun *r);
  * in place and in order, the objects whose death is after it, marks the
  * others SP_DEAD and not remembered; old_used becomes the live bytes, and
  * r->cur counts them marked and what follows the first dead one compacted. */
-void sim_space_sweep(spur_space *sp, simrun *r, simvec *old, uint8_t *space, uint8_t *remembered);
+void sim_space_sweep(spur_space *sp, simrun *r, sim_oldvec *old, uint8_t *space, uint8_t *remembered);
 
 #endif
