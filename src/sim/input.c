@@ -48,6 +48,7 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->store_young_bytes_min);
   free(in->slot_store_start);
   free(in->slot_stores);
+  free(in->slot_one);
   free(in->root_start);
   free(in->root_changes);
   free(in);

@@ -12,7 +12,8 @@
  *     finds its old allocations without looking at every object;
  *   - slot_stores: the stores into each slot in program order, so a slot's
  *     value when an object is scanned is one binary search (no per-run
- *     copy of the graph); store_before: the stores made before each
+ *     copy of the graph); slot_one: a slot's only store, one load for the
+ *     most common slot; store_before: the stores made before each
  *     allocation, which says how far the program has got at a collection;
  *   - stores, by the object stored into, in program order: the write
  *     barrier of objects allocated old or tenured by overflow, with the
@@ -132,6 +133,14 @@ static bool prepare_stores(eph_sim_input *in) {
     in->slot_stores[in->slot_store_start[g + 1]++] = (sim_store){seq++, op->target};
   }
   in->nstores = nstores;
+  in->slot_one = malloc((in->nslots ? in->nslots : 1) * sizeof *in->slot_one);
+  if (!in->slot_one) return false;
+  for (uint64_t g = 0; g < in->nslots; g++) {
+    uint64_t a = in->slot_store_start[g], b = in->slot_store_start[g + 1];
+    in->slot_one[g] = a == b       ? (sim_store){UINT32_MAX, SIM_NONE}
+                      : b - a == 1 ? in->slot_stores[a]
+                                   : (sim_store){in->slot_stores[a].seq, SIM_MULTI};
+  }
   size_t nfwd = 0;
   for (size_t i = 0; i < in->nops; i++)
     if (in->ops[i].src != SIM_NONE && in->ops[i].target != SIM_NONE && in->ops[i].target > in->ops[i].src) nfwd++;

@@ -14,6 +14,7 @@
 #include "ephemera/sim.h"
 
 #define SIM_NONE UINT32_MAX    /* a slot holding no object; an ALLOC op's src */
+#define SIM_MULTI (UINT32_MAX - 1) /* slot_one: several stores */
 #define SIM_IMMORTAL UINT64_MAX /* death of an object alive at exit (censored) */
 
 /* Object flags. */
@@ -94,6 +95,9 @@ struct eph_sim_input {
   uint32_t *store_young_bytes, *store_young_bytes_min;
   uint64_t *slot_store_start; /* trace: nslots + 1 offsets into slot_stores */
   sim_store *slot_stores; /* trace: the stores into each slot, in program order */
+  /* trace, per slot: its only store ({UINT32_MAX, SIM_NONE} if none), or
+   * {first store's rank, SIM_MULTI} if several (then see slot_stores). */
+  sim_store *slot_one;
   sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */
   size_t nfwd;
   uint32_t *fwd_src;      /* trace: fwd[k].src again, densely: the barrier's scan reads only these */

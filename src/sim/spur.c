@@ -206,12 +206,15 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   }
 }
 
-/* Slot g's value now: the last store into it below store_bound. */
+/* Slot g's value now: the last store into it below store_bound.  Most
+ * slots are stored into once (in->slot_one says so, and with what). */
 static inline uint32_t slot_value(const spur *s, uint64_t g) {
   const eph_sim_input *in = s->r.in;
+  sim_store one = in->slot_one[g];
+  if (one.seq >= s->store_bound) return SIM_NONE; /* not stored into yet */
+  if (one.target != SIM_MULTI) return one.target;
   const sim_store *st = in->slot_stores;
   uint64_t a = in->slot_store_start[g], b = in->slot_store_start[g + 1];
-  if (a == b || st[a].seq >= s->store_bound) return SIM_NONE;
   if (st[b - 1].seq < s->store_bound) return st[b - 1].target;
   b--; /* st[a] made, st[b] not yet */
   while (b - a > 1) {
