@@ -6,6 +6,8 @@
 # npm, which installs speedscope and puppeteer-core (to drive the Debian
 # chromium) into a scratch directory outside the repository, once. Nothing
 # from npm becomes a dependency of Ephemera.
+# Optional Debian packages: optipng (smaller PNGs), fonts-noto-color-emoji
+# (speedscope's toolbar icons; boxes without it).
 #
 #   tools/screenshots.sh [BUILD_DIR]     (default build; needs build/ephemera)
 #   SHOTS_DIR=/tmp/ephemera-shots        where npm installs and the profiles go
