@@ -23,22 +23,27 @@ bool sim_roots_load(eph_sim_input *in, const eph_file *p, uint32_t (*find)(const
   if (!n) return true; /* a trace from before root slots were recorded: spur approximates the order */
   /* A counting sort by slot: the events come in time order (each root
    * check stamps a later time than the one before), which it keeps. */
-  in->root_start = calloc(nshadow + nglobal + 2, sizeof *in->root_start);
-  in->root_changes = malloc(n * sizeof *in->root_changes);
-  if (!in->root_start || !in->root_changes) return false;
   in->nroots = nshadow + nglobal;
+  in->root_start = calloc(in->nroots + 1, sizeof *in->root_start);
+  in->root_changes = malloc(n * sizeof *in->root_changes);
+  uint64_t *fill = calloc(in->nroots + 1, sizeof *fill);
+  if (!in->root_start || !in->root_changes || !fill) {
+    free(fill);
+    return false;
+  }
   for (int pass = 0; pass < 2; pass++) {
     for (size_t i = 0; i < p->nevents; i++) {
       const eph_event *e = &p->events[i];
       if (e->kind != EPH_EV_ROOT || e->a != 2 || e->b >= UINT32_MAX / 2) continue;
       size_t slot = e->c == 0 ? e->b : nshadow + e->b;
       if (pass == 0) {
-        in->root_start[slot + 2]++;
+        in->root_start[slot + 1]++;
         continue;
       }
       uint32_t target = e->obj ? find(in, e->obj) : SIM_NONE; /* an id the trace never allocated: no object */
-      uint64_t at = in->root_start[slot + 1]++;
+      uint64_t at = fill[slot]++;
       if (at > in->root_start[slot] && in->root_changes[at - 1].time > e->time) { /* not a trace ephemera wrote */
+        free(fill);
         free(in->root_start);
         free(in->root_changes);
         in->root_start = NULL;
@@ -49,9 +54,12 @@ bool sim_roots_load(eph_sim_input *in, const eph_file *p, uint32_t (*find)(const
       }
       in->root_changes[at] = (sim_root_change){e->time, target};
     }
-    if (pass == 0) /* root_start[s + 1]: where slot s's changes go, until the second pass ends */
-      for (size_t s = 0; s < in->nroots; s++) in->root_start[s + 2] += in->root_start[s + 1];
+    if (pass == 0) { /* counts to offsets: slot s's changes are [root_start[s], root_start[s + 1]) */
+      for (size_t s = 0; s < in->nroots; s++) in->root_start[s + 1] += in->root_start[s];
+      for (size_t s = 0; s < in->nroots; s++) fill[s] = in->root_start[s];
+    }
   }
+  free(fill);
   return true;
 }
 
