@@ -34,7 +34,10 @@ static lt_tracker *current(lua_State *L) {
 }
 
 static const char *gc_mode(lua_State *L) {
-  /* switching to incremental returns the previous mode; switch back */
+  int kind = lt_layout_gckind(L); /* read from the collector's state: no side effect */
+  if (kind >= 0) return kind ? "generational" : "incremental";
+  /* else: switching to incremental returns the previous mode; switch back
+   * (which costs a full collection) */
   int prev = lua_gc(L, LUA_GCINC, 0, 0, 0);
   if (prev == LUA_GCGEN) {
     lua_gc(L, LUA_GCGEN, 0, 0);

@@ -165,6 +165,39 @@ cli)
   [[ $? == 1 ]] && expect "$tmp/err" '^ephemera: lua: ' "unwritable profile: clear error"
   if [[ -x $SRC/build-lua/ephemera || true ]]; then :; fi
   ;;
+pacing)
+  # the profiler leaves Lua's collector pacing as it was: collectgarbage("step", n) needs as many
+  # steps, a generational workload runs as many collections, collectgarbage("count") ends the same
+  for m in steps generational; do
+    "$EPH" lua --no-profile "$SCRIPTS/pacing.lua" $m >"$tmp/plain" || fail "$m: --no-profile run"
+    for spec in sample=1/1 sample=1/100; do
+      "$EPH" lua --profile $spec -o "$tmp/p.eph" "$SCRIPTS/pacing.lua" $m >"$tmp/prof" || fail "$m $spec: run"
+      if cmp -s "$tmp/plain" "$tmp/prof"; then ok "$m $spec: $(cat "$tmp/prof")"; else
+        fail "$m $spec: pacing changed"; diff "$tmp/plain" "$tmp/prof"; fi
+    done
+    if [[ $SANITIZE != 1 ]]; then
+      LUA_CPATH="$MODULE_DIR/?.so;;" "$LUA54" -l ephemera "$SCRIPTS/pacing.lua" $m >"$tmp/plain" || fail "$m: module, no profile"
+      LUA_CPATH="$MODULE_DIR/?.so;;" EPHEMERA_PROFILE="out=$tmp/m.eph" "$LUA54" -l ephemera "$SCRIPTS/pacing.lua" $m \
+        >"$tmp/prof" || fail "$m: module run"
+      if cmp -s "$tmp/plain" "$tmp/prof"; then ok "$m lua5.4 -l ephemera: $(cat "$tmp/prof")"; else
+        fail "$m lua5.4 -l ephemera: pacing changed"; diff "$tmp/plain" "$tmp/prof"; fi
+    fi
+  done
+  ;;
+overflow)
+  # a stack overflow in a coroutine whose handler allocates (where Lua cannot run a finaliser)
+  # does not stop the cycle count: the profile counts at least the collections a Lua tracer
+  # armed after it sees (plus those before), and that tracer sees as many as without profiling
+  "$EPH" lua --no-profile "$SCRIPTS/overflow_gc.lua" >"$tmp/plain" || fail "--no-profile run"
+  "$EPH" lua -o "$tmp/o.eph" "$SCRIPTS/overflow_gc.lua" >"$tmp/out" || fail "profiled run"
+  cmp -s "$tmp/plain" "$tmp/out" && ok "same collections with and without the profiler: $(cat "$tmp/out")" ||
+    { fail "collections differ"; diff "$tmp/plain" "$tmp/out"; }
+  "$CHECK" "$tmp/o.eph" >"$tmp/c" || fail "profile unreadable"
+  late=$(sed -n 's/.*late=\([0-9]*\).*/\1/p' "$tmp/out")
+  cycles=$(sed -n 's/^total .*cycles=\([0-9]*\).*/\1/p' "$tmp/c")
+  if [[ -n $late && -n $cycles ]] && ((late >= 5 && cycles > late)); then ok "profile counts $cycles cycles, the late tracer $late"
+  else fail "profile counts '$cycles' cycles, the late tracer '$late'"; fi
+  ;;
 missing)
   # configuring without Lua 5.4 says so and skips the adapter
   cmake -S "$SRC" -B "$tmp/b" -DEPH_BUILD_BENCH=OFF -DEPH_LUA_PKG=lua-none-such >"$tmp/cfg" 2>&1 || { fail "configure without Lua"; tail "$tmp/cfg"; }
