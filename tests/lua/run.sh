@@ -198,6 +198,19 @@ overflow)
   if [[ -n $late && -n $cycles ]] && ((late >= 5 && cycles > late)); then ok "profile counts $cycles cycles, the late tracer $late"
   else fail "profile counts '$cycles' cycles, the late tracer '$late'"; fi
   ;;
+memcheck)
+  # valgrind's memcheck on two files of Lua's test suite under full tracking: no error
+  if [[ $SANITIZE == 1 ]]; then ok "memcheck: skipped in the sanitizer build"; else
+    cp -r "$TESTES"/. "$tmp"/ && chmod -R u+w "$tmp" && cd "$tmp"
+    export LUA_INIT_5_4='_port=true; function Message(m) print(m) end'
+    for f in gc.lua coroutine.lua; do
+      valgrind -q --error-exitcode=99 --log-file="$tmp/vg.$f" "$EPH" lua -o "$tmp/v.eph" "$f" >"$tmp/out" 2>&1
+      rc=$?
+      if ((rc == 0)) && ! grep -q . "$tmp/vg.$f"; then ok "memcheck $f: no error"
+      else fail "memcheck $f: status $rc"; head -30 "$tmp/vg.$f"; tail -3 "$tmp/out"; fi
+    done
+  fi
+  ;;
 missing)
   # configuring without Lua 5.4 says so and skips the adapter
   cmake -S "$SRC" -B "$tmp/b" -DEPH_BUILD_BENCH=OFF -DEPH_LUA_PKG=lua-none-such >"$tmp/cfg" 2>&1 || { fail "configure without Lua"; tail "$tmp/cfg"; }
