@@ -105,8 +105,10 @@ static inline uint32_t class_of(const void *obj) {
     case 0x26: return LT_CLS_C_CLOSURE;
     case 0x07: return LT_CLS_USERDATA;
     case 0x08: return LT_CLS_THREAD;
-    case 0x09: return LT_CLS_UPVALUE;
-    case 0x0A: return LT_CLS_PROTOTYPE;
+#if LT_TAG_UPVALUE
+    case LT_TAG_UPVALUE: return LT_CLS_UPVALUE;
+#endif
+    case LT_TAG_PROTO: return LT_CLS_PROTOTYPE;
     default: return (tt & 0x0F) == 0x06 ? LT_CLS_FUNCTION : LT_CLS_STRING; /* a variant we do not know */
   }
 }
@@ -197,7 +199,7 @@ static __attribute__((noinline)) void *free_slow(lt_tracker *t, void *ptr, size_
   lt_gc_watch(t);
   if (t->gc_stop && (*t->gc_stop & LT_GCSTPCLS)) t->closing = true; /* lua_close frees everything */
   if (!t->detached) {
-    if (((const uint8_t *)ptr)[LT_TT_OFFSET] == 0x0A) lt_site_cache_flush(t, false); /* a prototype: its pcs may be reused */
+    if (((const uint8_t *)ptr)[LT_TT_OFFSET] == LT_TAG_PROTO) lt_site_cache_flush(t, false); /* a prototype: its pcs may be reused */
     emit(t, ptr, t->closing ? EPH_DEATH_CENSORED : EPH_DEATH_FREED);
   }
   lt_unmark(t, ptr);

@@ -49,9 +49,18 @@ enum {
   LT_CLS_COUNT
 };
 
-/* Base type tags as Lua passes them in osize (lua.h / lobject.h). */
+/* Base type tags as Lua passes them in osize (lua.h / lobject.h), and the
+ * type bytes of the objects that differ between 5.4 and 5.3 (the module
+ * is also built for Lua 5.3 hosts, where upvalues are not objects). */
 #define LT_TAG_FIRST LUA_TSTRING /* 4 */
-#define LT_TAG_LAST 10           /* LUA_TPROTO (LUA_NUMTYPES + 1) */
+#if LUA_VERSION_NUM >= 504
+#define LT_TAG_UPVALUE 9
+#define LT_TAG_PROTO 10 /* LUA_TPROTO (LUA_NUMTYPES + 1) */
+#else
+#define LT_TAG_UPVALUE 0 /* none */
+#define LT_TAG_PROTO 9   /* LUA_TPROTO (LUA_NUMTAGS) */
+#endif
+#define LT_TAG_LAST LT_TAG_PROTO
 
 /* The header in front of every sampled block: the profiler allocates a
  * sample 16 bytes larger (which keeps Lua's alignment) and gives Lua the

@@ -34,6 +34,10 @@ static lt_tracker *current(lua_State *L) {
 }
 
 static const char *gc_mode(lua_State *L) {
+#if LUA_VERSION_NUM < 504
+  (void)L;
+  return "incremental"; /* Lua 5.3 has no other */
+#else
   int kind = lt_layout_gckind(L); /* read from the collector's state: no side effect */
   if (kind >= 0) return kind ? "generational" : "incremental";
   /* else: switching to incremental returns the previous mode; switch back
@@ -44,6 +48,7 @@ static const char *gc_mode(lua_State *L) {
     return "generational";
   }
   return prev == LUA_GCINC ? "incremental" : "unknown";
+#endif
 }
 
 static int start_spec(lua_State *L, const char *spec, const char *from) {

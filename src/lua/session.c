@@ -19,7 +19,7 @@ static const char *const CLASS_NAMES[LT_CLS_COUNT] = {
     "userdata", "thread",       "upvalue",     "prototype", "string",   "function",
 };
 /* base type tag of each class */
-static const uint8_t CLASS_TAG[LT_CLS_COUNT] = {0, 4, 4, 5, 6, 6, 7, 8, 9, 10, 4, 6};
+static const uint8_t CLASS_TAG[LT_CLS_COUNT] = {0, 4, 4, 5, 6, 6, 7, 8, LT_TAG_UPVALUE, LT_TAG_PROTO, 4, 6};
 
 /* --- options ----------------------------------------------------------------- */
 

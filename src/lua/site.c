@@ -132,7 +132,7 @@ static int probe_ci(lua_State *L) {
 void lt_site_cache_init(lt_tracker *t) {
   memset(t->pc_cache, 0, sizeof t->pc_cache);
   t->pc_cache_on = LUA_VERSION_NUM == 504 && t->opt.sites && t->opt.fresh_state && !t->opt.sample_bytes &&
-                   t->opt.sample_every == 1 && (t->tag_mask >> 10 & 1u);
+                   t->opt.sample_every == 1 && (t->tag_mask >> LT_TAG_PROTO & 1u);
   t->ci_known = false;
   if (t->pc_cache_on && lt_layout_global(t->L)) { /* before the wrapper is installed: the call is not profiled */
     probe_matched = false;

@@ -198,6 +198,24 @@ overflow)
   if [[ -n $late && -n $cycles ]] && ((late >= 5 && cycles > late)); then ok "profile counts $cycles cycles, the late tracer $late"
   else fail "profile counts '$cycles' cycles, the late tracer '$late'"; fi
   ;;
+lua53)
+  # the module built for Lua 5.3 hosts (lua/5.3/ephemera.so) under lua5.3
+  if [[ $SANITIZE == 1 ]]; then ok "lua5.3 -l ephemera: skipped in the sanitizer build"
+  elif [[ ! -x $LUA53 || ! -f $MODULE_DIR/5.3/ephemera.so ]]; then fail "lua5.3 or the 5.3 module missing ('$LUA53')"; else
+    cd "$tmp"
+    LUA_CPATH="$MODULE_DIR/5.3/?.so;;" EPHEMERA_PROFILE="out=$tmp/l.eph" "$LUA53" -l ephemera "$SCRIPTS/known.lua" >out 2>&1 ||
+      { fail "lua5.3 -l ephemera"; cat out; }
+    "$CHECK" "$tmp/l.eph" >c || fail "lua5.3 profile unreadable"
+    expect c '^total complete=1 .*runtime=lua' "lua5.3: profile written at lua_close"
+    expect c '^group class=table line=5 freed=100 censored=0 weight=100 smin=2 smax=2$' "lua5.3: 100 tables survive exactly 2 cycles"
+    expect c '^group class=table line=6 freed=50 censored=0 weight=50 smin=0 smax=0$' "lua5.3: 50 tables die in the first cycle"
+    expect c '^group class=Lua_closure line=13 freed=30 censored=1 ' "lua5.3: 30 Lua closures"
+    printf 'require("ephemera").start{out = arg[1], sample = "1/7"}\nlocal t = {}\nfor i = 1, 700 do t[i] = {} end\nos.exit(0)\n' >x.lua
+    LUA_CPATH="$MODULE_DIR/5.3/?.so;;" "$LUA53" x.lua "$tmp/x.eph" || fail "os.exit under the 5.3 module"
+    "$CHECK" "$tmp/x.eph" >c && expect c '^group class=table line=3 freed=0 censored=[0-9]+ weight=[0-9]+ ' "lua5.3 module at exit: censored, 1/7"
+    "$EPH" report "$tmp/l.eph" >/dev/null && ok "lua5.3 profile reports" || fail "lua5.3 profile report"
+  fi
+  ;;
 memcheck)
   # valgrind's memcheck on two files of Lua's test suite under full tracking: no error
   if [[ $SANITIZE == 1 ]]; then ok "memcheck: skipped in the sanitizer build"; else
