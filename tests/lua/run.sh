@@ -141,7 +141,10 @@ module)
       { fail "lua5.4 -l ephemera"; cat out; }
     "$CHECK" "$tmp/l.eph" >c || fail "lua5.4 -l profile unreadable"
     expect c '^total complete=1' "lua5.4 -l ephemera: profile written at lua_close"
-    expect c '^group class=table line=6 freed=50 ' "lua5.4 -l ephemera: 50 tables at line 6"
+    expect c '^group class=table line=6 freed=50 censored=0 weight=50 smin=0 smax=0$' "lua5.4 -l ephemera: 50 tables at line 6"
+    expect c '^group class=table line=5 freed=100 censored=0 weight=100 smin=2 smax=2$' \
+      "lua5.4 -l ephemera: 100 tables survive exactly 2 cycles (back-to-back collectgarbage() seen)"
+    expect c '^group class=long_string line=12 freed=20 censored=20 ' "lua5.4 -l ephemera: lua_close's frees censored"
     printf 'require("ephemera").start{out = arg[1]}\nlocal t = {}\nfor i = 1, 10 do t[i] = {} end\nos.exit(0)\n' >x.lua
     LUA_CPATH="$MODULE_DIR/?.so;;" "$LUA54" x.lua "$tmp/x.eph" || fail "os.exit under the module"
     "$CHECK" "$tmp/x.eph" >c && expect c '^group class=table line=3 freed=0 censored=10 ' "module at exit: censored"
