@@ -173,9 +173,10 @@ struct lt_tracker {
   /* sites */
   bool pc_cache_on; /* see site.c */
   bool ci_known; /* the state's `ci` field is read directly (site.c) */
+  uint32_t pc_gen; /* the cache's generation: a slot of another one is empty */
   struct lt_pc_slot {
     const void *pc;
-    uint32_t site;
+    uint32_t site, gen;
   } pc_cache[LT_PC_CACHE_SIZE];
   lt_site_slot *sites;
   size_t sites_cap, sites_count;

@@ -131,6 +131,7 @@ static int probe_ci(lua_State *L) {
 
 void lt_site_cache_init(lt_tracker *t) {
   memset(t->pc_cache, 0, sizeof t->pc_cache);
+  t->pc_gen = 1;
   t->pc_cache_on = LUA_VERSION_NUM == 504 && t->opt.sites && t->opt.fresh_state && !t->opt.sample_bytes &&
                    t->opt.sample_every == 1 && (t->tag_mask >> LT_TAG_PROTO & 1u);
   t->ci_known = false;
@@ -144,7 +145,13 @@ void lt_site_cache_init(lt_tracker *t) {
 
 void lt_site_cache_flush(lt_tracker *t, bool disable) {
   if (!t->pc_cache_on) return;
-  memset(t->pc_cache, 0, sizeof t->pc_cache);
+  /* a new generation empties every slot at once (clearing the 16 KiB
+   * table at each prototype's death was a quarter of the instructions of
+   * constructs.lua, which loads many small chunks) */
+  if (++t->pc_gen == 0) {
+    memset(t->pc_cache, 0, sizeof t->pc_cache);
+    t->pc_gen = 1;
+  }
   if (disable) t->pc_cache_on = false;
 }
 
@@ -165,7 +172,7 @@ static __attribute__((noinline)) uint32_t site_by_getinfo(lt_tracker *t, int cac
     }
     uint32_t site = ar.currentline <= 0 ? 0 : lookup(t, &ar);
     if (cached_level >= 0) {
-      if (level == cached_level) t->pc_cache[pc_slot(pc)] = (struct lt_pc_slot){.pc = pc, .site = site};
+      if (level == cached_level) t->pc_cache[pc_slot(pc)] = (struct lt_pc_slot){.pc = pc, .site = site, .gen = t->pc_gen};
       else t->pc_cache_on = false;
     }
     return site;
@@ -193,7 +200,7 @@ uint32_t lt_site_current(lt_tracker *t) {
     if (ci->callstatus & LT_CIST_C) continue;
     const void *pc = ci->u.l.savedpc;
     const struct lt_pc_slot *s = &t->pc_cache[pc_slot(pc)];
-    if (s->pc == pc && pc) return s->site;
+    if (s->pc == pc && s->gen == t->pc_gen && pc) return s->site;
     return site_by_getinfo(t, level, pc);
   }
   return 0; /* four C frames */
