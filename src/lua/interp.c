@@ -211,6 +211,10 @@ eph_lua_outcome eph_lua_run(const eph_lua_run_opts *o, char *msg, size_t msglen)
     snprintf(msg, msglen, "cannot create state: not enough memory");
     return EPH_LUA_NOT_STARTED;
   }
+  /* as lua.c, right away: no collection while the state is built, nor while
+   * the profiler attaches (its probe calls a C function, where Lua would
+   * otherwise take a collector step that lua5.4 does not take) */
+  lua_gc(L, LUA_GCSTOP);
   lt_tracker *tracker = NULL;
   if (o->profile) {
     char command[1024] = "";
@@ -227,7 +231,6 @@ eph_lua_outcome eph_lua_run(const eph_lua_run_opts *o, char *msg, size_t msglen)
     }
     profile_holds_signals = lt_finish_on_signals(tracker, true, msg, msglen);
   }
-  lua_gc(L, LUA_GCSTOP); /* as lua.c: no collection while the libraries load */
   run_args ra = {.interpreter = o->interpreter ? o->interpreter : "ephemera", .argc = o->argc,
                  .script = o->script, .argv = o->argv, .gc = o->gc};
   /* as lua.c: two values below pmain's frame (argc, argv), so that the
