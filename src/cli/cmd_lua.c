@@ -79,7 +79,8 @@ int cmd_lua(int argc, char **argv) {
     cli_error("lua: --gc: %s", msg);
     return CLI_USAGE;
   }
-  eph_lua_run_opts run = {.argv = argv, .argc = argc, .script = optind, .gc = gctext ? &gc : NULL,
+  /* main passes argv + 1 (from the command's name): argv[-1] is the process's argv[0] */
+  eph_lua_run_opts run = {.interpreter = argv[-1], .argv = argv, .argc = argc, .script = optind, .gc = gctext ? &gc : NULL,
                           .gc_desc = gctext ? gctext : "generational (lua5.4 default)",
                           .profile = profile ? &opt : NULL};
   eph_lua_outcome outcome = eph_lua_run(&run, msg, sizeof msg);

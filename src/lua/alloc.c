@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "ephlua.h"
+#include "lua54_layout.h"
 
 #define LT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LT_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -104,8 +105,10 @@ static inline uint32_t class_of(const void *obj) {
     case 0x26: return LT_CLS_C_CLOSURE;
     case 0x07: return LT_CLS_USERDATA;
     case 0x08: return LT_CLS_THREAD;
-    case 0x09: return LT_CLS_UPVALUE;
-    case 0x0A: return LT_CLS_PROTOTYPE;
+#if LT_TAG_UPVALUE
+    case LT_TAG_UPVALUE: return LT_CLS_UPVALUE;
+#endif
+    case LT_TAG_PROTO: return LT_CLS_PROTOTYPE;
     default: return (tt & 0x0F) == 0x06 ? LT_CLS_FUNCTION : LT_CLS_STRING; /* a variant we do not know */
   }
 }
@@ -193,8 +196,10 @@ static inline void heap_decrease(lt_tracker *t, size_t by) {
 /* A free of a marked block: a sample, or the main block. */
 static __attribute__((noinline)) void *free_slow(lt_tracker *t, void *ptr, size_t osize) {
   if (ptr == t->main_block) return lt_final_free(t, ptr, osize); /* the end of lua_close */
+  lt_gc_watch(t);
+  if (t->gc_stop && (*t->gc_stop & LT_GCSTPCLS)) t->closing = true; /* lua_close frees everything */
   if (!t->detached) {
-    if (((const uint8_t *)ptr)[LT_TT_OFFSET] == 0x0A) lt_site_cache_flush(t, false); /* a prototype: its pcs may be reused */
+    if (((const uint8_t *)ptr)[LT_TT_OFFSET] == LT_TAG_PROTO) lt_site_cache_flush(t, false); /* a prototype: its pcs may be reused */
     emit(t, ptr, t->closing ? EPH_DEATH_CENSORED : EPH_DEATH_FREED);
   }
   lt_unmark(t, ptr);
@@ -288,6 +293,7 @@ static __attribute__((noinline, cold)) void *realloc_failed(lt_tracker *t) {
 
 /* A new block (ptr NULL, nsize > 0). */
 LT_ALWAYS_INLINE void *new_impl(lt_tracker *t, size_t osize, size_t nsize, const bool direct, const bool by_bytes) {
+  lt_gc_watch(t);
   if (osize - LT_TAG_FIRST <= (size_t)(LT_TAG_LAST - LT_TAG_FIRST)) {
     if (t->tag_mask >> osize & 1u) {
       int64_t step = by_bytes ? (int64_t)nsize : 1;
@@ -308,6 +314,7 @@ LT_ALWAYS_INLINE void *new_impl(lt_tracker *t, size_t osize, size_t nsize, const
 
 /* A reallocation (ptr and nsize non-zero): never an object's block. */
 LT_ALWAYS_INLINE void *resize_impl(lt_tracker *t, void *ptr, size_t osize, size_t nsize, const bool direct) {
+  lt_gc_watch(t);
   if (LT_UNLIKELY(lt_marked(t, ptr))) return resize_marked(t, ptr, osize, nsize);
   if (nsize > osize) {
     t->bytes += nsize - osize;
@@ -365,6 +372,13 @@ LT_VARIANT(alloc_bytes, false, true)
 lua_Alloc lt_alloc_for(const lt_tracker *t) {
   if (t->direct) return t->by_bytes ? alloc_bytes_direct : alloc_count_direct;
   return t->by_bytes ? alloc_bytes : alloc_count;
+}
+
+lt_tracker *lt_tracker_of(lua_State *L) {
+  void *ud;
+  lua_Alloc f = lua_getallocf(L, &ud);
+  bool ours = f == alloc_count_direct || f == alloc_bytes_direct || f == alloc_count || f == alloc_bytes;
+  return ours ? ud : NULL;
 }
 
 int64_t lt_peak_heap(const lt_tracker *t) {

@@ -10,7 +10,9 @@
  *   clock.c    births in wall time and GC cycles, from clock tables
  *   sampler.c  1/N and bytes:B sampling
  *   alloc.c    the allocator wrapper: births, deaths, the byte clock
- *   gccount.c  GC cycles via a self-re-arming __gc sentinel; close detection
+ *   gcstate.c  GC cycles and lua_close, read from Lua's collector state
+ *   gccount.c  the same via a __gc sentinel, where that layout is not confirmed
+ *   gcwrap.c   `ephemera lua`: a look at the collector after every lua_gc call
  *   site.c     allocation sites via lua_getinfo
  *   session.c  attach / detach, the SPEC, the .eph writer, the summary
  *   interp.c   `ephemera lua`: lua.c's interpreter for one script (interp.h)
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <lua.h>
 
@@ -46,9 +49,18 @@ enum {
   LT_CLS_COUNT
 };
 
-/* Base type tags as Lua passes them in osize (lua.h / lobject.h). */
+/* Base type tags as Lua passes them in osize (lua.h / lobject.h), and the
+ * type bytes of the objects that differ between 5.4 and 5.3 (the module
+ * is also built for Lua 5.3 hosts, where upvalues are not objects). */
 #define LT_TAG_FIRST LUA_TSTRING /* 4 */
-#define LT_TAG_LAST 10           /* LUA_TPROTO (LUA_NUMTYPES + 1) */
+#if LUA_VERSION_NUM >= 504
+#define LT_TAG_UPVALUE 9
+#define LT_TAG_PROTO 10 /* LUA_TPROTO (LUA_NUMTYPES + 1) */
+#else
+#define LT_TAG_UPVALUE 0 /* none */
+#define LT_TAG_PROTO 9   /* LUA_TPROTO (LUA_NUMTAGS) */
+#endif
+#define LT_TAG_LAST LT_TAG_PROTO
 
 /* The header in front of every sampled block: the profiler allocates a
  * sample 16 bytes larger (which keeps Lua's alignment) and gives Lua the
@@ -114,6 +126,8 @@ struct lt_tracker {
   int64_t peak_heap;  /* the largest heap seen before a decrease (lt_peak_heap adds the current one) */
   uint64_t objects;   /* objects allocated since attach */
   uint32_t tag_mask;  /* base tags that are sampled (from class_mask) */
+  const uint8_t *gc_phase; /* Lua's currentwhite and gcstate (gcstate.c); or &gc_key */
+  uint16_t gc_key;         /* those two bytes when last seen */
   size_t pending_osize, pending_nsize; /* the call in progress, to undo its counts if it fails */
   /* the allocator we wrap, and where our own memory comes from */
   lua_Alloc inner;
@@ -127,7 +141,10 @@ struct lt_tracker {
   /* clocks */
   uint64_t internal_objects; /* of the objects, the profiler's own */
   uint64_t internal_mark;    /* objects when the outermost lt_internal_begin ran */
-  uint32_t cycles;  /* GC cycles completed (sentinel) */
+  uint32_t cycles;  /* GC cycles completed (gcstate.c, or the sentinel) */
+  const uint8_t *gc_stop; /* Lua's gcstp (gcstate.c; NULL: not read) */
+  uint8_t gc_white;       /* currentwhite after the last atomic phase seen */
+  bool gc_sweeping;       /* that collection's end not yet counted */
   uint64_t cycle_bytes, cycle_ns; /* clocks when the last cycle completed */
   uint64_t t0_ns, cpu0_ns;
   uint64_t fine_ns;     /* the last exact reading of CLOCK_MONOTONIC (absolute) */
@@ -156,10 +173,11 @@ struct lt_tracker {
 
   /* sites */
   bool pc_cache_on; /* see site.c */
-  size_t ci_offset; /* where lua_State keeps its running CallInfo (probed; 0: unknown) */
+  bool ci_known; /* the state's `ci` field is read directly (site.c) */
+  uint32_t pc_gen; /* the cache's generation: a slot of another one is empty */
   struct lt_pc_slot {
     const void *pc;
-    uint32_t site;
+    uint32_t site, gen;
   } pc_cache[LT_PC_CACHE_SIZE];
   lt_site_slot *sites;
   size_t sites_cap, sites_count;
@@ -261,6 +279,8 @@ void lt_sampler_rearm(lt_tracker *t);
 /* --- alloc.c --- */
 /* The allocator to install for t (t->direct and t->by_bytes set). */
 lua_Alloc lt_alloc_for(const lt_tracker *t);
+/* The tracker whose allocator L uses, or NULL. */
+lt_tracker *lt_tracker_of(lua_State *L);
 /* The peak heap so far (the current heap included). */
 int64_t lt_peak_heap(const lt_tracker *t);
 uint64_t lt_now_ns(void);
@@ -275,7 +295,27 @@ void lt_emit(lt_tracker *t, void *obj, uint8_t death_kind);
  * last thing lua_close does.  Finishes and frees t. --- */
 void *lt_final_free(lt_tracker *t, void *ptr, size_t osize);
 
-/* --- gccount.c --- */
+/* --- gcstate.c --- */
+struct lt_global54;
+/* L's global state if its layout is Lua 5.4.4's (lua54_layout.h, checked
+ * against the API); NULL otherwise. */
+const struct lt_global54 *lt_layout_global(lua_State *L);
+/* The collector's mode from its state: 0 incremental, 1 generational, -1
+ * unknown layout. */
+int lt_layout_gckind(lua_State *L);
+/* Starts counting cycles from the collector's state; false (and the watch
+ * below disabled) if the layout is not confirmed. */
+bool lt_gcstate_attach(lt_tracker *t, lua_State *L);
+/* The watched bytes changed: counts a collection whose sweep is over. */
+void lt_gc_phase_changed(lt_tracker *t);
+/* Called by the allocator before a birth or a death is stamped. */
+static inline void lt_gc_watch(lt_tracker *t) {
+  uint16_t k;
+  memcpy(&k, t->gc_phase, sizeof k);
+  if (__builtin_expect(k != t->gc_key, 0)) lt_gc_phase_changed(t);
+}
+
+/* --- gccount.c (only where lt_gcstate_attach failed) --- */
 /* Creates the first sentinel and the closer (t->internal must be set). */
 void lt_gccount_attach(lt_tracker *t, lua_State *L);
 /* Makes the live sentinel and closer forget t (before t is freed with the

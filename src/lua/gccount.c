@@ -55,7 +55,11 @@ static int closer_gc(lua_State *L) {
 }
 
 static void **new_payload(lua_State *L, const char *mt_key, lt_tracker *t) {
+#if LUA_VERSION_NUM >= 504
   void **slot = lua_newuserdatauv(L, sizeof(void *), 0);
+#else
+  void **slot = lua_newuserdata(L, sizeof(void *));
+#endif
   *slot = t;
   lua_rawgetp(L, LUA_REGISTRYINDEX, mt_key);
   lua_setmetatable(L, -2);

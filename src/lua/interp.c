@@ -126,10 +126,16 @@ static int docall(lua_State *L, int narg, int nres) {
   return status;
 }
 
-static void createargtable(lua_State *L, char **argv, int argc, int script) {
+/* lua.c's arg table: arg[0] the script, arg[1..] its arguments, and
+ * below them the interpreter's command line: here only arg[-1], the
+ * interpreter as the process was started (its argv[0]); ephemera's own
+ * words and options stay out. */
+static void createargtable(lua_State *L, const char *interpreter, char **argv, int argc, int script) {
   int narg = argc - (script + 1);
-  lua_createtable(L, narg, script + 1);
-  for (int i = 0; i < argc; i++) {
+  lua_createtable(L, narg, 2);
+  lua_pushstring(L, interpreter);
+  lua_rawseti(L, -2, -1);
+  for (int i = script; i < argc; i++) {
     lua_pushstring(L, argv[i]);
     lua_rawseti(L, -2, i - script);
   }
@@ -175,16 +181,17 @@ static int handle_script(lua_State *L, char **argv) {
 }
 
 typedef struct run_args {
+  const char *interpreter;
   int argc, script;
   char **argv;
   const eph_lua_gc *gc; /* NULL: lua5.4's generational default */
 } run_args;
 
 static int pmain(lua_State *L) {
-  run_args *a = lua_touserdata(L, 1);
+  run_args *a = lua_touserdata(L, 2);
   luaL_checkversion(L);
   luaL_openlibs(L);
-  createargtable(L, a->argv, a->argc, a->script);
+  createargtable(L, a->interpreter, a->argv, a->argc, a->script);
   lua_gc(L, LUA_GCRESTART);
   lua_gc(L, LUA_GCGEN, 0, 0); /* lua5.4's default */
   if (a->gc) {
@@ -204,6 +211,10 @@ eph_lua_outcome eph_lua_run(const eph_lua_run_opts *o, char *msg, size_t msglen)
     snprintf(msg, msglen, "cannot create state: not enough memory");
     return EPH_LUA_NOT_STARTED;
   }
+  /* as lua.c, right away: no collection while the state is built, nor while
+   * the profiler attaches (its probe calls a C function, where Lua would
+   * otherwise take a collector step that lua5.4 does not take) */
+  lua_gc(L, LUA_GCSTOP);
   lt_tracker *tracker = NULL;
   if (o->profile) {
     char command[1024] = "";
@@ -220,11 +231,14 @@ eph_lua_outcome eph_lua_run(const eph_lua_run_opts *o, char *msg, size_t msglen)
     }
     profile_holds_signals = lt_finish_on_signals(tracker, true, msg, msglen);
   }
-  lua_gc(L, LUA_GCSTOP); /* as lua.c: no collection while the libraries load */
-  run_args ra = {.argc = o->argc, .script = o->script, .argv = o->argv, .gc = o->gc};
+  run_args ra = {.interpreter = o->interpreter ? o->interpreter : "ephemera", .argc = o->argc,
+                 .script = o->script, .argv = o->argv, .gc = o->gc};
+  /* as lua.c: two values below pmain's frame (argc, argv), so that the
+   * script has the same stack to overflow */
   lua_pushcfunction(L, pmain);
+  lua_pushinteger(L, o->argc);
   lua_pushlightuserdata(L, &ra);
-  int status = lua_pcall(L, 1, 1, 0);
+  int status = lua_pcall(L, 2, 1, 0);
   int result = lua_toboolean(L, -1);
   report(L, status);
   if (tracker) lt_begin_close(tracker); /* frees from now on are not collector deaths */

@@ -28,8 +28,9 @@ typedef struct eph_lua_gc {
 bool eph_lua_gc_parse(const char *text, eph_lua_gc *g, char *why, size_t whylen);
 
 typedef struct eph_lua_run_opts {
-  char **argv;           /* the command line: argv[script] is the script, then its arguments; */
-  int argc, script;      /* what comes before the script becomes arg[-n] .. arg[-1], as in lua5.4 */
+  const char *interpreter; /* arg[-1], as lua.c's argv[0] (NULL: "ephemera") */
+  char **argv;           /* the command line: argv[script] is the script, then its arguments */
+  int argc, script;      /* (what comes before the script is not the script's: not in arg) */
   const eph_lua_gc *gc;  /* NULL: lua5.4's generational default */
   const char *gc_desc;   /* the collector as written to the profile's metadata */
   lt_options *profile;   /* NULL: run without the profiler */

@@ -34,13 +34,49 @@ static lt_tracker *current(lua_State *L) {
 }
 
 static const char *gc_mode(lua_State *L) {
-  /* switching to incremental returns the previous mode; switch back */
+#if LUA_VERSION_NUM < 504
+  (void)L;
+  return "incremental"; /* Lua 5.3 has no other */
+#else
+  int kind = lt_layout_gckind(L); /* read from the collector's state: no side effect */
+  if (kind >= 0) return kind ? "generational" : "incremental";
+  /* else: switching to incremental returns the previous mode; switch back
+   * (which costs a full collection) */
   int prev = lua_gc(L, LUA_GCINC, 0, 0, 0);
   if (prev == LUA_GCGEN) {
     lua_gc(L, LUA_GCGEN, 0, 0);
     return "generational";
   }
   return prev == LUA_GCINC ? "incremental" : "unknown";
+#endif
+}
+
+/* _G.collectgarbage, watched: the base library's function called in this
+ * same frame (its arguments, results and error messages are unchanged),
+ * then a look at the collector (gcstate.c), which would otherwise miss
+ * collections made by back-to-back collectgarbage() calls that allocate
+ * and free nothing (`ephemera lua` sees them by --wrap=lua_gc instead). */
+static lua_CFunction base_collectgarbage;
+static int watched_collectgarbage(lua_State *L) {
+  int n = base_collectgarbage(L);
+  lt_tracker *t = lt_tracker_of(L);
+  if (t) lt_gc_watch(t);
+  return n;
+}
+
+/* Puts watched_collectgarbage in place of _G.collectgarbage if that is a C
+ * function (a light one: no allocation). */
+static void watch_collectgarbage(lua_State *L) {
+  lua_pushglobaltable(L);
+  lua_getfield(L, -1, "collectgarbage");
+  lua_CFunction f = lua_iscfunction(L, -1) ? lua_tocfunction(L, -1) : NULL;
+  lua_pop(L, 1);
+  if (f && f != watched_collectgarbage && (!base_collectgarbage || f == base_collectgarbage)) {
+    base_collectgarbage = f;
+    lua_pushcfunction(L, watched_collectgarbage);
+    lua_setfield(L, -2, "collectgarbage");
+  }
+  lua_pop(L, 1);
 }
 
 static int start_spec(lua_State *L, const char *spec, const char *from) {
@@ -52,6 +88,7 @@ static int start_spec(lua_State *L, const char *spec, const char *from) {
   eph_meta_pair meta[] = {{"program", "lua module ephemera"}, {"command", spec}};
   lt_tracker *t = lt_attach(L, &opt, gc_mode(L), meta, 2, msg, sizeof msg);
   if (!t) return luaL_error(L, "ephemera: %s", msg);
+  if (t->gc_stop) watch_collectgarbage(L); /* cycles are read from the collector's state */
   /* SIGINT and SIGTERM left at their default action finish the profile
    * first (the host's own handlers, such as lua5.4's SIGINT, stay its own) */
   if (!lt_finish_on_signals(t, false, msg, sizeof msg)) fprintf(stderr, "ephemera: warning: %s\n", msg);

@@ -19,7 +19,7 @@ static const char *const CLASS_NAMES[LT_CLS_COUNT] = {
     "userdata", "thread",       "upvalue",     "prototype", "string",   "function",
 };
 /* base type tag of each class */
-static const uint8_t CLASS_TAG[LT_CLS_COUNT] = {0, 4, 4, 5, 6, 6, 7, 8, 9, 10, 4, 6};
+static const uint8_t CLASS_TAG[LT_CLS_COUNT] = {0, 4, 4, 5, 6, 6, 7, 8, LT_TAG_UPVALUE, LT_TAG_PROTO, 4, 6};
 
 /* --- options ----------------------------------------------------------------- */
 
@@ -305,10 +305,11 @@ lt_tracker *lt_attach(lua_State *L, const lt_options *opt, const char *gcmode, c
   t->heap = t->peak_heap = (int64_t)lua_gc(L, LUA_GCCOUNT, 0) * 1024 + (int64_t)lua_gc(L, LUA_GCCOUNTB, 0);
   lt_sampler_init(t);
   lt_site_cache_init(t);
+  bool from_state = lt_gcstate_attach(t, L);
   bool was = lt_internal_begin(t);
   t->installed = lt_alloc_for(t);
   lua_setallocf(L, t->installed, t);
-  lt_gccount_attach(t, L);
+  if (!from_state) lt_gccount_attach(t, L);
   lt_internal_end(t, was);
   trackers[slot] = t;
   if (!registered) {

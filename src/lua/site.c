@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ephlua.h"
+#include "lua54_layout.h"
 
 static uint64_t key_hash(const char *src, int line) {
   uint64_t x = (uint64_t)(uintptr_t)src ^ ((uint64_t)(unsigned)line << 40);
@@ -111,9 +112,8 @@ static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
  * full tracking calls it for every object.  But the site is a function of
  * the saved pc of the innermost Lua frame alone (a pointer into its
  * prototype's code): a small direct-mapped cache from saved pc to site id
- * answers most calls.  It reads Lua 5.4's CallInfo (lstate.h, private but
- * fixed within 5.4: the module and the CLI are built for 5.4 only): the
- * running one from the state's `ci` field, at the offset a probe found
+ * answers most calls.  It reads Lua 5.4's CallInfo (lua54_layout.h): the
+ * running one from the state's `ci` field once the layout is confirmed
  * (else from lua_getstack's lua_Debug.i_ci), the same structure
  * lua_getstack walks.
  *
@@ -124,83 +124,39 @@ static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
  * prototype dies, and is switched off for good if a sample is dropped.
  * Every miss takes the lua_getinfo path, which also checks that the frame
  * kinds agree (else the cache is switched off). */
-struct lt_ci54 {
-  void *func, *top;
-  struct lt_ci54 *previous, *next;
-  union {
-    struct {
-      const void *savedpc;
-      volatile sig_atomic_t trap;
-      int nextraargs;
-    } l;
-    struct {
-      void *k;
-      ptrdiff_t old_errfunc;
-      intptr_t ctx;
-    } c;
-  } u;
-  union {
-    int funcidx, nyield, nres;
-    struct {
-      unsigned short ftransfer, ntransfer;
-    } transferinfo;
-  } u2;
-  short nresults;
-  unsigned short callstatus;
-};
-#define LT_CIST_C (1u << 1)
-
-/* Where lua_State keeps `ci` (the running CallInfo): found, not assumed.
- * A C function, and another called from it, each compare lua_getstack's
- * level 0 with the first words of the state; the one word that matched
- * both times is `ci` (the outer call's CallInfo is also linked from the
- * state's base CallInfo, which the inner call tells apart). */
-static unsigned probe_words(lua_State *L) {
-  lua_Debug ar;
-  unsigned words = 0;
-  if (lua_getstack(L, 0, &ar)) {
-    for (unsigned k = 0; k < 16; k++) {
-      const void *v;
-      memcpy(&v, (const char *)L + k * sizeof(void *), sizeof v);
-      if (v == ar.i_ci) words |= 1u << k;
-    }
-  }
-  return words;
-}
-
-static _Thread_local unsigned probe_inner_words; /* per thread: states may attach in parallel */
-static int probe_inner(lua_State *L) {
-  probe_inner_words = probe_words(L);
-  return 0;
-}
-
-static _Thread_local size_t probe_offset;
+/* The running CallInfo is the state's `ci` field (lua54_layout.h), read
+ * only once lt_layout_global has confirmed the layout and a C function
+ * has seen it equal lua_getstack's level 0. */
+static _Thread_local bool probe_matched; /* per thread: states may attach in parallel */
 static int probe_ci(lua_State *L) {
-  unsigned outer = probe_words(L);
-  probe_inner_words = 0;
-  lua_pushcfunction(L, probe_inner);
-  lua_call(L, 0, 0);
-  unsigned both = outer & probe_inner_words;
-  probe_offset = both && !(both & (both - 1)) ? (size_t)__builtin_ctz(both) * sizeof(void *) : 0;
+  lua_Debug ar;
+  probe_matched = lua_getstack(L, 0, &ar) && ((const struct lt_state54 *)L)->ci == ar.i_ci;
   return 0;
 }
 
 void lt_site_cache_init(lt_tracker *t) {
   memset(t->pc_cache, 0, sizeof t->pc_cache);
+  t->pc_gen = 1;
   t->pc_cache_on = LUA_VERSION_NUM == 504 && t->opt.sites && t->opt.fresh_state && !t->opt.sample_bytes &&
-                   t->opt.sample_every == 1 && (t->tag_mask >> 10 & 1u);
-  t->ci_offset = 0;
-  if (t->pc_cache_on) { /* before the wrapper is installed: the call is not profiled */
-    probe_offset = 0;
+                   t->opt.sample_every == 1 && (t->tag_mask >> LT_TAG_PROTO & 1u);
+  t->ci_known = false;
+  if (t->pc_cache_on && lt_layout_global(t->L)) { /* before the wrapper is installed: the call is not profiled */
+    probe_matched = false;
     lua_pushcfunction(t->L, probe_ci);
     if (lua_pcall(t->L, 0, 0, 0) != LUA_OK) lua_pop(t->L, 1);
-    t->ci_offset = probe_offset;
+    t->ci_known = probe_matched;
   }
 }
 
 void lt_site_cache_flush(lt_tracker *t, bool disable) {
   if (!t->pc_cache_on) return;
-  memset(t->pc_cache, 0, sizeof t->pc_cache);
+  /* a new generation empties every slot at once (clearing the 16 KiB
+   * table at each prototype's death was a quarter of the instructions of
+   * constructs.lua, which loads many small chunks) */
+  if (++t->pc_gen == 0) {
+    memset(t->pc_cache, 0, sizeof t->pc_cache);
+    t->pc_gen = 1;
+  }
   if (disable) t->pc_cache_on = false;
 }
 
@@ -221,7 +177,7 @@ static __attribute__((noinline)) uint32_t site_by_getinfo(lt_tracker *t, int cac
     }
     uint32_t site = ar.currentline <= 0 ? 0 : lookup(t, &ar);
     if (cached_level >= 0) {
-      if (level == cached_level) t->pc_cache[pc_slot(pc)] = (struct lt_pc_slot){.pc = pc, .site = site};
+      if (level == cached_level) t->pc_cache[pc_slot(pc)] = (struct lt_pc_slot){.pc = pc, .site = site, .gen = t->pc_gen};
       else t->pc_cache_on = false;
     }
     return site;
@@ -232,8 +188,8 @@ static __attribute__((noinline)) uint32_t site_by_getinfo(lt_tracker *t, int cac
 /* The running CallInfo, as lua_getstack(L, 0) finds it (NULL: none). */
 static const struct lt_ci54 *running_ci(lt_tracker *t) {
   const struct lt_ci54 *ci;
-  if (t->ci_offset) {
-    memcpy(&ci, (const char *)t->L + t->ci_offset, sizeof ci);
+  if (t->ci_known) {
+    memcpy(&ci, (const char *)t->L + offsetof(struct lt_state54, ci), sizeof ci);
     return ci;
   }
   lua_Debug ar;
@@ -249,7 +205,7 @@ uint32_t lt_site_current(lt_tracker *t) {
     if (ci->callstatus & LT_CIST_C) continue;
     const void *pc = ci->u.l.savedpc;
     const struct lt_pc_slot *s = &t->pc_cache[pc_slot(pc)];
-    if (s->pc == pc && pc) return s->site;
+    if (s->pc == pc && s->gen == t->pc_gen && pc) return s->site;
     return site_by_getinfo(t, level, pc);
   }
   return 0; /* four C frames */

@@ -141,7 +141,10 @@ module)
       { fail "lua5.4 -l ephemera"; cat out; }
     "$CHECK" "$tmp/l.eph" >c || fail "lua5.4 -l profile unreadable"
     expect c '^total complete=1' "lua5.4 -l ephemera: profile written at lua_close"
-    expect c '^group class=table line=6 freed=50 ' "lua5.4 -l ephemera: 50 tables at line 6"
+    expect c '^group class=table line=6 freed=50 censored=0 weight=50 smin=0 smax=0$' "lua5.4 -l ephemera: 50 tables at line 6"
+    expect c '^group class=table line=5 freed=100 censored=0 weight=100 smin=2 smax=2$' \
+      "lua5.4 -l ephemera: 100 tables survive exactly 2 cycles (back-to-back collectgarbage() seen)"
+    expect c '^group class=long_string line=12 freed=20 censored=20 ' "lua5.4 -l ephemera: lua_close's frees censored"
     printf 'require("ephemera").start{out = arg[1]}\nlocal t = {}\nfor i = 1, 10 do t[i] = {} end\nos.exit(0)\n' >x.lua
     LUA_CPATH="$MODULE_DIR/?.so;;" "$LUA54" x.lua "$tmp/x.eph" || fail "os.exit under the module"
     "$CHECK" "$tmp/x.eph" >c && expect c '^group class=table line=3 freed=0 censored=10 ' "module at exit: censored"
@@ -164,6 +167,70 @@ cli)
   "$EPH" lua -o /nonexistent/dir/x.eph "$SCRIPTS/many.lua" 2>"$tmp/err"
   [[ $? == 1 ]] && expect "$tmp/err" '^ephemera: lua: ' "unwritable profile: clear error"
   if [[ -x $SRC/build-lua/ephemera || true ]]; then :; fi
+  ;;
+pacing)
+  # the profiler leaves Lua's collector pacing as it was: collectgarbage("step", n) needs as many
+  # steps, a generational workload runs as many collections, collectgarbage("count") ends the same
+  for m in steps generational; do
+    "$EPH" lua --no-profile "$SCRIPTS/pacing.lua" $m >"$tmp/plain" || fail "$m: --no-profile run"
+    for spec in sample=1/1 sample=1/100; do
+      "$EPH" lua --profile $spec -o "$tmp/p.eph" "$SCRIPTS/pacing.lua" $m >"$tmp/prof" || fail "$m $spec: run"
+      if cmp -s "$tmp/plain" "$tmp/prof"; then ok "$m $spec: $(cat "$tmp/prof")"; else
+        fail "$m $spec: pacing changed"; diff "$tmp/plain" "$tmp/prof"; fi
+    done
+    if [[ $SANITIZE != 1 ]]; then
+      LUA_CPATH="$MODULE_DIR/?.so;;" "$LUA54" -l ephemera "$SCRIPTS/pacing.lua" $m >"$tmp/plain" || fail "$m: module, no profile"
+      LUA_CPATH="$MODULE_DIR/?.so;;" EPHEMERA_PROFILE="out=$tmp/m.eph" "$LUA54" -l ephemera "$SCRIPTS/pacing.lua" $m \
+        >"$tmp/prof" || fail "$m: module run"
+      if cmp -s "$tmp/plain" "$tmp/prof"; then ok "$m lua5.4 -l ephemera: $(cat "$tmp/prof")"; else
+        fail "$m lua5.4 -l ephemera: pacing changed"; diff "$tmp/plain" "$tmp/prof"; fi
+    fi
+  done
+  ;;
+overflow)
+  # a stack overflow in a coroutine whose handler allocates (where Lua cannot run a finaliser)
+  # does not stop the cycle count: the profile counts at least the collections a Lua tracer
+  # armed after it sees (plus those before), and that tracer sees as many as without profiling
+  "$EPH" lua --no-profile "$SCRIPTS/overflow_gc.lua" >"$tmp/plain" || fail "--no-profile run"
+  "$EPH" lua -o "$tmp/o.eph" "$SCRIPTS/overflow_gc.lua" >"$tmp/out" || fail "profiled run"
+  cmp -s "$tmp/plain" "$tmp/out" && ok "same collections with and without the profiler: $(cat "$tmp/out")" ||
+    { fail "collections differ"; diff "$tmp/plain" "$tmp/out"; }
+  "$CHECK" "$tmp/o.eph" >"$tmp/c" || fail "profile unreadable"
+  late=$(sed -n 's/.*late=\([0-9]*\).*/\1/p' "$tmp/out")
+  cycles=$(sed -n 's/^total .*cycles=\([0-9]*\).*/\1/p' "$tmp/c")
+  if [[ -n $late && -n $cycles ]] && ((late >= 5 && cycles > late)); then ok "profile counts $cycles cycles, the late tracer $late"
+  else fail "profile counts '$cycles' cycles, the late tracer '$late'"; fi
+  ;;
+lua53)
+  # the module built for Lua 5.3 hosts (lua/5.3/ephemera.so) under lua5.3
+  if [[ $SANITIZE == 1 ]]; then ok "lua5.3 -l ephemera: skipped in the sanitizer build"
+  elif [[ ! -x $LUA53 || ! -f $MODULE_DIR/5.3/ephemera.so ]]; then fail "lua5.3 or the 5.3 module missing ('$LUA53')"; else
+    cd "$tmp"
+    LUA_CPATH="$MODULE_DIR/5.3/?.so;;" EPHEMERA_PROFILE="out=$tmp/l.eph" "$LUA53" -l ephemera "$SCRIPTS/known.lua" >out 2>&1 ||
+      { fail "lua5.3 -l ephemera"; cat out; }
+    "$CHECK" "$tmp/l.eph" >c || fail "lua5.3 profile unreadable"
+    expect c '^total complete=1 .*runtime=lua' "lua5.3: profile written at lua_close"
+    expect c '^group class=table line=5 freed=100 censored=0 weight=100 smin=2 smax=2$' "lua5.3: 100 tables survive exactly 2 cycles"
+    expect c '^group class=table line=6 freed=50 censored=0 weight=50 smin=0 smax=0$' "lua5.3: 50 tables die in the first cycle"
+    expect c '^group class=Lua_closure line=13 freed=30 censored=1 ' "lua5.3: 30 Lua closures"
+    printf 'require("ephemera").start{out = arg[1], sample = "1/7"}\nlocal t = {}\nfor i = 1, 700 do t[i] = {} end\nos.exit(0)\n' >x.lua
+    LUA_CPATH="$MODULE_DIR/5.3/?.so;;" "$LUA53" x.lua "$tmp/x.eph" || fail "os.exit under the 5.3 module"
+    "$CHECK" "$tmp/x.eph" >c && expect c '^group class=table line=3 freed=0 censored=[0-9]+ weight=[0-9]+ ' "lua5.3 module at exit: censored, 1/7"
+    "$EPH" report "$tmp/l.eph" >/dev/null && ok "lua5.3 profile reports" || fail "lua5.3 profile report"
+  fi
+  ;;
+memcheck)
+  # valgrind's memcheck on two files of Lua's test suite under full tracking: no error
+  if [[ $SANITIZE == 1 ]]; then ok "memcheck: skipped in the sanitizer build"; else
+    cp -r "$TESTES"/. "$tmp"/ && chmod -R u+w "$tmp" && cd "$tmp"
+    export LUA_INIT_5_4='_port=true; function Message(m) print(m) end'
+    for f in gc.lua coroutine.lua; do
+      valgrind -q --error-exitcode=99 --log-file="$tmp/vg.$f" "$EPH" lua -o "$tmp/v.eph" "$f" >"$tmp/out" 2>&1
+      rc=$?
+      if ((rc == 0)) && ! grep -q . "$tmp/vg.$f"; then ok "memcheck $f: no error"
+      else fail "memcheck $f: status $rc"; head -30 "$tmp/vg.$f"; tail -3 "$tmp/out"; fi
+    done
+  fi
   ;;
 missing)
   # configuring without Lua 5.4 says so and skips the adapter
