@@ -35,6 +35,7 @@
 #include <stdio.h>
 
 #include "ephemera/format.h"
+#include "turnbull.h"
 #include "lua/lua_advice.h" /* header-only: the Lua adapter's advice, for runtime=lua profiles */
 
 /* Lifetime clocks. */
