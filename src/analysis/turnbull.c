@@ -260,10 +260,23 @@ bool eph_tb_fit(eph_turnbull *tb, double tol, int max_iter) {
   return true;
 }
 
+/* F^-1(q), linear within the cell; NAN when only the open last cell gets there. */
+static double quantile(const eph_turnbull *tb, const double *p, double q) {
+  double cum = 0;
+  for (size_t c = 0; c + 1 < tb->ncells; c++) {
+    if (cum + p[c] >= q - 1e-12 && p[c] > 0) {
+      double lo = c ? tb->edge[c - 1] : 0, f = (q - cum) / p[c];
+      return lo + (tb->edge[c] - lo) * (f < 0 ? 0 : f > 1 ? 1 : f);
+    }
+    cum += p[c];
+  }
+  return NAN;
+}
+
 /* Estimates of masses p under observation weights w. */
 static eph_tb_est estimates(const eph_turnbull *tb, const double *p, const double *w, double threshold) {
   size_t n = tb->ncells;
-  eph_tb_est e = {NAN, NAN, NAN};
+  eph_tb_est e = {NAN, NAN, NAN, NAN};
   double F = 0, W = 0, sum = 0;
   /* F(threshold), linear within the cell that holds it */
   for (size_t c = 0; c < n; c++) {
@@ -275,15 +288,8 @@ static eph_tb_est estimates(const eph_turnbull *tb, const double *p, const doubl
     }
   }
   e.share = F;
-  double cum = 0;
-  for (size_t c = 0; c + 1 < n; c++) {
-    if (cum + p[c] >= 0.5 && p[c] > 0) {
-      double lo = c ? tb->edge[c - 1] : 0;
-      e.median = lo + (tb->edge[c] - lo) * (0.5 - cum) / p[c];
-      break;
-    }
-    cum += p[c];
-  }
+  e.median = quantile(tb, p, 0.5);
+  e.p90 = quantile(tb, p, 0.9);
   /* means: prefix sums of p and p * midpoint give E[T | cells a..b] */
   double *P = malloc(2 * (n + 1) * sizeof *P);
   if (!P) return e;
@@ -316,7 +322,7 @@ static eph_tb_est estimates(const eph_turnbull *tb, const double *p, const doubl
 
 eph_tb_est eph_tb_estimates(const eph_turnbull *tb, double threshold) {
   double *w = malloc((tb->nobs ? tb->nobs : 1) * sizeof *w);
-  eph_tb_est e = {NAN, NAN, NAN};
+  eph_tb_est e = {NAN, NAN, NAN, NAN};
   if (!w || !tb->p) {
     free(w);
     return e;
@@ -377,7 +383,7 @@ bool eph_tb_run(eph_turnbull *tb, double threshold, int nboot, uint64_t seed, ep
   res->F_lo = malloc((ne ? ne : 1) * sizeof *res->F_lo);
   res->F_hi = malloc((ne ? ne : 1) * sizeof *res->F_hi);
   bool ok = w && p && scratch && fs && res->F_lo && res->F_hi;
-  double s[3] = {0}, s2[3] = {0}, cnt[3] = {0};
+  double s[4] = {0}, s2[4] = {0}, cnt[4] = {0};
   uint64_t rng = seed;
   for (int b = 0; ok && b < nboot; b++) {
     double W = 0;
@@ -385,8 +391,8 @@ bool eph_tb_run(eph_turnbull *tb, double threshold, int nboot, uint64_t seed, ep
     memcpy(p, tb->p, n * sizeof *p);
     em(tb, w, W, p, TB_TOL, TB_BOOT_ITER, scratch);
     eph_tb_est e = estimates(tb, p, w, threshold);
-    const double v[3] = {e.mean, e.share, e.median};
-    for (int k = 0; k < 3; k++)
+    const double v[4] = {e.mean, e.share, e.median, e.p90};
+    for (int k = 0; k < 4; k++)
       if (isfinite(v[k])) s[k] += v[k], s2[k] += v[k] * v[k], cnt[k]++;
     cum = 0;
     for (size_t c = 0; c < ne; c++) {
@@ -396,12 +402,12 @@ bool eph_tb_run(eph_turnbull *tb, double threshold, int nboot, uint64_t seed, ep
     }
   }
   if (ok) {
-    double sd[3];
-    for (int k = 0; k < 3; k++) {
+    double sd[4];
+    for (int k = 0; k < 4; k++) {
       double m = cnt[k] > 1 ? s[k] / cnt[k] : 0, var = cnt[k] > 1 ? (s2[k] / cnt[k] - m * m) * cnt[k] / (cnt[k] - 1) : 0;
       sd[k] = cnt[k] > 1 ? sqrt(var > 0 ? var : 0) : NAN;
     }
-    res->se = (eph_tb_est){sd[0], sd[1], sd[2]};
+    res->se = (eph_tb_est){sd[0], sd[1], sd[2], sd[3]};
     for (size_t c = 0; c < ne; c++) {
       double m = fs[c] / nboot, var = (fs[ne + c] / nboot - m * m) * nboot / (nboot - 1);
       double h = 1.959964 * sqrt(var > 0 ? var : 0);

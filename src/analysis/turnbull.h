@@ -68,11 +68,12 @@ typedef struct eph_tb_est {
   double mean;          /* restricted mean lifetime */
   double share;         /* F(threshold): share of objects living <= threshold */
   double median;        /* F^-1(0.5), linear within a cell; NAN if not reached */
+  double p90;           /* F^-1(0.9), the same */
 } eph_tb_est;
 
 /* A fit with bootstrap standard errors and a pointwise band on F. */
 typedef struct eph_tb_result {
-  eph_tb_est est, se;   /* se: bootstrap standard deviations (0 when nboot = 0) */
+  eph_tb_est est, se;   /* se: bootstrap standard deviations (zeros when nboot = 0) */
   double *F;            /* F at each edge (ncells - 1), owned */
   double *F_lo, *F_hi;  /* pointwise 95 % band (est +- 1.96 se, clipped), owned; NULL without bootstrap */
   int iterations;
@@ -89,7 +90,7 @@ bool eph_tb_add(eph_turnbull *tb, eph_tb_kind kind, double lo, double hi, double
 /* The self-consistency EM from a uniform start (or p when warm), until the
  * largest change of F at an edge is below tol or max_iter steps. */
 bool eph_tb_fit(eph_turnbull *tb, double tol, int max_iter);
-/* Mean, F(threshold) and median of the current fit. */
+/* Mean, F(threshold), median and 90th percentile of the current fit. */
 eph_tb_est eph_tb_estimates(const eph_turnbull *tb, double threshold);
 /* Fit, then nboot Poisson-bootstrap refits (records resampled, seed fixed,
  * each warm-started from the fit) for standard errors and F's band.

@@ -1,0 +1,216 @@
+/*
+ * intervals.c — lifetimes estimated from what each death really tells
+ * (turnbull.h), per group and overall, and the run's resolution.
+ *
+ * A death found at a collection lies in (the last point the object was
+ * seen alive, that collection].  gc mode records the lower end; for
+ * finalization mode it is rebuilt from the run's collections: a scavenge
+ * that finds an object dead examined it at the collection before (if it
+ * came after the birth); a full GC, at the last full GC before it (an old
+ * object is not examined by scavenges).
+ *
+ * Nepotism: a scavenge treats old objects as roots, dead ones too, so a
+ * young object only a dead old object refers to survives it (and is often
+ * promoted) although dead.  A lower end at a scavenge is therefore not a
+ * bound for a death that only a full GC found; a full GC marks from the
+ * roots alone, so surviving one is proof of life.  The means at the lower
+ * end (a->mean_lo, rows' mean_lo) use such proof only: the last full GC
+ * survived after the birth, else the birth.  The estimator uses either
+ * (opts.nepotism_safe).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+void eph_gc_table_free(eph_gc_table *t) {
+  free(t->alloc);
+  free(t->full);
+  free(t->last_full);
+}
+
+bool eph_gc_table_build(eph_gc_table *t, const eph_file *p) {
+  memset(t, 0, sizeof *t);
+  size_t n = 0;
+  for (size_t i = 0; i < p->ngcs; i++)
+    if (p->gcs[i].index > n && p->gcs[i].index < ((uint64_t)1 << 31)) n = (size_t)p->gcs[i].index;
+  t->n = n;
+  t->alloc = calloc(n + 1, sizeof *t->alloc);
+  t->full = calloc(n + 1, sizeof *t->full);
+  t->last_full = calloc(n + 1, sizeof *t->last_full);
+  if (!t->alloc || !t->full || !t->last_full) return false;
+  for (size_t i = 0; i < p->ngcs; i++) {
+    uint64_t k = p->gcs[i].index;
+    if (k < 1 || k > n) continue;
+    t->alloc[k] = p->gcs[i].allocated;
+    t->full[k] = p->gcs[i].kind == EPH_GC_FULL;
+  }
+  for (size_t k = 1; k <= n; k++) t->last_full[k] = t->full[k] ? (uint32_t)k : t->last_full[k - 1];
+  return true;
+}
+
+eph_bracket eph_bracket_of(const eph_iv *v, const eph_gc_table *t) {
+  eph_bracket b = {.kind = EPH_TB_INTERVAL, .lo = v->lo, .hi = v->hi, .safe_lo = v->lo};
+  switch (v->kind) {
+  case EPH_IV_POINT: b.kind = EPH_TB_POINT; break;
+  case EPH_IV_CENSORED: b.kind = EPH_TB_CENSORED; break;
+  case EPH_IV_TRUSTED: break;
+  case EPH_IV_FULL: {
+    b.by_full = true;
+    if (v->gc == 0 || v->gc > t->n || t->full[v->gc]) break; /* at birth, at a full GC, or no log: as recorded */
+    uint32_t f = t->last_full[v->gc];
+    double back = f > v->gc_birth ? (double)(t->alloc[v->gc] - t->alloc[f]) : INFINITY;
+    b.safe_lo = b.lo - back > 0 ? b.lo - back : 0;
+    b.suspect = b.safe_lo < b.lo;
+    break;
+  }
+  case EPH_IV_FINALIZED: {
+    uint32_t k = v->gc;
+    if (k == 0 || k > t->n) { /* no log to rebuild it from: the death as seen */
+      b.kind = EPH_TB_POINT, b.lo = b.safe_lo = b.hi;
+      break;
+    }
+    b.by_full = t->full[k];
+    uint32_t j = t->full[k] ? t->last_full[k - 1] : k - 1;
+    b.lo = b.safe_lo = j > v->gc_birth && t->alloc[k] - t->alloc[j] < b.hi ? b.hi - (double)(t->alloc[k] - t->alloc[j]) : 0;
+    break;
+  }
+  }
+  if (b.lo > b.hi) b.lo = b.hi;
+  if (b.safe_lo > b.lo) b.safe_lo = b.lo;
+  return b;
+}
+
+static void resolution(eph_analysis *a, const eph_gc_table *t) {
+  const eph_file *p = a->profile;
+  eph_resolution *r = &a->res;
+  r->have_gc_log = t->n > 0;
+  r->scavenges = p->complete ? p->totals.scavenges : 0;
+  r->full_gcs = p->complete ? p->totals.full_gcs : 0;
+  uint64_t ns = 0, nf = 0, prev_s = 0, prev_f = 0;
+  double ds = 0, df = 0;
+  for (size_t k = 1; k <= t->n; k++) {
+    if (t->full[k]) {
+      df += (double)(t->alloc[k] - prev_f), prev_f = t->alloc[k], nf++;
+    } else {
+      if (ns) ds += (double)(t->alloc[k] - prev_s);
+      prev_s = t->alloc[k], ns++;
+    }
+  }
+  if (ns > r->scavenges) r->scavenges = ns;
+  if (nf > r->full_gcs) r->full_gcs = nf;
+  r->scavenge_interval = ns >= 2 ? ds / (double)(ns - 1) : ns == 1 ? (double)prev_s : NAN;
+  r->full_interval = nf >= 1 ? df / (double)nf : NAN;
+  r->too_few = r->interval && r->scavenges < 3;
+}
+
+/* est's figures from a fit's result on a run of run_bytes. */
+static void fill(eph_life_est *e, eph_tb_result *res, double run_bytes, double W) {
+  double pct = run_bytes > 0 ? 100 / run_bytes : NAN;
+  e->weight = W;
+  /* a quantile read in the cell that holds the run's end may pass it */
+  if (res->est.median > run_bytes) res->est.median = run_bytes;
+  if (res->est.p90 > run_bytes) res->est.p90 = run_bytes;
+  e->mean_bytes = res->est.mean;
+  e->median_bytes = res->est.median;
+  e->p90_bytes = res->est.p90;
+  e->mean_pct = res->est.mean * pct;
+  e->median_pct = res->est.median * pct;
+  e->p90_pct = res->est.p90 * pct;
+  e->short_share = res->est.share;
+  e->mean_pct_se = res->nboot ? res->se.mean * pct : NAN;
+  e->short_share_se = res->nboot ? res->se.share : NAN;
+  e->converged = res->converged;
+  e->nboot = res->nboot;
+}
+
+bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
+  eph_gc_table t;
+  size_t ngroups = 0, ne = 0;
+  eph_turnbull *tb = NULL, all = {0};
+  double *edges = NULL, *fullw = NULL, *deathw = NULL;
+  bool ok = eph_gc_table_build(&t, a->profile);
+  for (size_t i = 0; i < a->nrecords; i++)
+    if (a->lives[i].group + (size_t)1 > ngroups) ngroups = a->lives[i].group + (size_t)1;
+  double run = a->run_bytes > 0 ? a->run_bytes : 1;
+  double threshold = a->opts.short_threshold_pct / 100 * run;
+  if (ok) ok = (edges = eph_tb_grid(16, run, 32, threshold, &ne)) != NULL;
+  if (ok) ok = (tb = calloc(ngroups ? ngroups : 1, sizeof *tb)) && (a->group_est = calloc(ngroups ? ngroups : 1, sizeof *a->group_est)) &&
+               (fullw = calloc(ngroups ? ngroups : 1, sizeof *fullw)) && (deathw = calloc(ngroups ? ngroups : 1, sizeof *deathw));
+  if (ok) ok = eph_tb_init(&all, edges, ne) && (a->est_F = calloc(ngroups + 1, sizeof *a->est_F));
+  a->ngroup_est = ngroups;
+  double suspect_w = 0, interval_w = 0, all_full = 0, all_deaths = 0;
+  bool any_interval = false;
+  for (size_t i = 0; ok && i < a->nrecords; i++) {
+    const eph_life *l = &a->lives[i];
+    eph_bracket b = eph_bracket_of(&lt->iv[i], &t);
+    uint32_t g = l->group;
+    if (!tb[g].slot && !eph_tb_init(&tb[g], edges, ne)) ok = false;
+    double lo = a->opts.nepotism_safe ? b.safe_lo : b.lo;
+    if (ok) ok = eph_tb_add(&tb[g], b.kind, lo, b.hi, l->weight) && eph_tb_add(&all, b.kind, lo, b.hi, l->weight);
+    if (b.kind == EPH_TB_INTERVAL) {
+      any_interval = true;
+      interval_w += l->weight;
+      if (b.suspect) suspect_w += l->weight, a->res.nepotism_suspects++;
+    }
+    if (b.kind != EPH_TB_CENSORED) {
+      deathw[g] += l->weight, all_deaths += l->weight;
+      if (b.by_full) fullw[g] += l->weight, all_full += l->weight;
+    }
+    /* the means at the lower end: proven bounds only (wall clocks scaled
+     * like the allocation clock between birth and the recorded lower end) */
+    if (b.suspect && b.lo > 0) {
+      double f = b.safe_lo / b.lo - 1, w = l->weight;
+      double lo_s = (double)(lt->walls[i][2] > lt->walls[i][0] ? lt->walls[i][2] - lt->walls[i][0] : 0);
+      double d[EPH_NCLOCKS] = {f * b.lo, f * lo_s / 1e9, a->run_wall_s > 0 ? f * lo_s / (a->run_wall_s * 1e9) * 100 : 0};
+      for (int c = 0; c < EPH_NCLOCKS; c++) {
+        lt->sum_lo[c] += w * d[c];
+        a->lo_sum[g][c] += w * d[c];
+      }
+    }
+  }
+  a->res.interval = any_interval;
+  a->res.nepotism_share = interval_w > 0 ? suspect_w / interval_w : 0;
+  resolution(a, &t);
+  for (int c = 0; c < EPH_NCLOCKS; c++) a->mean_lo[c] = lt->wsum > 0 ? lt->sum_lo[c] / lt->wsum : NAN;
+  /* the fits: bootstrap for groups of at least the "most allocated" share */
+  double total = all.W;
+  for (size_t g = 0; ok && g < ngroups; g++) {
+    if (!tb[g].slot) continue;
+    if (a->opts.progress) a->opts.progress("lifetime estimates", (double)g / (double)ngroups, a->opts.progress_ctx);
+    eph_tb_result res;
+    bool big = total > 0 && 100 * tb[g].W / total >= a->opts.most_allocated_pct;
+    if (!(ok = eph_tb_run(&tb[g], threshold, big ? a->opts.nboot : 0, 1000 + g, &res))) break;
+    eph_life_est *e = &a->group_est[g];
+    fill(e, &res, run, tb[g].W);
+    e->F = a->est_F[g] = res.F;
+    res.F = NULL;
+    e->found_by_full = deathw[g] > 0 ? fullw[g] / deathw[g] : 0;
+    e->resolved = !a->res.too_few && e->found_by_full <= 0.5;
+    eph_tb_result_free(&res);
+    eph_tb_free(&tb[g]);
+  }
+  if (ok) {
+    eph_tb_result res;
+    if ((ok = eph_tb_run(&all, threshold, a->opts.nboot, 999, &res))) {
+      fill(&a->est, &res, run, all.W);
+      a->est.F = a->est_F[ngroups] = res.F;
+      res.F = NULL;
+      a->est.found_by_full = all_deaths > 0 ? all_full / all_deaths : 0;
+      a->est.resolved = !a->res.too_few && a->est.found_by_full <= 0.5;
+      eph_tb_result_free(&res);
+    }
+  }
+  for (size_t g = 0; tb && g < ngroups; g++) eph_tb_free(&tb[g]);
+  eph_tb_free(&all);
+  free(tb);
+  a->est_edges = edges;
+  a->nest_edges = ne;
+  free(fullw);
+  free(deathw);
+  eph_gc_table_free(&t);
+  free(lt->iv);
+  lt->iv = NULL;
+  return ok;
+}
