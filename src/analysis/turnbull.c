@@ -260,10 +260,16 @@ bool eph_tb_fit(eph_turnbull *tb, double tol, int max_iter) {
   return true;
 }
 
-/* F^-1(q), linear within the cell; NAN when only the open last cell gets there. */
+/* F^-1(q), linear within the cell; NAN when it lies beyond every death
+ * (only censored objects' mass is there, which the NPMLE may put anywhere
+ * after their censoring: Kaplan–Meier's "not reached"). */
 static double quantile(const eph_turnbull *tb, const double *p, double q) {
   double cum = 0;
-  for (size_t c = 0; c + 1 < tb->ncells; c++) {
+  size_t last = 0;
+  bool any = false;
+  for (size_t u = 0; u < tb->nobs; u++)
+    if (tb->obs[u].kind != EPH_TB_CENSORED && (!any || tb->obs[u].b > last)) last = tb->obs[u].b, any = true;
+  for (size_t c = 0; any && c + 1 < tb->ncells && c <= last; c++) {
     if (cum + p[c] >= q - 1e-12 && p[c] > 0) {
       double lo = c ? tb->edge[c - 1] : 0, f = (q - cum) / p[c];
       return lo + (tb->edge[c] - lo) * (f < 0 ? 0 : f > 1 ? 1 : f);

@@ -14,8 +14,10 @@ void eph_compare_text(FILE *o, const eph_compare *c) {
   fprintf(o, "B: %s  (mode %s, sampling %s, %zu records, run %s)\n", c->b->title, c->b->mode, c->b->sample ? c->b->sample : "all",
           c->b->nrecords, eph_fmt_life(b2, sizeof b2, c->b->run_wall_s, EPH_CLOCK_SECONDS));
   bool alloc = c->clock != EPH_CLOCK_REL;
-  fprintf(o, "\nLifetimes in %% of the run's %s%s\n", alloc ? "allocation (bytes allocated" : "wall time",
-          alloc ? ", which the profiler's overhead does not move; --wall for wall time); means estimated from the death intervals" : "");
+  if (alloc)
+    fprintf(o, "\nLifetimes in %% of the bytes each run allocated (the allocation clock, which the profiler's overhead does\n"
+               "not move; --wall: of wall time); means estimated from the death intervals\n");
+  else fprintf(o, "\nLifetimes in %% of each run's wall time (--wall); means at the chosen end of the death intervals\n");
   fprintf(o, "Overall mean lifetime: %s -> %s of run (%+.2f pp, z = %.1f)\n", eph_fmt_life(b1, sizeof b1, c->mean_a, EPH_CLOCK_REL),
           eph_fmt_life(b2, sizeof b2, c->mean_b, EPH_CLOCK_REL), c->mean_delta_pp, c->mean_z);
   fprintf(o, "Distance between the lifetime distributions (KS, Kaplan-Meier, %% of run): %.3f (5 %% noise level %.3f)%s\n",
