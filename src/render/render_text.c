@@ -93,6 +93,11 @@ static void resolution(FILE *out, const eph_analysis *a) {
     return;
   }
   if (!r->interval) return;
+  if (a->lua) {
+    fprintf(out, "\nResolution: a death is seen when Lua's collector frees the object, up to a GC cycle after it became\n"
+                 "  unreachable; lifetimes are estimated from (the cycle before, the free] (%" PRIu64 " cycles)\n", r->full_gcs);
+    return;
+  }
   fprintf(out, "\nResolution (deaths are found at collections, so they are seen late: ");
   if (fin) fprintf(out, "a finaliser runs after the collection that\n  found its object unreachable, up to a scavenge interval after the death, a full-GC interval for old objects)\n");
   else fprintf(out, "up to a scavenge interval after the\n  death, a full-GC interval for objects promoted before they died)\n");
