@@ -20,7 +20,6 @@ void eph_analysis_opts_default(eph_analysis_opts *o) {
   o->heap_cols = 200;
   o->heap_segments = 24;
   o->nboot = 40;
-  o->nepotism_safe = true;
 }
 
 void eph_analysis_free(eph_analysis *a) {

@@ -56,8 +56,8 @@ typedef struct eph_analysis_opts {
   size_t hist_bins;            /* linear bins (10); log bins: per decade (2) */
   size_t heap_cols, heap_segments; /* heap view grid (200 x 24) */
   bool nepotism_safe;          /* estimator: a full-GC-found death's lower end only at a full GC it survived
-                                  (true), or as recorded, the scavenge that promoted it (false; nepotism can
-                                  make that late) */
+                                  (true), or as recorded, the scavenge that promoted it (false, the default;
+                                  nepotism can make that late: both are fitted, see eph_life_est) */
   int nboot;                   /* bootstrap replicates for the estimates' error bars (40) */
   bool drop_lives;             /* free a->lives once the curves have what they need (a tool that only
                                   renders: 56 bytes a record; eph_compare_run needs them) */
@@ -113,7 +113,11 @@ typedef struct eph_life_est {
   double weight;                    /* objects (weighted) */
   double found_by_full;             /* share of its deaths (weighted) only a full GC found: their bracket spans a
                                        full-GC interval */
-  bool resolved;                    /* the run's collections resolve it (see eph_resolution) */
+  double alt_mean_pct, alt_short_share; /* the same with the other choice of lower end for nepotism suspects
+                                       (opts.nepotism_safe); equal when the group has none */
+  bool nepotism_sensitive;          /* the two differ by > 5 points of share or 0.5 points of % of run */
+  bool resolved;                    /* the run's collections resolve it: enough collections, most deaths found by
+                                       scavenges, and not nepotism-sensitive */
   bool converged;                   /* the EM converged */
   const double *F;                  /* F at each of the analysis's est_edges (owned by the analysis; NULL if none) */
   int nboot;                        /* bootstrap replicates behind the s.e. (0: none) */
@@ -377,6 +381,7 @@ typedef struct eph_calib_row {
   double median_exact, median_est;                        /* % of run; NAN: not reached */
   double curve_dist;             /* sup |F_exact - F_est| (survival curves' distance) */
   double found_by_full;          /* the other's share of deaths only a full GC found */
+  bool nepotism_sensitive;       /* the other's estimate depends on which lower end nepotism suspects take */
   bool resolved;                 /* the other's report calls the class resolved */
 } eph_calib_row;
 

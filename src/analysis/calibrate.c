@@ -59,6 +59,7 @@ static void fill_row(eph_calib_row *r, const eph_analysis *x, const eph_life_est
   r->curve_dist = curve_distance(x, ex->F, y, ey->F);
   r->resolved = ey->resolved;
   r->found_by_full = ey->found_by_full;
+  r->nepotism_sensitive = ey->nepotism_sensitive;
 }
 
 static const eph_group_row *find_row(const eph_analysis *a, const char *name) {

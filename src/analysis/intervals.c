@@ -125,38 +125,80 @@ static void fill(eph_life_est *e, eph_tb_result *res, double run_bytes, double W
   e->nboot = res->nboot;
 }
 
+/* Whether the other choice of lower end moves the estimate past what the
+ * report can stand behind: 5 points of short-lived share or 0.5 points of
+ * % of run in the mean (issue 26's targets). */
+static bool sensitive(const eph_tb_est *x, const eph_tb_est *y, double run) {
+  return fabs(x->share - y->share) > 0.05 || fabs(x->mean - y->mean) / run * 100 > 0.5;
+}
+
+/* Fits group g (UINT32_MAX-free index; `alt` the fit with the other lower
+ * end, or NULL when no record of the group is a nepotism suspect). */
+static bool estimate_one(eph_analysis *a, eph_turnbull *tb, eph_turnbull *alt, double threshold, int nboot, uint64_t seed,
+                         double run, double full_share, eph_life_est *e, double **F) {
+  eph_tb_result res;
+  if (!eph_tb_run(tb, threshold, nboot, seed, &res)) return false;
+  fill(e, &res, run, tb->W);
+  *F = res.F;
+  e->F = res.F;
+  res.F = NULL;
+  e->found_by_full = full_share;
+  e->alt_mean_pct = e->mean_pct, e->alt_short_share = e->short_share;
+  if (alt && alt->nobs) {
+    eph_tb_result r2;
+    if (!eph_tb_run(alt, threshold, 0, seed, &r2)) {
+      eph_tb_result_free(&res);
+      return false;
+    }
+    e->alt_mean_pct = r2.est.mean / run * 100;
+    e->alt_short_share = r2.est.share;
+    e->nepotism_sensitive = sensitive(&res.est, &r2.est, run);
+    eph_tb_result_free(&r2);
+  }
+  e->resolved = !a->res.too_few && e->found_by_full <= 0.5 && !e->nepotism_sensitive;
+  eph_tb_result_free(&res);
+  return true;
+}
+
 bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
   eph_gc_table t;
   size_t ngroups = 0, ne = 0;
-  eph_turnbull *tb = NULL, all = {0};
+  eph_turnbull *tb = NULL; /* [0, ngroups]: the estimate's (ngroups: all objects); then the other lower end's */
   double *edges = NULL, *fullw = NULL, *deathw = NULL;
+  bool *suspects = NULL;
   bool ok = eph_gc_table_build(&t, a->profile);
   for (size_t i = 0; i < a->nrecords; i++)
     if (a->lives[i].group + (size_t)1 > ngroups) ngroups = a->lives[i].group + (size_t)1;
+  size_t nt = ngroups + 1;
   double run = a->run_bytes > 0 ? a->run_bytes : 1;
   double threshold = a->opts.short_threshold_pct / 100 * run;
   if (ok) ok = (edges = eph_tb_grid(16, run, 32, threshold, &ne)) != NULL;
-  if (ok) ok = (tb = calloc(ngroups ? ngroups : 1, sizeof *tb)) && (a->group_est = calloc(ngroups ? ngroups : 1, sizeof *a->group_est)) &&
-               (fullw = calloc(ngroups ? ngroups : 1, sizeof *fullw)) && (deathw = calloc(ngroups ? ngroups : 1, sizeof *deathw));
-  if (ok) ok = eph_tb_init(&all, edges, ne) && (a->est_F = calloc(ngroups + 1, sizeof *a->est_F));
+  if (ok) ok = (tb = calloc(2 * nt, sizeof *tb)) && (a->group_est = calloc(nt, sizeof *a->group_est)) &&
+               (fullw = calloc(nt, sizeof *fullw)) && (deathw = calloc(nt, sizeof *deathw)) &&
+               (suspects = calloc(nt, sizeof *suspects)) && (a->est_F = calloc(nt, sizeof *a->est_F));
   a->ngroup_est = ngroups;
-  double suspect_w = 0, interval_w = 0, all_full = 0, all_deaths = 0;
+  double suspect_w = 0, interval_w = 0;
   bool any_interval = false;
   for (size_t i = 0; ok && i < a->nrecords; i++) {
     const eph_life *l = &a->lives[i];
     eph_bracket b = eph_bracket_of(&lt->iv[i], &t);
-    uint32_t g = l->group;
-    if (!tb[g].slot && !eph_tb_init(&tb[g], edges, ne)) ok = false;
-    double lo = a->opts.nepotism_safe ? b.safe_lo : b.lo;
-    if (ok) ok = eph_tb_add(&tb[g], b.kind, lo, b.hi, l->weight) && eph_tb_add(&all, b.kind, lo, b.hi, l->weight);
+    const size_t gs[2] = {l->group, ngroups};
+    double lo = a->opts.nepotism_safe ? b.safe_lo : b.lo, other = a->opts.nepotism_safe ? b.lo : b.safe_lo;
+    for (int k = 0; ok && k < 2; k++) {
+      size_t g = gs[k];
+      eph_turnbull *x = &tb[g], *y = &tb[nt + g];
+      if (!x->slot) ok = eph_tb_init(x, edges, ne) && eph_tb_init(y, edges, ne);
+      ok = ok && eph_tb_add(x, b.kind, lo, b.hi, l->weight) && eph_tb_add(y, b.kind, other, b.hi, l->weight);
+      if (b.kind != EPH_TB_CENSORED) {
+        deathw[g] += l->weight;
+        if (b.by_full) fullw[g] += l->weight;
+      }
+      suspects[g] |= b.suspect;
+    }
     if (b.kind == EPH_TB_INTERVAL) {
       any_interval = true;
       interval_w += l->weight;
       if (b.suspect) suspect_w += l->weight, a->res.nepotism_suspects++;
-    }
-    if (b.kind != EPH_TB_CENSORED) {
-      deathw[g] += l->weight, all_deaths += l->weight;
-      if (b.by_full) fullw[g] += l->weight, all_full += l->weight;
     }
     /* the means at the lower end: proven bounds only (wall clocks scaled
      * like the allocation clock between birth and the recorded lower end) */
@@ -166,51 +208,41 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
       double d[EPH_NCLOCKS] = {f * b.lo, f * lo_s / 1e9, a->run_wall_s > 0 ? f * lo_s / (a->run_wall_s * 1e9) * 100 : 0};
       for (int c = 0; c < EPH_NCLOCKS; c++) {
         lt->sum_lo[c] += w * d[c];
-        a->lo_sum[g][c] += w * d[c];
+        a->lo_sum[l->group][c] += w * d[c];
       }
     }
   }
+  free(lt->iv); /* the largest thing here: gone before the fits */
+  lt->iv = NULL;
   a->res.interval = any_interval;
   a->res.nepotism_share = interval_w > 0 ? suspect_w / interval_w : 0;
   resolution(a, &t);
   for (int c = 0; c < EPH_NCLOCKS; c++) a->mean_lo[c] = lt->wsum > 0 ? lt->sum_lo[c] / lt->wsum : NAN;
   /* the fits: bootstrap for groups of at least the "most allocated" share */
-  double total = all.W;
-  for (size_t g = 0; ok && g < ngroups; g++) {
+  double total = ok ? tb[ngroups].W : 0;
+  for (size_t g = 0; ok && g < nt; g++) {
     if (!tb[g].slot) continue;
-    if (a->opts.progress) a->opts.progress("lifetime estimates", (double)g / (double)ngroups, a->opts.progress_ctx);
-    eph_tb_result res;
-    bool big = total > 0 && 100 * tb[g].W / total >= a->opts.most_allocated_pct;
-    if (!(ok = eph_tb_run(&tb[g], threshold, big ? a->opts.nboot : 0, 1000 + g, &res))) break;
-    eph_life_est *e = &a->group_est[g];
-    fill(e, &res, run, tb[g].W);
-    e->F = a->est_F[g] = res.F;
-    res.F = NULL;
-    e->found_by_full = deathw[g] > 0 ? fullw[g] / deathw[g] : 0;
-    e->resolved = !a->res.too_few && e->found_by_full <= 0.5;
-    eph_tb_result_free(&res);
+    if (a->opts.progress) a->opts.progress("lifetime estimates", (double)g / (double)nt, a->opts.progress_ctx);
+    bool big = g == ngroups || (total > 0 && 100 * tb[g].W / total >= a->opts.most_allocated_pct);
+    eph_life_est *e = g == ngroups ? &a->est : &a->group_est[g];
+    ok = estimate_one(a, &tb[g], suspects[g] ? &tb[nt + g] : NULL, threshold, big ? a->opts.nboot : 0, 1000 + g, run,
+                      deathw[g] > 0 ? fullw[g] / deathw[g] : 0, e, &a->est_F[g]);
     eph_tb_free(&tb[g]);
+    eph_tb_free(&tb[nt + g]);
   }
-  if (ok) {
-    eph_tb_result res;
-    if ((ok = eph_tb_run(&all, threshold, a->opts.nboot, 999, &res))) {
-      fill(&a->est, &res, run, all.W);
-      a->est.F = a->est_F[ngroups] = res.F;
-      res.F = NULL;
-      a->est.found_by_full = all_deaths > 0 ? all_full / all_deaths : 0;
-      a->est.resolved = !a->res.too_few && a->est.found_by_full <= 0.5;
-      eph_tb_result_free(&res);
-    }
-  }
-  for (size_t g = 0; tb && g < ngroups; g++) eph_tb_free(&tb[g]);
-  eph_tb_free(&all);
+  /* all objects are resolved only when every class of the "most allocated"
+   * share is: a mixture's error is its unresolved classes' */
+  for (size_t g = 0; ok && g < ngroups; g++)
+    if (a->group_est[g].weight > 0 && total > 0 && 100 * a->group_est[g].weight / total >= a->opts.most_allocated_pct &&
+        !a->group_est[g].resolved)
+      a->est.resolved = false;
+  for (size_t g = 0; tb && g < 2 * nt; g++) eph_tb_free(&tb[g]);
   free(tb);
   a->est_edges = edges;
   a->nest_edges = ne;
   free(fullw);
   free(deathw);
+  free(suspects);
   eph_gc_table_free(&t);
-  free(lt->iv);
-  lt->iv = NULL;
   return ok;
 }

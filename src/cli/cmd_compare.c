@@ -16,6 +16,7 @@ static void usage(FILE *out) {
                "       ephemera compare --exact EXACT OTHER [--format text|csv|json]\n"
                "  A is the baseline, B the other run (actionable profiler, another sampling rate, other GC settings).\n"
                "  --z Z   a class's change is flagged when |z| > Z (default 3) and its KS distance exceeds the 5 %% level\n"
+               "  --lower recorded|proven  as for ephemera report\n"
                "  --wall  lifetimes in %% of the run's wall time (default: of the bytes it allocated, which the\n"
                "          profiler's own overhead does not move)\n"
                "  --exact EXACT: OTHER's lifetime estimates against EXACT's (a merlin or brute profile of the same\n"
@@ -48,13 +49,13 @@ static int calibrate(const char *const paths[2], eph_analysis *const an[2], int 
 }
 
 int cmd_compare(int argc, char **argv) {
-  enum { OPT_FORMAT = 256, OPT_Z, OPT_END, OPT_WALL, OPT_EXACT };
+  enum { OPT_FORMAT = 256, OPT_Z, OPT_END, OPT_WALL, OPT_EXACT, OPT_LOWER };
   static const struct option longopts[] = {{"format", required_argument, NULL, OPT_FORMAT},
                                            {"z", required_argument, NULL, OPT_Z},
                                            {"end", required_argument, NULL, OPT_END},
                                            {"wall", no_argument, NULL, OPT_WALL},
                                            {"exact", required_argument, NULL, OPT_EXACT},
-                                           {"help", no_argument, NULL, 'h'},
+                                           {"lower", required_argument, NULL, OPT_LOWER}, {"help", no_argument, NULL, 'h'},
                                            {0}};
   static const char *const formats[] = {"text", "csv", "json", NULL};
   static const char *const ends[] = {"death", "alive", "mid", NULL};
@@ -78,6 +79,12 @@ int cmd_compare(int argc, char **argv) {
         break;
       case OPT_WALL: wall = true; break;
       case OPT_EXACT: exact = optarg; break;
+      case OPT_LOWER: {
+        static const char *const lowers[] = {"recorded", "proven", NULL};
+        if ((k = cli_opt_choice("--lower", optarg, lowers)) < 0) return CLI_USAGE;
+        o.nepotism_safe = k == 1;
+        break;
+      }
       case 'h': usage(stdout); return cli_stdout_done("the help");
       default: return CLI_USAGE;
     }
@@ -88,6 +95,7 @@ int cmd_compare(int argc, char **argv) {
                                                    argv[optind + want]);
   if (exact && wall) return cli_usage_error("--exact compares on the allocation clock only (no --wall)");
   const char *paths[2] = {exact ? exact : argv[optind], exact ? argv[optind] : argv[optind + 1]};
+  o.drop_lives = exact != NULL; /* the calibration reads the estimates only */
   eph_file *p[2] = {NULL, NULL};
   eph_analysis *an[2] = {NULL, NULL};
   int rc = CLI_FAILED;

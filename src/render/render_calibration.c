@@ -25,7 +25,8 @@ static void text_row(FILE *o, const eph_calib_row *r, bool most) {
   pct(o, r->median_exact, 8);
   pct(o, r->median_est, 8);
   pct(o, r->curve_dist, 6);
-  fprintf(o, "  %s%s\n", !r->in_other ? "(not in OTHER)" : r->resolved ? "resolved" : "UNRESOLVED", most ? "" : "");
+  fprintf(o, "  %s%s\n", !r->in_other ? "(not in OTHER)" : r->resolved ? "resolved" : "UNRESOLVED",
+          !r->in_other || r->resolved || !most ? "" : r->nepotism_sensitive ? " (nepotism)" : "");
 }
 
 void eph_calibration_text(FILE *o, const eph_calibration *c, const eph_bracket_stats *b) {
@@ -64,13 +65,13 @@ static void csv_row(FILE *o, const eph_calib_row *r) {
   const double v[] = {r->pct_objects, r->mean_exact, r->mean_est, r->mean_se, r->mean_err_pp, r->short_exact, r->short_est,
                       r->short_se, r->short_err_pp, r->median_exact, r->median_est, r->curve_dist, r->found_by_full};
   for (size_t k = 0; k < sizeof v / sizeof *v; k++) csv_num(o, v[k]);
-  fprintf(o, ",%d,%d\n", r->in_other, r->resolved);
+  fprintf(o, ",%d,%d,%d\n", r->in_other, r->resolved, r->nepotism_sensitive);
 }
 
 void eph_calibration_csv(FILE *o, const eph_calibration *c, const eph_bracket_stats *b) {
   fprintf(o, "class,pct_objects,mean_pct_run_exact,mean_pct_run_est,mean_pct_run_se,mean_err_pp,short_share_exact_pct,"
              "short_share_est_pct,short_share_se_pct,short_err_pp,median_pct_run_exact,median_pct_run_est,curve_distance,"
-             "found_by_full_gc,in_other,resolved\n");
+             "found_by_full_gc,in_other,resolved,nepotism_sensitive\n");
   csv_row(o, &c->all);
   for (size_t i = 0; i < c->nrows; i++) csv_row(o, &c->rows[i]);
   fprintf(o, "# brackets joined=%zu unmatched=%zu violations=%zu below_recorded=%zu late_upper=%zu\n", b->joined,
@@ -101,7 +102,8 @@ static void json_row(FILE *o, const eph_calib_row *r) {
   jnum(o, "median_pct_run_est", r->median_est, true);
   jnum(o, "curve_distance", r->curve_dist, true);
   jnum(o, "found_by_full_gc", r->found_by_full, true);
-  fprintf(o, "\"in_other\":%s,\"resolved\":%s}", r->in_other ? "true" : "false", r->resolved ? "true" : "false");
+  fprintf(o, "\"in_other\":%s,\"resolved\":%s,\"nepotism_sensitive\":%s}", r->in_other ? "true" : "false",
+          r->resolved ? "true" : "false", r->nepotism_sensitive ? "true" : "false");
 }
 
 void eph_calibration_json(FILE *o, const eph_calibration *c, const eph_bracket_stats *b) {

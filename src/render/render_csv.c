@@ -56,7 +56,7 @@ static void classes(FILE *o, const eph_analysis *a) {
              "mean_rel_pct,mean_rel_pct_lower_end,mean_rel_pct_se,median_rel_pct,p90_rel_pct,"
              "mean_bytes,median_bytes,p90_bytes,mean_seconds,median_seconds,p90_seconds,gcs_survived,lived,most_allocated,"
              "short_share,short_share_se,mean_pct_run,mean_pct_run_se,median_pct_run,p90_pct_run,"
-             "est_mean_bytes,est_median_bytes,est_p90_bytes,found_by_full_gc,resolved\n",
+             "est_mean_bytes,est_median_bytes,est_p90_bytes,found_by_full_gc,resolved,nepotism_sensitive\n",
           a->opts.by == EPH_BY_SITE ? "site" : "class");
   for (size_t i = 0; i < a->nrows; i++) {
     const eph_group_row *r = &a->rows[i];
@@ -73,7 +73,7 @@ static void classes(FILE *o, const eph_analysis *a) {
     const double x[] = {e->short_share, e->short_share_se, e->mean_pct, e->mean_pct_se, e->median_pct, e->p90_pct,
                         e->mean_bytes, e->median_bytes, e->p90_bytes, e->found_by_full};
     for (size_t k = 0; k < sizeof x / sizeof *x; k++) fputc(',', o), num(o, x[k]);
-    fprintf(o, ",%d\n", e->resolved);
+    fprintf(o, ",%d,%d\n", e->resolved, e->nepotism_sensitive);
   }
 }
 

@@ -42,7 +42,7 @@ static void est(FILE *o, const eph_life_est *e) {
   kv(o, "p90_pct_run", e->p90_pct, true);
   kv(o, "mean_lifetime_bytes", e->mean_bytes, true);
   kv(o, "found_by_full_gc", e->found_by_full, true);
-  fprintf(o, "\"resolved\":%s", e->resolved ? "true" : "false");
+  fprintf(o, "\"nepotism_sensitive\":%s,\"resolved\":%s", e->nepotism_sensitive ? "true" : "false", e->resolved ? "true" : "false");
 }
 
 void eph_render_json(FILE *o, const eph_analysis *a) {

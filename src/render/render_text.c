@@ -128,8 +128,9 @@ static void resolution(FILE *out, const eph_analysis *a) {
   for (size_t i = 0; i < a->nrows; i++) {
     const eph_group_row *g = &a->rows[i];
     if (!g->most_allocated || g->est.resolved) continue;
-    if (!n++) fprintf(out, "  unresolved (most deaths only a full GC found, or too few collections: the estimate is a guess):\n   ");
-    fprintf(out, "%s %s (%.0f %%)", sep, g->name, 100 * g->est.found_by_full), sep = ",";
+    if (!n++) fprintf(out, "  unresolved (too few collections, most deaths only a full GC found, or nepotism: the estimate\n"
+                           "  with proven lower ends differs; %% found by full GCs):\n   ");
+    fprintf(out, "%s %s (%.0f %%%s)", sep, g->name, 100 * g->est.found_by_full, g->est.nepotism_sensitive ? ", nepotism" : ""), sep = ",";
   }
   if (n) fputc('\n', out);
   if (r->nepotism_suspects)
