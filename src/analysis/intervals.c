@@ -7,7 +7,8 @@
  * finalization mode it is rebuilt from the run's collections: a scavenge
  * that finds an object dead examined it at the collection before (if it
  * came after the birth); a full GC, at the last full GC before it (an old
- * object is not examined by scavenges).
+ * object is not examined by scavenges, and a young one may have survived
+ * them dead, kept by its pretenured ephemeron).
  *
  * Nepotism: a scavenge treats old objects as roots, dead ones too, so a
  * young object only a dead old object refers to survives it (and is often
@@ -71,9 +72,20 @@ eph_bracket eph_bracket_of(const eph_iv *v, const eph_gc_table *t) {
       b.kind = EPH_TB_POINT, b.lo = b.safe_lo = b.hi;
       break;
     }
+    /* back from the finding collection k to collection j, on the allocation clock */
+#define BACK(j) ((j) > v->gc_birth && (j) < k && (double)(t->alloc[k] - t->alloc[j]) < b.hi ? b.hi - (double)(t->alloc[k] - t->alloc[j]) : 0)
     b.by_full = t->full[k];
-    uint32_t j = t->full[k] ? t->last_full[k - 1] : k - 1;
-    b.lo = b.safe_lo = j > v->gc_birth && t->alloc[k] - t->alloc[j] < b.hi ? b.hi - (double)(t->alloc[k] - t->alloc[j]) : 0;
+    if (!t->full[k]) { /* a scavenge found it: young, so the collection before examined it too */
+      b.lo = b.safe_lo = BACK(k - 1);
+      break;
+    }
+    /* a full GC found it: proven alive at the last full GC before only.  A
+     * scavenge treats a pretenured ephemeron as a root, so its young key
+     * survives scavenges dead and is promoted (agents: 886 K of 6.9 M
+     * objects died before the first collection after their birth that
+     * they "survived"): no scavenge is a lower end here */
+    b.lo = b.safe_lo = BACK(t->last_full[k - 1]);
+#undef BACK
     break;
   }
   }

@@ -29,7 +29,7 @@ static void summary(FILE *o, const eph_analysis *a) {
       {"mean_rel_pct_se", a->mean_se[EPH_CLOCK_REL]}, {"mean_bytes", a->mean[EPH_CLOCK_BYTES]},
       {"mean_seconds", a->mean[EPH_CLOCK_SECONDS]},
       {"mean_lifetime_pct_run", a->est.mean_pct}, {"mean_lifetime_pct_run_se", a->est.mean_pct_se},
-      {"short_share", a->est.short_share}, {"short_share_se", a->est.short_share_se},
+      {"short_share", a->est.short_share}, {"short_share_se", a->est.short_share_se}, {"resolved", a->est.resolved},
       {"scavenges", (double)a->res.scavenges}, {"full_gcs", (double)a->res.full_gcs},
       {"scavenge_interval_bytes", a->res.scavenge_interval}, {"full_gc_interval_bytes", a->res.full_interval},
       {"too_few_collections", a->res.too_few}, {"nepotism_suspects", (double)a->res.nepotism_suspects}};
