@@ -164,12 +164,136 @@ static void test_weights(void **state) {
   free(edges);
 }
 
+/* --- end to end: a simulated gc-mode run through eph_analysis_run ------------- */
+
+#define D 1000000.0 /* bytes between collections; every 5th is a full GC */
+#define NCOLL 100
+
+static eph_stamp stamp_at(double bytes, uint32_t completed) {
+  eph_stamp s = {(uint64_t)bytes, (uint64_t)bytes, 0, 0};
+  s.full_gcs = completed / 5;
+  s.scavenges = completed - s.full_gcs;
+  return s;
+}
+
+/* Collection k (1-based) at k * D: a stamp taken as it starts. */
+static eph_stamp at_collection(uint32_t k) { return stamp_at(k * D, k - 1); }
+static bool is_full(uint32_t k) { return k % 5 == 0; }
+
+/* "Short" objects die young and a scavenge (or the full GC next) finds
+ * them; "Kept" ones die as young but a dead old object keeps them through
+ * scavenges (nepotism): promoted by the scavenge after their death, found
+ * by the next full GC.  Truth: both classes' lifetimes, 0.05 D on average. */
+static void test_simulated_gc_run(void **state) {
+  (void)state;
+  rng_state = 11;
+  enum { N = 40000 };
+  eph_record *recs = calloc(N, sizeof *recs);
+  eph_gc_event gcs[NCOLL];
+  for (uint32_t k = 1; k <= NCOLL; k++)
+    gcs[k - 1] = (eph_gc_event){.kind = is_full(k) ? EPH_GC_FULL : EPH_GC_SCAVENGE, .index = k, .allocated = (uint64_t)(k * D)};
+  double truth[3] = {0}, count[3] = {0}, recorded_lo[3] = {0};
+  size_t n = 0;
+  for (int i = 0; i < N; i++) {
+    double b = floor(unit() * (NCOLL - 10) * D), t = floor(expo(0.05 * D)) + 16;
+    uint32_t born_after = (uint32_t)floor(b / D); /* collections completed before the birth */
+    uint32_t cls = i % 4 == 0 ? 2 : 1;            /* a quarter are Kept */
+    uint32_t k = (uint32_t)ceil((b + t) / D);     /* the first collection after the death */
+    eph_record *r = &recs[n++];
+    r->id = (uint64_t)b * 4 + (uint64_t)i % 4;
+    r->class_id = cls;
+    r->size = 32;
+    r->weight = 1;
+    r->birth = stamp_at(b, born_after);
+    if (cls == 2 && k <= born_after + 1 && !is_full(k)) { /* kept: promoted at k, found at the next full GC */
+      uint32_t f = k;
+      while (!is_full(f)) f++;
+      r->alive_until = at_collection(f - 1);
+      r->death = at_collection(f);
+      r->death_kind = EPH_DEATH_FULL_GC;
+    } else {
+      r->alive_until = k - 1 > born_after ? at_collection(k - 1) : r->birth;
+      r->death = at_collection(k);
+      r->death_kind = is_full(k) ? EPH_DEATH_FULL_GC : EPH_DEATH_SCAVENGE;
+    }
+    truth[cls] += t;
+    count[cls] += 1;
+    recorded_lo[cls] += (double)(r->alive_until.bytes - r->birth.bytes);
+  }
+  char *names[] = {NULL, "Short", "Kept"};
+  eph_meta_pair meta[] = {{"mode", "gc"}, {"workload", "sim"}};
+  eph_file p = {.meta = meta, .nmeta = 2, .class_names = names, .nclasses = 3, .records = recs, .nrecords = n,
+                .gcs = gcs, .ngcs = NCOLL, .complete = true};
+  p.totals.bytes_allocated = (uint64_t)(NCOLL * D);
+  p.totals.wall_ns = p.totals.bytes_allocated;
+  p.totals.scavenges = NCOLL - NCOLL / 5;
+  p.totals.full_gcs = NCOLL / 5;
+  eph_error err;
+  eph_analysis *a = eph_analysis_run(&p, NULL, &err);
+  assert_non_null(a);
+  const eph_group_row *row[3] = {NULL};
+  for (size_t i = 0; i < a->nrows; i++) row[a->rows[i].id] = &a->rows[i];
+  assert_non_null(row[1]);
+  assert_non_null(row[2]);
+  double mean_short = truth[1] / count[1], mean_kept = truth[2] / count[2];
+  /* Short: resolved, its mean within 15 % where the upper end is 10x off */
+  assert_true(row[1]->mean[EPH_CLOCK_BYTES] > 5 * mean_short);
+  assert_true(fabs(row[1]->est.mean_bytes - mean_short) < 0.15 * mean_short);
+  assert_true(row[1]->est.resolved);
+  assert_true(row[1]->est.short_share > 0.999);
+  /* Kept: the recorded lower end is past the truth, the proven one is a bound */
+  assert_true(recorded_lo[2] / count[2] > 2 * mean_kept);
+  assert_true(row[2]->mean_lo[EPH_CLOCK_BYTES] <= mean_kept);
+  assert_true(a->res.nepotism_suspects > 0);
+  assert_true(row[2]->est.nepotism_sensitive);
+  assert_false(row[2]->est.resolved);
+  assert_false(a->est.resolved); /* a most-allocated class is not */
+  /* the resolution: 80 scavenges one D apart, 20 full GCs */
+  assert_true(fabs(a->res.scavenge_interval - D) < 0.3 * D);
+  assert_false(a->res.too_few);
+  eph_analysis_free(a);
+  free(recs);
+}
+
+/* A finalization-mode death's interval is rebuilt from the GC log. */
+static void test_finalized_brackets(void **state) {
+  (void)state;
+  eph_gc_event gcs[5];
+  for (uint32_t k = 1; k <= 5; k++)
+    gcs[k - 1] = (eph_gc_event){.kind = k == 3 || k == 5 ? EPH_GC_FULL : EPH_GC_SCAVENGE, .index = k, .allocated = 100 * k};
+  eph_file p = {.gcs = gcs, .ngcs = 5};
+  eph_gc_table t;
+  assert_true(eph_gc_table_build(&t, &p));
+  /* born at 50 (before collection 1), finalised after scavenge 2: (100, 200] */
+  eph_iv v = {.lo = 0, .hi = 150, .gc = 2, .gc_birth = 0, .kind = EPH_IV_FINALIZED};
+  eph_bracket b = eph_bracket_of(&v, &t);
+  assert_true(b.kind == EPH_TB_INTERVAL && fabs(b.lo - 50) < 1e-9 && fabs(b.hi - 150) < 1e-9 && !b.by_full);
+  /* born at 150, finalised after full GC 5: the last full GC before is 3 */
+  v = (eph_iv){.lo = 0, .hi = 350, .gc = 5, .gc_birth = 1, .kind = EPH_IV_FINALIZED};
+  b = eph_bracket_of(&v, &t);
+  assert_true(fabs(b.lo - 150) < 1e-9 && b.by_full);
+  /* born at 350: no full GC after its birth before 5: from its birth */
+  v = (eph_iv){.lo = 0, .hi = 150, .gc = 5, .gc_birth = 3, .kind = EPH_IV_FINALIZED};
+  assert_true(eph_bracket_of(&v, &t).lo == 0);
+  /* gc mode, found by full GC 5, last seen at scavenge 4: proven at full GC 3 */
+  v = (eph_iv){.lo = 250, .hi = 350, .gc = 4, .gc_birth = 1, .kind = EPH_IV_FULL};
+  b = eph_bracket_of(&v, &t);
+  assert_true(b.suspect && fabs(b.safe_lo - 150) < 1e-9 && fabs(b.lo - 250) < 1e-9);
+  /* last seen at full GC 3: proven as recorded */
+  v = (eph_iv){.lo = 150, .hi = 350, .gc = 3, .gc_birth = 1, .kind = EPH_IV_FULL};
+  b = eph_bracket_of(&v, &t);
+  assert_true(!b.suspect && b.safe_lo == b.lo);
+  eph_gc_table_free(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_short_lifetimes_resolved),
       cmocka_unit_test(test_mixture_and_error_bars),
       cmocka_unit_test(test_exact_is_kaplan_meier),
       cmocka_unit_test(test_weights),
+      cmocka_unit_test(test_simulated_gc_run),
+      cmocka_unit_test(test_finalized_brackets),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
