@@ -28,7 +28,11 @@ void eph_analysis_free(eph_analysis *a) {
   free(a->lo_sum);
   free(a->group_est);
   for (size_t g = 0; a->est_F && g <= a->ngroup_est; g++) free(a->est_F[g]);
+  for (size_t g = 0; a->est_Flo && g <= a->ngroup_est; g++) free(a->est_Flo[g]);
+  for (size_t g = 0; a->est_Fhi && g <= a->ngroup_est; g++) free(a->est_Fhi[g]);
   free(a->est_F);
+  free(a->est_Flo);
+  free(a->est_Fhi);
   free(a->est_edges);
   for (int c = 0; c < EPH_NCLOCKS; c++) eph_histogram_free(&a->hist[c]);
   free(a->rows);
@@ -118,7 +122,7 @@ static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_file *
   }
   if (!eph_classtable_build(a, scratch)) goto nomem;
   lua_advice(a);
-  if (!build_km(a, scratch)) goto nomem;
+  if (!build_km(a, scratch) || !eph_intervals_curves(a)) goto nomem;
   free(scratch);
   if (a->opts.progress) a->opts.progress(NULL, 1, a->opts.progress_ctx);
   return a;

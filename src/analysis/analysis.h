@@ -120,6 +120,8 @@ typedef struct eph_life_est {
                                        scavenges, and not nepotism-sensitive */
   bool converged;                   /* the EM converged */
   const double *F;                  /* F at each of the analysis's est_edges (owned by the analysis; NULL if none) */
+  double last_death_bytes;          /* the upper end of the latest death: F beyond it is only censored objects'
+                                       mass, which the estimate may put anywhere after them (curves stop there) */
   int nboot;                        /* bootstrap replicates behind the s.e. (0: none) */
 } eph_life_est;
 
@@ -197,6 +199,9 @@ typedef struct eph_analysis {
   double *est_edges;                /* the estimates' grid (bytes), nest_edges of them, and the F arrays */
   size_t nest_edges;
   double **est_F;                   /* owned: ngroup_est + 1 (the last is overall's), NULL where none */
+  double **est_Flo, **est_Fhi;      /* owned, the same: F's 95 % bootstrap band (NULL where not bootstrapped) */
+  bool km_estimated;                /* the survival curves are the estimates' (interval deaths; rel/bytes clock,
+                                       rel then in % of the bytes allocated), not Kaplan–Meier's at --end */
   eph_resolution res;
   /* Lua profiles (metadata runtime=lua): the collector advice (lua_advice.h),
    * from cycles survived (death - birth full_gcs) of the freed records */
@@ -289,6 +294,11 @@ eph_bracket eph_bracket_of(const eph_iv *v, const eph_gc_table *t);
  * GC it survived or its birth).  Call after eph_lifetimes_finish, while
  * lt->walls is there.  False: out of memory. */
 bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt);
+/* For profiles with interval deaths and km_clock rel or bytes: replaces the
+ * survival curves (a->km) by the estimates' (1 - F at the grid's edges up
+ * to the run's end, the bootstrap band, at_risk the expected sample
+ * records still alive).  False: out of memory. */
+bool eph_intervals_curves(eph_analysis *a);
 /* The estimate's group figures, for rows: a->group_est[id] or zeros. */
 /* Lifetime of one record on clock c at the given end. */
 double eph_lifetime_of(const eph_record *r, eph_clock c, eph_death_end end, double run_wall_ns);

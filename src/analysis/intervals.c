@@ -147,14 +147,21 @@ static bool sensitive(const eph_tb_est *x, const eph_tb_est *y, double run) {
 /* Fits group g (UINT32_MAX-free index; `alt` the fit with the other lower
  * end, or NULL when no record of the group is a nepotism suspect). */
 static bool estimate_one(eph_analysis *a, eph_turnbull *tb, eph_turnbull *alt, double threshold, int nboot, uint64_t seed,
-                         double run, double full_share, eph_life_est *e, double **F) {
+                         double run, double full_share, eph_life_est *e, size_t g) {
   eph_tb_result res;
   if (!eph_tb_run(tb, threshold, nboot, seed, &res)) return false;
   fill(e, &res, run, tb->W);
-  *F = res.F;
-  e->F = res.F;
-  res.F = NULL;
+  e->F = a->est_F[g] = res.F;
+  a->est_Flo[g] = res.F_lo;
+  a->est_Fhi[g] = res.F_hi;
+  res.F = res.F_lo = res.F_hi = NULL;
   e->found_by_full = full_share;
+  e->last_death_bytes = 0;
+  for (size_t u = 0; u < tb->nobs; u++) {
+    const eph_tb_obs *o = &tb->obs[u];
+    double up = o->b < a->nest_edges ? a->est_edges[o->b] : INFINITY;
+    if (o->kind != EPH_TB_CENSORED && up > e->last_death_bytes) e->last_death_bytes = up;
+  }
   e->alt_mean_pct = e->mean_pct, e->alt_short_share = e->short_share;
   if (alt && alt->nobs) {
     eph_tb_result r2;
@@ -185,9 +192,12 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
   double run = a->run_bytes > 0 ? a->run_bytes : 1;
   double threshold = a->opts.short_threshold_pct / 100 * run;
   if (ok) ok = (edges = eph_tb_grid(16, run, 32, threshold, &ne)) != NULL;
+  a->est_edges = edges; /* the analysis owns the grid from here */
+  a->nest_edges = ne;
   if (ok) ok = (tb = calloc(2 * nt, sizeof *tb)) && (a->group_est = calloc(nt, sizeof *a->group_est)) &&
                (fullw = calloc(nt, sizeof *fullw)) && (deathw = calloc(nt, sizeof *deathw)) &&
-               (suspects = calloc(nt, sizeof *suspects)) && (a->est_F = calloc(nt, sizeof *a->est_F));
+               (suspects = calloc(nt, sizeof *suspects)) && (a->est_F = calloc(nt, sizeof *a->est_F)) &&
+               (a->est_Flo = calloc(nt, sizeof *a->est_Flo)) && (a->est_Fhi = calloc(nt, sizeof *a->est_Fhi));
   a->ngroup_est = ngroups;
   double suspect_w = 0, interval_w = 0;
   bool any_interval = false;
@@ -238,7 +248,7 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
     bool big = g == ngroups || (total > 0 && 100 * tb[g].W / total >= a->opts.most_allocated_pct);
     eph_life_est *e = g == ngroups ? &a->est : &a->group_est[g];
     ok = estimate_one(a, &tb[g], suspects[g] ? &tb[nt + g] : NULL, threshold, big ? a->opts.nboot : 0, 1000 + g, run,
-                      deathw[g] > 0 ? fullw[g] / deathw[g] : 0, e, &a->est_F[g]);
+                      deathw[g] > 0 ? fullw[g] / deathw[g] : 0, e, g);
     eph_tb_free(&tb[g]);
     eph_tb_free(&tb[nt + g]);
   }
@@ -250,11 +260,55 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
       a->est.resolved = false;
   for (size_t g = 0; tb && g < 2 * nt; g++) eph_tb_free(&tb[g]);
   free(tb);
-  a->est_edges = edges;
-  a->nest_edges = ne;
   free(fullw);
   free(deathw);
   free(suspects);
   eph_gc_table_free(&t);
   return ok;
+}
+
+/* One curve from the estimates of group index g (ngroup_est: all objects). */
+static bool curve(eph_analysis *a, eph_km *km, size_t g, double last_death) {
+  const double *F = a->est_F[g], *lo = a->est_Flo[g], *hi = a->est_Fhi[g];
+  size_t nrec = km->nrecords;
+  uint32_t group = km->group;
+  eph_km_free(km);
+  km->group = group;
+  km->nrecords = nrec;
+  if (!F) return true;
+  size_t n = 0, cap = a->nest_edges ? a->nest_edges : 1;
+  km->time = malloc(cap * sizeof(double));
+  km->surv = malloc(cap * sizeof(double));
+  km->lo = malloc(cap * sizeof(double));
+  km->hi = malloc(cap * sizeof(double));
+  km->at_risk = malloc(cap * sizeof(double));
+  if (!km->time || !km->surv || !km->lo || !km->hi || !km->at_risk) return false;
+  bool rel = a->opts.km_clock == EPH_CLOCK_REL;
+  double prev = 0;
+  for (size_t i = 0; i < a->nest_edges && a->est_edges[i] <= a->run_bytes * 1.000001 && a->est_edges[i] <= last_death; i++) {
+    if (F[i] <= prev + 1e-12) continue; /* a step only where mass is */
+    prev = F[i];
+    km->time[n] = rel ? 100 * a->est_edges[i] / a->run_bytes : a->est_edges[i];
+    km->surv[n] = 1 - F[i] < 0 ? 0 : 1 - F[i];
+    km->lo[n] = hi ? 1 - hi[i] : km->surv[n];
+    km->hi[n] = lo ? 1 - lo[i] : km->surv[n];
+    km->at_risk[n] = km->surv[n] * (double)nrec;
+    km->max_time = km->time[n];
+    n++;
+  }
+  km->n = n;
+  return true;
+}
+
+bool eph_intervals_curves(eph_analysis *a) {
+  if (!a->res.interval || !a->est_F || (a->opts.km_clock != EPH_CLOCK_REL && a->opts.km_clock != EPH_CLOCK_BYTES)) return true;
+  a->km_estimated = true;
+  for (size_t k = 0; k < a->nkm; k++) {
+    eph_km *km = &a->km[k];
+    size_t g = km->group == UINT32_MAX ? a->ngroup_est : km->group;
+    if (g > a->ngroup_est) return false;
+    const eph_life_est *e = g == a->ngroup_est ? &a->est : &a->group_est[g];
+    if (!curve(a, km, g, e->last_death_bytes)) return false;
+  }
+  return true;
 }

@@ -152,7 +152,11 @@ static void km_plot(FILE *out, plot_ctx *pc, const eph_analysis *a) {
   fputc('\n', s);
   fclose(d);
   fclose(s);
-  figure(out, pc, "survival", "Kaplan-Meier survival curves, overall and for the most allocated classes, with 95 % Greenwood bands. Objects alive at exit count as alive, never as deaths.", script, data);
+  figure(out, pc, "survival",
+         a->km_estimated ? "Survival curves estimated from the death intervals (Turnbull), overall and for the most allocated classes, "
+                           "lifetimes in % of the bytes allocated, with 95 % bootstrap bands. Objects alive at exit count as alive, never as deaths."
+                         : "Kaplan-Meier survival curves, overall and for the most allocated classes, with 95 % Greenwood bands. Objects alive at exit count as alive, never as deaths.",
+         script, data);
   free(data);
   free(script);
 }

@@ -142,8 +142,12 @@ static void resolution(FILE *out, const eph_analysis *a) {
 
 static void survival(FILE *out, const eph_analysis *a) {
   eph_clock c = a->opts.km_clock;
-  fprintf(out, "\nSurvival (Kaplan-Meier, fraction still alive after a lifetime of ..., %s; 95 %% Greenwood band)\n",
-          eph_clock_name(c));
+  if (a->km_estimated)
+    fprintf(out, "\nSurvival (estimated from the death intervals, fraction still alive after a lifetime of ..., %s;\n"
+                 "  95 %% bootstrap band for the most allocated)\n", c == EPH_CLOCK_REL ? "% of the bytes allocated" : eph_clock_name(c));
+  else
+    fprintf(out, "\nSurvival (Kaplan-Meier, fraction still alive after a lifetime of ..., %s; 95 %% Greenwood band)\n",
+            eph_clock_name(c));
   double pts[7];
   size_t np = 0;
   if (c == EPH_CLOCK_REL) {
