@@ -116,8 +116,11 @@ typedef struct eph_life_est {
   double alt_mean_pct, alt_short_share; /* the same with the other choice of lower end for nepotism suspects
                                        (opts.nepotism_safe); equal when the group has none */
   bool nepotism_sensitive;          /* the two differ by > 5 points of share or 0.5 points of % of run */
-  bool resolved;                    /* the run's collections resolve it: enough collections, most deaths found by
-                                       scavenges, and not nepotism-sensitive */
+  double full_gc_mean_pp;           /* how far the deaths only a full GC found could move the mean: their
+                                       brackets' widths (proven lower end to upper end), points of % of run */
+  double full_gc_short;             /* their share of objects whose bracket straddles the short threshold */
+  bool resolved;                    /* the run's collections resolve it: >= 3 scavenges, full_gc_mean_pp <= 0.5,
+                                       full_gc_short <= 0.05, not nepotism-sensitive */
   bool converged;                   /* the EM converged */
   const double *F;                  /* F at each of the analysis's est_edges (owned by the analysis; NULL if none) */
   double last_death_bytes;          /* the upper end of the latest death: F beyond it is only censored objects'

@@ -137,9 +137,13 @@ static void fill(eph_life_est *e, eph_tb_result *res, double run_bytes, double W
   e->nboot = res->nboot;
 }
 
-/* Whether the other choice of lower end moves the estimate past what the
- * report can stand behind: 5 points of short-lived share or 0.5 points of
- * % of run in the mean (issue 26's targets). */
+/* Resolution, against issue 26's targets (5 points of short-lived share,
+ * 0.5 points of % of run in the mean).  A class is resolved when the run
+ * had collections enough, when the deaths only full GCs found (their
+ * brackets span a full-GC interval, which the spread of births cannot
+ * narrow) could move neither figure by that much (e->full_gc_mean_pp,
+ * e->full_gc_short), and when the choice of lower end for nepotism
+ * suspects does not either: */
 static bool sensitive(const eph_tb_est *x, const eph_tb_est *y, double run) {
   return fabs(x->share - y->share) > 0.05 || fabs(x->mean - y->mean) / run * 100 > 0.5;
 }
@@ -174,7 +178,6 @@ static bool estimate_one(eph_analysis *a, eph_turnbull *tb, eph_turnbull *alt, d
     e->nepotism_sensitive = sensitive(&res.est, &r2.est, run);
     eph_tb_result_free(&r2);
   }
-  e->resolved = !a->res.too_few && e->found_by_full <= 0.5 && !e->nepotism_sensitive;
   eph_tb_result_free(&res);
   return true;
 }
@@ -183,7 +186,7 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
   eph_gc_table t;
   size_t ngroups = 0, ne = 0;
   eph_turnbull *tb = NULL; /* [0, ngroups]: the estimate's (ngroups: all objects); then the other lower end's */
-  double *edges = NULL, *fullw = NULL, *deathw = NULL;
+  double *edges = NULL, *fullw = NULL, *deathw = NULL, *wide_mean = NULL, *wide_short = NULL;
   bool *suspects = NULL;
   bool ok = eph_gc_table_build(&t, a->profile);
   for (size_t i = 0; i < a->nrecords; i++)
@@ -197,6 +200,7 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
   if (ok) ok = (tb = calloc(2 * nt, sizeof *tb)) && (a->group_est = calloc(nt, sizeof *a->group_est)) &&
                (fullw = calloc(nt, sizeof *fullw)) && (deathw = calloc(nt, sizeof *deathw)) &&
                (suspects = calloc(nt, sizeof *suspects)) && (a->est_F = calloc(nt, sizeof *a->est_F)) &&
+               (wide_mean = calloc(nt, sizeof *wide_mean)) && (wide_short = calloc(nt, sizeof *wide_short)) &&
                (a->est_Flo = calloc(nt, sizeof *a->est_Flo)) && (a->est_Fhi = calloc(nt, sizeof *a->est_Fhi));
   a->ngroup_est = ngroups;
   double suspect_w = 0, interval_w = 0;
@@ -213,7 +217,13 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
       ok = ok && eph_tb_add(x, b.kind, lo, b.hi, l->weight) && eph_tb_add(y, b.kind, other, b.hi, l->weight);
       if (b.kind != EPH_TB_CENSORED) {
         deathw[g] += l->weight;
-        if (b.by_full) fullw[g] += l->weight;
+        if (b.by_full) {
+          fullw[g] += l->weight;
+          /* what only a full GC saw, the births' spread cannot narrow:
+           * its share of the mean and of the short-lived share */
+          wide_mean[g] += l->weight * (b.hi - b.safe_lo);
+          if (b.safe_lo < threshold && b.hi > threshold) wide_short[g] += l->weight;
+        }
       }
       suspects[g] |= b.suspect;
     }
@@ -249,6 +259,11 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
     eph_life_est *e = g == ngroups ? &a->est : &a->group_est[g];
     ok = estimate_one(a, &tb[g], suspects[g] ? &tb[nt + g] : NULL, threshold, big ? a->opts.nboot : 0, 1000 + g, run,
                       deathw[g] > 0 ? fullw[g] / deathw[g] : 0, e, g);
+    if (ok) {
+      e->full_gc_mean_pp = tb[g].W > 0 ? wide_mean[g] / tb[g].W / run * 100 : 0;
+      e->full_gc_short = tb[g].W > 0 ? wide_short[g] / tb[g].W : 0;
+      e->resolved = !a->res.too_few && !e->nepotism_sensitive && e->full_gc_mean_pp <= 0.5 && e->full_gc_short <= 0.05;
+    }
     eph_tb_free(&tb[g]);
     eph_tb_free(&tb[nt + g]);
   }
@@ -262,6 +277,8 @@ bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt) {
   free(tb);
   free(fullw);
   free(deathw);
+  free(wide_mean);
+  free(wide_short);
   free(suspects);
   eph_gc_table_free(&t);
   return ok;

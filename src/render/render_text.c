@@ -79,7 +79,7 @@ static void class_table(FILE *out, const eph_analysis *a) {
                "  alive; '-': not reached within the run; '>' marks means that are lower bounds (some objects alive at exit);\n"
                "  s.e. from %d bootstrap replicates (classes of >= %g %% of allocations)%s\n",
           a->exact ? "mean, median, p90, short" : "mean, median, p90, short", a->opts.nboot, a->opts.most_allocated_pct,
-          unresolved ? ";\n  '?': unresolved, most of the class's deaths only a full GC found (see Resolution)" : "");
+          unresolved ? ";\n  '?': unresolved (see Resolution)" : "");
 }
 
 /* What the run's collections can tell: the resolution, and which classes lie below it. */
@@ -128,9 +128,9 @@ static void resolution(FILE *out, const eph_analysis *a) {
   for (size_t i = 0; i < a->nrows; i++) {
     const eph_group_row *g = &a->rows[i];
     if (!g->most_allocated || g->est.resolved) continue;
-    if (!n++) fprintf(out, "  unresolved (too few collections, most deaths only a full GC found, or nepotism: the estimate\n"
-                           "  with proven lower ends differs; %% found by full GCs):\n   ");
-    fprintf(out, "%s %s (%.0f %%%s)", sep, g->name, 100 * g->est.found_by_full, g->est.nepotism_sensitive ? ", nepotism" : ""), sep = ",";
+    if (!n++) fprintf(out, "  unresolved (the deaths only full GCs found could move the mean by > 0.5 points of %% of run or the\n"
+                           "  short-lived share by > 5 points; or nepotism: proven lower ends move it that much; or too few collections):\n   ");
+    fprintf(out, "%s %s (%.1f pp%s)", sep, g->name, g->est.full_gc_mean_pp, g->est.nepotism_sensitive ? ", nepotism" : ""), sep = ",";
   }
   if (n) fputc('\n', out);
   if (r->nepotism_suspects)
