@@ -19,12 +19,21 @@ void eph_analysis_opts_default(eph_analysis_opts *o) {
   o->hist_bins = 10;
   o->heap_cols = 200;
   o->heap_segments = 24;
+  o->nboot = 40;
 }
 
 void eph_analysis_free(eph_analysis *a) {
   if (!a) return;
   free(a->lives);
   free(a->lo_sum);
+  free(a->group_est);
+  for (size_t g = 0; a->est_F && g <= a->ngroup_est; g++) free(a->est_F[g]);
+  for (size_t g = 0; a->est_Flo && g <= a->ngroup_est; g++) free(a->est_Flo[g]);
+  for (size_t g = 0; a->est_Fhi && g <= a->ngroup_est; g++) free(a->est_Fhi[g]);
+  free(a->est_F);
+  free(a->est_Flo);
+  free(a->est_Fhi);
+  free(a->est_edges);
   for (int c = 0; c < EPH_NCLOCKS; c++) eph_histogram_free(&a->hist[c]);
   free(a->rows);
   if (a->site_labels)
@@ -94,6 +103,7 @@ static void describe(eph_analysis *a, const eph_file *p) {
 static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_file *records, eph_error *err) {
   eph_km_obs *scratch = NULL;
   eph_lifetimes_finish(lt);
+  if (!eph_intervals_estimate(a, lt)) goto nomem;
   if (a->exact) {
     if (a->opts.progress) a->opts.progress("heap views", 0, a->opts.progress_ctx);
     a->heap = eph_heapview_build(records, a->opts.heap_cols, a->opts.heap_segments);
@@ -112,7 +122,7 @@ static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_file *
   }
   if (!eph_analysis_fold_sites(a) || !eph_classtable_build(a, scratch)) goto nomem;
   lua_advice(a);
-  if (!build_km(a, scratch)) goto nomem;
+  if (!build_km(a, scratch) || !eph_intervals_curves(a)) goto nomem;
   free(scratch);
   if (a->opts.progress) a->opts.progress(NULL, 1, a->opts.progress_ctx);
   return a;

@@ -35,6 +35,7 @@
 #include <stdio.h>
 
 #include "ephemera/format.h"
+#include "turnbull.h"
 #include "lua/lua_advice.h" /* header-only: the Lua adapter's advice, for runtime=lua profiles */
 
 /* Lifetime clocks. */
@@ -56,6 +57,10 @@ typedef struct eph_analysis_opts {
   size_t km_groups;            /* classes with their own survival curve (6) */
   size_t hist_bins;            /* linear bins (10); log bins: per decade (2) */
   size_t heap_cols, heap_segments; /* heap view grid (200 x 24) */
+  bool nepotism_safe;          /* estimator: a full-GC-found death's lower end only at a full GC it survived
+                                  (true), or as recorded, the scavenge that promoted it (false, the default;
+                                  nepotism can make that late: both are fitted, see eph_life_est) */
+  int nboot;                   /* bootstrap replicates for the estimates' error bars (40) */
   bool drop_lives;             /* free a->lives once the curves have what they need (a tool that only
                                   renders: 56 bytes a record; eph_compare_run needs them) */
   void (*progress)(const char *stage, double fraction, void *ctx); /* may be NULL */
@@ -97,6 +102,46 @@ typedef struct eph_km {
 } eph_km;
 
 /* One row of the class (or site) table. */
+/* Lifetimes estimated from what each death tells (intervals.c): Turnbull's
+ * NPMLE over the interval-censored deaths, exact deaths and censorings, on
+ * the allocation clock (bytes, and % of the bytes the run allocated, so
+ * that two runs compare whatever the profiler's overhead did to the wall
+ * clock).  For exact profiles it is Kaplan–Meier's estimate. */
+typedef struct eph_life_est {
+  double mean_pct, mean_pct_se;     /* restricted mean lifetime, % of run (allocation clock), and its s.e. */
+  double short_share, short_share_se; /* share of objects living <= the short threshold */
+  double median_pct, p90_pct;       /* NAN: not reached within the run */
+  double mean_bytes, median_bytes, p90_bytes;
+  double weight;                    /* objects (weighted) */
+  double found_by_full;             /* share of its deaths (weighted) only a full GC found: their bracket spans a
+                                       full-GC interval */
+  double alt_mean_pct, alt_short_share; /* the same with the other choice of lower end for nepotism suspects
+                                       (opts.nepotism_safe); equal when the group has none */
+  bool nepotism_sensitive;          /* the two differ by > 5 points of share or 0.5 points of % of run */
+  double full_gc_mean_pp;           /* how far the deaths only a full GC found could move the mean: their
+                                       brackets' widths (proven lower end to upper end), points of % of run */
+  double full_gc_short;             /* their share of objects whose bracket straddles the short threshold */
+  bool resolved;                    /* the run's collections resolve it: >= 3 scavenges, full_gc_mean_pp <= 0.5,
+                                       full_gc_short <= 0.05, not nepotism-sensitive */
+  bool converged;                   /* the EM converged */
+  const double *F;                  /* F at each of the analysis's est_edges (owned by the analysis; NULL if none) */
+  double last_death_bytes;          /* the upper end of the latest death: F beyond it is only censored objects'
+                                       mass, which the estimate may put anywhere after them (curves stop there) */
+  int nboot;                        /* bootstrap replicates behind the s.e. (0: none) */
+} eph_life_est;
+
+/* What the run's collections can resolve (intervals.c). */
+typedef struct eph_resolution {
+  bool interval;                    /* deaths are brackets (gc, finalization) rather than exact */
+  bool have_gc_log;                 /* the file has its collections (their kinds and clocks) */
+  uint64_t scavenges, full_gcs;
+  double scavenge_interval;         /* mean bytes allocated between scavenges (NAN: fewer than two) */
+  double full_interval;             /* mean bytes between full GCs, run start counted (NAN: none) */
+  bool too_few;                     /* fewer than 3 scavenges: lifetimes below a run's length are not resolved */
+  size_t nepotism_suspects;         /* full-GC-found deaths whose lower end is a scavenge (nepotism can make it late) */
+  double nepotism_share;            /* their share of GC-found deaths (weighted) */
+} eph_resolution;
+
 typedef struct eph_group_row {
   uint32_t id;
   const char *name;     /* borrowed from the profile, or owned label for sites */
@@ -104,11 +149,13 @@ typedef struct eph_group_row {
   double objects, objects_se;  /* estimated allocations (weighted) and s.e. */
   double bytes, bytes_se;
   double pct_objects, pct_bytes;
-  double mean[EPH_NCLOCKS], mean_lo[EPH_NCLOCKS]; /* restricted means at chosen end / at alive_until */
+  double mean[EPH_NCLOCKS], mean_lo[EPH_NCLOCKS]; /* restricted means at chosen end / at the lower end (a bound:
+                                                     nepotism-safe, intervals.c) */
   double mean_se[EPH_NCLOCKS];
   double median[EPH_NCLOCKS], p90[EPH_NCLOCKS];   /* from Kaplan–Meier; NAN: beyond the run (too many alive at exit) */
   double gcs_survived;  /* weighted mean */
   bool short_lived, most_allocated;
+  eph_life_est est;                 /* Turnbull estimates, allocation clock */
 } eph_group_row;
 
 /* Merlin Fig. 12: heap profile, inverted heap profile and demise map. */
@@ -150,6 +197,17 @@ typedef struct eph_analysis {
   eph_km *km;
   size_t nkm;
   eph_heapview *heap;               /* NULL unless exact */
+  /* estimates from the intervals (intervals.c): overall, and per group id */
+  eph_life_est est;
+  eph_life_est *group_est;
+  size_t ngroup_est;
+  double *est_edges;                /* the estimates' grid (bytes), nest_edges of them, and the F arrays */
+  size_t nest_edges;
+  double **est_F;                   /* owned: ngroup_est + 1 (the last is overall's), NULL where none */
+  double **est_Flo, **est_Fhi;      /* owned, the same: F's 95 % bootstrap band (NULL where not bootstrapped) */
+  bool km_estimated;                /* the survival curves are the estimates' (interval deaths; rel/bytes clock,
+                                       rel then in % of the bytes allocated), not Kaplan–Meier's at --end */
+  eph_resolution res;
   /* Lua profiles (metadata runtime=lua): the collector advice (lua_advice.h),
    * from cycles survived (death - birth full_gcs) of the freed records */
   bool lua;
@@ -179,8 +237,25 @@ void eph_analysis_free(eph_analysis *a);
  * file is read: eph_record_sink), into a->lives and the summary.  The
  * relative clock needs the run's length, known once every record is in:
  * eph_lifetimes_finish takes it, with a->profile set. */
+/* What one record's death tells, kept from its stamps until the run's
+ * collections are known (the file may hold them after the records). */
+typedef enum eph_iv_kind {
+  EPH_IV_POINT = 0,    /* exact (merlin, brute) */
+  EPH_IV_CENSORED = 1, /* alive at the end */
+  EPH_IV_TRUSTED = 2,  /* (lo, hi] as recorded: a scavenge found it dead, or an allocator hook saw it freed */
+  EPH_IV_FULL = 3,     /* gc mode, a full GC found it dead: lo at collection `gc` (0: its birth) */
+  EPH_IV_FINALIZED = 4 /* finalization mode: collection `gc` found it dead; lo to be rebuilt */
+} eph_iv_kind;
+typedef struct eph_iv {
+  float lo, hi;        /* lifetime bounds on the allocation clock (bytes) */
+  uint32_t gc;         /* a 1-based collection index, see the kinds */
+  uint32_t gc_birth;   /* collections completed before its birth */
+  uint8_t kind;
+} eph_iv;
+
 typedef struct eph_lifetimes {
   eph_analysis *a;
+  eph_iv *iv;                 /* per record, until the estimates are made */
   size_t cap;                 /* of a->lives and walls */
   uint64_t (*walls)[3];       /* each record's birth, death and alive_until wall_ns */
   double max_wall, max_bytes; /* the latest death seen */
@@ -195,6 +270,41 @@ void eph_lifetimes_begin(eph_lifetimes *lt, eph_analysis *a, bool keep_records);
 bool eph_lifetimes_add(eph_lifetimes *lt, const eph_record *r, size_t n); /* false: out of memory */
 void eph_lifetimes_finish(eph_lifetimes *lt);
 void eph_lifetimes_free(eph_lifetimes *lt);
+/* What r's death tells (its stamps; no run-wide facts yet). */
+eph_iv eph_iv_of(const eph_record *r);
+
+/* intervals.c: the run's collections by 1-based index (the file's GC log):
+ * allocation clock, kind, the last full GC at or before each. */
+typedef struct eph_gc_table {
+  size_t n;
+  uint64_t *alloc;
+  bool *full;
+  uint32_t *last_full; /* largest full-GC index <= i, 0 if none */
+} eph_gc_table;
+bool eph_gc_table_build(eph_gc_table *t, const eph_file *p); /* false: out of memory (free it anyway) */
+void eph_gc_table_free(eph_gc_table *t);
+/* A record's bracket: the estimator's lower end as recorded (or rebuilt,
+ * finalization), the proven one (safe_lo: nepotism), the upper end. */
+typedef struct eph_bracket {
+  eph_tb_kind kind;
+  double lo, hi, safe_lo;   /* lifetimes, bytes */
+  bool suspect;             /* safe_lo < lo: a lower end nepotism may have moved */
+  bool by_full;             /* a full GC found the death */
+} eph_bracket;
+eph_bracket eph_bracket_of(const eph_iv *v, const eph_gc_table *t);
+
+/* intervals.c: the estimates (a->est, a->group_est, a->res) from lt->iv,
+ * and the means at the lower end made safe from nepotism (a lower end at a
+ * scavenge, for a death only a full GC found, is replaced by the last full
+ * GC it survived or its birth).  Call after eph_lifetimes_finish, while
+ * lt->walls is there.  False: out of memory. */
+bool eph_intervals_estimate(eph_analysis *a, eph_lifetimes *lt);
+/* For profiles with interval deaths and km_clock rel or bytes: replaces the
+ * survival curves (a->km) by the estimates' (1 - F at the grid's edges up
+ * to the run's end, the bootstrap band, at_risk the expected sample
+ * records still alive).  False: out of memory. */
+bool eph_intervals_curves(eph_analysis *a);
+/* The estimate's group figures, for rows: a->group_est[id] or zeros. */
 /* Lifetime of one record on clock c at the given end. */
 double eph_lifetime_of(const eph_record *r, eph_clock c, eph_death_end end, double run_wall_ns);
 
@@ -252,11 +362,15 @@ typedef struct eph_compare_row {
   double z;                      /* delta / sqrt(se_a^2 + se_b^2) */
   double ks;                     /* KS distance of the class's relative lifetimes */
   bool flagged;                  /* beyond sampling noise */
+  bool identical;                /* the same deaths on the clock (KS 0, as many records): no change */
   bool short_a, short_b;
 } eph_compare_row;
 
 typedef struct eph_compare {
   const eph_analysis *a, *b;
+  eph_clock clock;               /* EPH_CLOCK_BYTES: % of the bytes allocated (default); EPH_CLOCK_REL: of wall time */
+  double mean_a, mean_b;         /* overall mean lifetime, % of run on that clock */
+  bool identical;                /* the same deaths: no change */
   double ks;                     /* sup |F_A - F_B| on relative lifetime (KM-based) */
   double ks_critical;            /* 5 % critical value for the sample sizes */
   double mean_delta_pp, mean_z;
@@ -268,7 +382,54 @@ typedef struct eph_compare {
 
 /* KS distance between two KM curves (as CDFs 1 - S). */
 double eph_km_distance(const eph_km *x, const eph_km *y);
+/* Compares on the allocation clock: eph_compare_run_on(a, b, z, EPH_CLOCK_BYTES). */
 eph_compare *eph_compare_run(const eph_analysis *a, const eph_analysis *b, double z_threshold);
+/* clock: EPH_CLOCK_BYTES (the means estimated from the intervals, % of the
+ * bytes allocated) or EPH_CLOCK_REL (% of wall time, means at the chosen end).
+ * NULL when out of memory; free with eph_compare_free. */
+eph_compare *eph_compare_run_on(const eph_analysis *a, const eph_analysis *b, double z_threshold, eph_clock clock);
 void eph_compare_free(eph_compare *c);
+
+/* --- calibration: `ephemera compare --exact` (calibrate.c) ------------------------- */
+
+typedef struct eph_calib_row {
+  const char *name;
+  double pct_objects;            /* share of allocations (exact side) */
+  bool in_other;                 /* the other profile has the class */
+  double mean_exact, mean_est, mean_se, mean_err_pp;      /* mean lifetime, % of run (allocation clock) */
+  double short_exact, short_est, short_se, short_err_pp;  /* short-lived share, % of the class's objects */
+  double median_exact, median_est;                        /* % of run; NAN: not reached */
+  double curve_dist;             /* sup |F_exact - F_est| (survival curves' distance) */
+  double found_by_full;          /* the other's share of deaths only a full GC found */
+  bool nepotism_sensitive;       /* the other's estimate depends on which lower end nepotism suspects take */
+  bool resolved;                 /* the other's report calls the class resolved */
+} eph_calib_row;
+
+typedef struct eph_calibration {
+  const eph_analysis *exact, *other;
+  eph_calib_row all;             /* all objects */
+  eph_calib_row *rows;           /* the exact side's classes, its order */
+  size_t nrows;
+  /* over classes of >= most_allocated_pct % of allocations the other calls resolved: */
+  double short_err_max_pp, mean_err_max_pp;
+  size_t nresolved, nunresolved;
+} eph_calibration;
+
+/* The other's estimates against the exact ones, per class.  NULL: out of memory. */
+eph_calibration *eph_calibrate(const eph_analysis *exact, const eph_analysis *other);
+void eph_calibration_free(eph_calibration *c);
+
+/* Brackets object by object: the other's records joined to the exact
+ * profile's by id (the birth clock; both runs of one deterministic
+ * program).  Each joined death must lie in (proven lower end, upper end]. */
+typedef struct eph_bracket_stats {
+  size_t joined, unmatched;      /* deaths of the other's with and without an exact counterpart */
+  size_t violations;             /* exact death outside (proven lower end, upper end]: must be 0 */
+  size_t below_recorded;         /* exact death before the recorded lower end (nepotism) */
+  size_t late_upper;             /* exact death after the upper end */
+} eph_bracket_stats;
+/* Reads both files (the other twice: its GC log, then its records).
+ * Returns EPH_OK, or the loader's error (naming the file) in err. */
+eph_status eph_bracket_check(const char *exact_path, const char *other_path, eph_bracket_stats *s, eph_error *err);
 
 #endif

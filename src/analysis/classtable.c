@@ -107,7 +107,10 @@ bool eph_classtable_build(eph_analysis *a, eph_km_obs *scratch) {
       double var = s2[c] / w - row->mean[c] * row->mean[c];
       row->mean_se[c] = count[g] > 1 && var > 0 ? sqrt(var / (double)count[g]) : 0;
     }
-    row->short_lived = row->mean[EPH_CLOCK_REL] <= a->opts.short_threshold_pct;
+    if (g < a->ngroup_est) row->est = a->group_est[g];
+    /* FiLiP's rule on the estimated mean (allocation clock) */
+    double mean = isfinite(row->est.mean_pct) && row->est.weight > 0 ? row->est.mean_pct : row->mean[EPH_CLOCK_REL];
+    row->short_lived = mean <= a->opts.short_threshold_pct;
     row->most_allocated = row->pct_objects >= a->opts.most_allocated_pct;
   }
   qsort(a->rows, a->nrows, sizeof *a->rows, row_cmp);

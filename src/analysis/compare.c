@@ -6,6 +6,13 @@
  * 5 % critical value.  A change is flagged when both the z-score exceeds the
  * threshold (3 by default) and the KS distance exceeds the critical value —
  * more than sampling noise explains.
+ *
+ * "% of run" is on the allocation clock by default (bytes allocated, the
+ * means estimated from the intervals: eph_life_est), which the profiler's
+ * own overhead does not move; on the wall clock on request.  Two profiles
+ * whose deaths fall at the same points of the clock (merlin and brute;
+ * gc and finalization modes) are "identical": no change, whatever the
+ * estimates made of their brackets.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,13 +35,19 @@ double eph_km_distance(const eph_km *x, const eph_km *y) {
 
 static double ks_critical(double n, double m) { return n > 0 && m > 0 ? 1.358 * sqrt((n + m) / (n * m)) : INFINITY; }
 
-static bool group_km(const eph_analysis *a, uint32_t g, eph_km *km) {
+/* A record's lifetime in % of the run on the comparison's clock. */
+static double rel(const eph_analysis *a, const eph_life *l, eph_clock clock) {
+  if (clock == EPH_CLOCK_REL) return l->t[EPH_CLOCK_REL];
+  return a->run_bytes > 0 ? 100 * l->t[EPH_CLOCK_BYTES] / a->run_bytes : 0;
+}
+
+static bool group_km(const eph_analysis *a, uint32_t g, eph_km *km, eph_clock clock) {
   eph_km_obs *obs = malloc((a->nrecords ? a->nrecords : 1) * sizeof *obs);
   if (!obs) return false;
   size_t n = 0;
   for (size_t i = 0; i < a->nrecords; i++)
     if (g == UINT32_MAX || a->lives[i].group == g)
-      obs[n++] = (eph_km_obs){a->lives[i].t[EPH_CLOCK_REL], a->lives[i].weight, !a->lives[i].censored};
+      obs[n++] = (eph_km_obs){rel(a, &a->lives[i], clock), a->lives[i].weight, !a->lives[i].censored};
   km->group = g;
   bool ok = eph_km_compute(km, obs, n);
   free(obs);
@@ -53,22 +66,46 @@ void eph_compare_free(eph_compare *c) {
   free(c);
 }
 
+/* Mean lifetime, % of run, and its s.e. on the clock: the estimate from the
+ * intervals (allocation clock) or the mean at the chosen end (wall). */
+static void mean_of(const eph_analysis *a, const eph_life_est *e, const double *mean, const double *se, eph_clock clock,
+                    double *m, double *s) {
+  if (clock == EPH_CLOCK_REL) {
+    *m = mean[EPH_CLOCK_REL], *s = se[EPH_CLOCK_REL];
+    return;
+  }
+  double pct = a->run_bytes > 0 ? 100 / a->run_bytes : NAN;
+  *m = e->weight > 0 ? e->mean_pct : mean[EPH_CLOCK_BYTES] * pct;
+  *s = e->weight > 0 && isfinite(e->mean_pct_se) ? e->mean_pct_se : se[EPH_CLOCK_BYTES] * pct;
+}
+
 eph_compare *eph_compare_run(const eph_analysis *a, const eph_analysis *b, double z_threshold) {
+  return eph_compare_run_on(a, b, z_threshold, EPH_CLOCK_BYTES);
+}
+
+eph_compare *eph_compare_run_on(const eph_analysis *a, const eph_analysis *b, double z_threshold, eph_clock clock) {
   eph_compare *c = calloc(1, sizeof *c);
   if (!c) return NULL;
+  if (clock != EPH_CLOCK_REL) clock = EPH_CLOCK_BYTES;
   c->a = a;
   c->b = b;
+  c->clock = clock;
   c->z_threshold = z_threshold > 0 ? z_threshold : 3;
   eph_km ka = {0}, kb = {0};
-  if (!group_km(a, UINT32_MAX, &ka) || !group_km(b, UINT32_MAX, &kb)) goto fail;
+  if (!group_km(a, UINT32_MAX, &ka, clock) || !group_km(b, UINT32_MAX, &kb, clock)) goto fail;
   c->ks = eph_km_distance(&ka, &kb);
   c->ks_critical = ks_critical((double)a->nrecords, (double)b->nrecords);
   eph_km_free(&ka);
   eph_km_free(&kb);
-  c->mean_delta_pp = b->mean[EPH_CLOCK_REL] - a->mean[EPH_CLOCK_REL];
-  double se = hypot(a->mean_se[EPH_CLOCK_REL], b->mean_se[EPH_CLOCK_REL]);
+  double ma, mb, sa, sb;
+  mean_of(a, &a->est, a->mean, a->mean_se, clock, &ma, &sa);
+  mean_of(b, &b->est, b->mean, b->mean_se, clock, &mb, &sb);
+  c->mean_a = ma, c->mean_b = mb;
+  c->mean_delta_pp = mb - ma;
+  double se = hypot(sa, sb);
   c->mean_z = se > 0 ? c->mean_delta_pp / se : NAN;
-  c->flagged = isfinite(c->mean_z) && fabs(c->mean_z) > c->z_threshold && c->ks > c->ks_critical;
+  c->identical = c->ks == 0 && a->nrecords == b->nrecords;
+  c->flagged = !c->identical && isfinite(c->mean_z) && fabs(c->mean_z) > c->z_threshold && c->ks > c->ks_critical;
   c->rows = calloc(a->nrows + b->nrows + 1, sizeof *c->rows);
   if (!c->rows) goto fail;
   for (int side = 0; side < 2; side++) {
@@ -83,10 +120,9 @@ eph_compare *eph_compare_run(const eph_analysis *a, const eph_analysis *b, doubl
       r->in_b = rb != NULL;
       r->pct_a = ra ? ra->pct_objects : 0;
       r->pct_b = rb ? rb->pct_objects : 0;
-      r->mean_a = ra ? ra->mean[EPH_CLOCK_REL] : NAN;
-      r->mean_b = rb ? rb->mean[EPH_CLOCK_REL] : NAN;
-      r->se_a = ra ? ra->mean_se[EPH_CLOCK_REL] : NAN;
-      r->se_b = rb ? rb->mean_se[EPH_CLOCK_REL] : NAN;
+      r->mean_a = r->mean_b = r->se_a = r->se_b = NAN;
+      if (ra) mean_of(a, &ra->est, ra->mean, ra->mean_se, clock, &r->mean_a, &r->se_a);
+      if (rb) mean_of(b, &rb->est, rb->mean, rb->mean_se, clock, &r->mean_b, &r->se_b);
       r->short_a = ra && ra->short_lived;
       r->short_b = rb && rb->short_lived;
       r->delta_pp = r->mean_b - r->mean_a;
@@ -96,13 +132,15 @@ eph_compare *eph_compare_run(const eph_analysis *a, const eph_analysis *b, doubl
       r->ks = NAN;
       if (ra && rb) {
         eph_km x1 = {0}, x2 = {0};
-        if (!group_km(a, ra->id, &x1) || !group_km(b, rb->id, &x2)) {
+        if (!group_km(a, ra->id, &x1, clock) || !group_km(b, rb->id, &x2, clock)) {
           eph_km_free(&x1);
           eph_km_free(&x2);
           goto fail;
         }
         r->ks = eph_km_distance(&x1, &x2);
-        r->flagged = isfinite(r->z) && fabs(r->z) > c->z_threshold && r->ks > ks_critical((double)ra->nrecords, (double)rb->nrecords);
+        r->identical = r->ks == 0 && ra->nrecords == rb->nrecords;
+        r->flagged = !r->identical && isfinite(r->z) && fabs(r->z) > c->z_threshold &&
+                     r->ks > ks_critical((double)ra->nrecords, (double)rb->nrecords);
         eph_km_free(&x1);
         eph_km_free(&x2);
       }

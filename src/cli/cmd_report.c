@@ -19,6 +19,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: ephemera report FILE [--format text|csv|json|html] [-o DIR] [--by class|site]\n"
           "                       [--short PCT] [--most PCT] [--end death|alive|mid] [--survival-clock rel|bytes|seconds]\n"
+          "                       [--curves N] [--lower recorded|proven]\n"
           "  --format F   text (default), csv, json, or html (one self-contained page; plots need gnuplot)\n"
           "  -o DIR       write report.txt / *.csv / report.json / report.html (+ plot SVGs) into DIR\n"
           "  --by site    the table by allocation site instead of class\n"
@@ -29,7 +30,9 @@ static void usage(FILE *out) {
           "  --end E      GC-found deaths lie in (alive_until, death]: use death (default, upper end),\n"
           "               alive (lower end) or mid; the other end is shown where it differs\n"
           "  --survival-clock C  lifetime axis of the survival curves (default rel: %% of run)\n"
-          "  --curves N   classes with their own survival curve (default 6)\n" CLI_EXIT_HELP);
+          "  --curves N   classes with their own survival curve (default 6)\n"
+          "  --lower L    the estimates' lower end of a death only a full GC found: recorded (default, the last\n"
+          "               collection it survived) or proven (the last full GC it survived: safe from nepotism)\n" CLI_EXIT_HELP);
 }
 
 typedef struct progress_state {
@@ -112,14 +115,14 @@ static int render(const eph_analysis *a, const char *path, const char *format, c
 }
 
 int cmd_report(int argc, char **argv) {
-  enum { OPT_FORMAT = 256, OPT_BY, OPT_SHORT, OPT_MOST, OPT_END, OPT_KM_CLOCK, OPT_CURVES, OPT_STACK_DEPTH };
+  enum { OPT_FORMAT = 256, OPT_BY, OPT_SHORT, OPT_MOST, OPT_END, OPT_KM_CLOCK, OPT_CURVES, OPT_STACK_DEPTH, OPT_LOWER };
   static const struct option longopts[] = {
       {"format", required_argument, NULL, OPT_FORMAT}, {"output", required_argument, NULL, 'o'},
       {"by", required_argument, NULL, OPT_BY},         {"short", required_argument, NULL, OPT_SHORT},
       {"most", required_argument, NULL, OPT_MOST},     {"end", required_argument, NULL, OPT_END},
       {"survival-clock", required_argument, NULL, OPT_KM_CLOCK},
       {"curves", required_argument, NULL, OPT_CURVES}, {"help", no_argument, NULL, 'h'},
-      {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH},
+      {"stack-depth", required_argument, NULL, OPT_STACK_DEPTH}, {"lower", required_argument, NULL, OPT_LOWER},
       {0}};
   static const char *const formats[] = {"text", "csv", "json", "html", NULL};
   static const char *const bys[] = {"class", "site", NULL};
@@ -165,6 +168,12 @@ int cmd_report(int argc, char **argv) {
         if (!cli_opt_u64("--stack-depth", optarg, CLI_COUNT, 1, EPH_FORMAT_MAX_STACK + 1, &curves)) return CLI_USAGE;
         o.stack_depth = (unsigned)curves;
         break;
+      case OPT_LOWER: {
+        static const char *const lowers[] = {"recorded", "proven", NULL};
+        if ((k = cli_opt_choice("--lower", optarg, lowers)) < 0) return CLI_USAGE;
+        o.nepotism_safe = k == 1;
+        break;
+      }
       case 'h': usage(stdout); return cli_stdout_done("the help");
       default: return CLI_USAGE;
     }

@@ -69,6 +69,10 @@ char *eph_gnuplot_svg(const char *script, const char *data, char *why, size_t wh
 void eph_compare_text(FILE *out, const eph_compare *c);
 void eph_compare_csv(FILE *out, const eph_compare *c);
 void eph_compare_json(FILE *out, const eph_compare *c);
+/* `compare --exact`: the calibration table and the bracket check (render_calibration.c). */
+void eph_calibration_text(FILE *out, const eph_calibration *c, const eph_bracket_stats *b);
+void eph_calibration_csv(FILE *out, const eph_calibration *c, const eph_bracket_stats *b);
+void eph_calibration_json(FILE *out, const eph_calibration *c, const eph_bracket_stats *b);
 
 /* --- workloads and runs (render_run.c): `ephemera workloads`, `ephemera run` --- */
 

@@ -27,7 +27,12 @@ static void summary(FILE *o, const eph_analysis *a) {
       {"objects_est", a->objects_est}, {"objects_se", a->objects_se}, {"bytes_est", a->bytes_est}, {"bytes_se", a->bytes_se},
       {"mean_rel_pct", a->mean[EPH_CLOCK_REL]}, {"mean_rel_pct_lower_end", a->mean_lo[EPH_CLOCK_REL]},
       {"mean_rel_pct_se", a->mean_se[EPH_CLOCK_REL]}, {"mean_bytes", a->mean[EPH_CLOCK_BYTES]},
-      {"mean_seconds", a->mean[EPH_CLOCK_SECONDS]}};
+      {"mean_seconds", a->mean[EPH_CLOCK_SECONDS]},
+      {"mean_lifetime_pct_run", a->est.mean_pct}, {"mean_lifetime_pct_run_se", a->est.mean_pct_se},
+      {"short_share", a->est.short_share}, {"short_share_se", a->est.short_share_se}, {"resolved", a->est.resolved},
+      {"scavenges", (double)a->res.scavenges}, {"full_gcs", (double)a->res.full_gcs},
+      {"scavenge_interval_bytes", a->res.scavenge_interval}, {"full_gc_interval_bytes", a->res.full_interval},
+      {"too_few_collections", a->res.too_few}, {"nepotism_suspects", (double)a->res.nepotism_suspects}};
   for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
     fprintf(o, "%s,", rows[i].k);
     num(o, rows[i].v);
@@ -49,7 +54,9 @@ static void histograms(FILE *o, const eph_analysis *a) {
 static void classes(FILE *o, const eph_analysis *a) {
   fprintf(o, "%s,records,censored,objects,objects_se,bytes,bytes_se,pct_objects,pct_bytes,"
              "mean_rel_pct,mean_rel_pct_lower_end,mean_rel_pct_se,median_rel_pct,p90_rel_pct,"
-             "mean_bytes,median_bytes,p90_bytes,mean_seconds,median_seconds,p90_seconds,gcs_survived,lived,most_allocated\n",
+             "mean_bytes,median_bytes,p90_bytes,mean_seconds,median_seconds,p90_seconds,gcs_survived,lived,most_allocated,"
+             "short_share,short_share_se,mean_pct_run,mean_pct_run_se,median_pct_run,p90_pct_run,"
+             "est_mean_bytes,est_median_bytes,est_p90_bytes,found_by_full_gc,resolved,nepotism_sensitive\n",
           a->opts.by == EPH_BY_SITE ? "site" : "class");
   for (size_t i = 0; i < a->nrows; i++) {
     const eph_group_row *r = &a->rows[i];
@@ -61,7 +68,12 @@ static void classes(FILE *o, const eph_analysis *a) {
                         r->median[EPH_CLOCK_BYTES], r->p90[EPH_CLOCK_BYTES], r->mean[EPH_CLOCK_SECONDS],
                         r->median[EPH_CLOCK_SECONDS], r->p90[EPH_CLOCK_SECONDS], r->gcs_survived};
     for (size_t k = 0; k < sizeof v / sizeof *v; k++) fputc(',', o), num(o, v[k]);
-    fprintf(o, ",%s,%d\n", r->short_lived ? "short" : "long", r->most_allocated);
+    fprintf(o, ",%s,%d", r->short_lived ? "short" : "long", r->most_allocated);
+    const eph_life_est *e = &r->est; /* allocation clock: see eph_life_est */
+    const double x[] = {e->short_share, e->short_share_se, e->mean_pct, e->mean_pct_se, e->median_pct, e->p90_pct,
+                        e->mean_bytes, e->median_bytes, e->p90_bytes, e->found_by_full};
+    for (size_t k = 0; k < sizeof x / sizeof *x; k++) fputc(',', o), num(o, x[k]);
+    fprintf(o, ",%d,%d\n", e->resolved, e->nepotism_sensitive);
   }
 }
 

@@ -153,7 +153,11 @@ static void km_plot(FILE *out, plot_ctx *pc, const eph_analysis *a) {
   fputc('\n', s);
   fclose(d);
   fclose(s);
-  figure(out, pc, "survival", "Kaplan-Meier survival curves, overall and for the most allocated classes, with 95 % Greenwood bands. Objects alive at exit count as alive, never as deaths.", script, data);
+  figure(out, pc, "survival",
+         a->km_estimated ? "Survival curves estimated from the death intervals (Turnbull), overall and for the most allocated classes, "
+                           "lifetimes in % of the bytes allocated, with 95 % bootstrap bands. Objects alive at exit count as alive, never as deaths."
+                         : "Kaplan-Meier survival curves, overall and for the most allocated classes, with 95 % Greenwood bands. Objects alive at exit count as alive, never as deaths.",
+         script, data);
   free(data);
   free(script);
 }
@@ -231,10 +235,10 @@ static void td_life(FILE *out, double v, eph_clock c, const char *prefix) {
 static void class_table(FILE *out, const eph_analysis *a) {
   bool gcm = a->n_interval > 0;
   fprintf(out, "<table id=\"classes\" class=\"data\"><thead><tr><th rowspan=2>%s</th><th rowspan=2>%% objects</th><th rowspan=2>%% memory</th>"
-               "<th colspan=%d>lifetime, %% of run</th><th colspan=3>lifetime, bytes allocated</th><th colspan=3>lifetime, wall time</th>"
+               "<th colspan=%d>lifetime, %% of run (allocation clock, estimated)</th><th colspan=3>lifetime, bytes allocated</th><th colspan=3>lifetime, wall time</th>"
                "<th rowspan=2>GCs survived</th><th rowspan=2>alive at exit</th><th rowspan=2>lived</th></tr>"
-               "<tr><th>mean</th>%s<th>median</th><th>p90</th><th>mean</th><th>median</th><th>p90</th><th>mean</th><th>median</th><th>p90</th></tr></thead><tbody>\n",
-          a->opts.by == EPH_BY_SITE ? "site" : "class", gcm ? 4 : 3, gcm ? "<th>mean, lower end</th>" : "");
+               "<tr><th>mean</th>%s<th>median</th><th>p90</th><th>short share</th><th>mean</th><th>median</th><th>p90</th><th>mean</th><th>median</th><th>p90</th></tr></thead><tbody>\n",
+          a->opts.by == EPH_BY_SITE ? "site" : "class", gcm ? 5 : 4, gcm ? "<th>mean, lower end (a bound)</th>" : "");
   for (size_t i = 0; i < a->nrows; i++) {
     const eph_group_row *r = &a->rows[i];
     if (i >= 60 && !r->most_allocated) break;
@@ -243,20 +247,23 @@ static void class_table(FILE *out, const eph_analysis *a) {
     eph_html_escape(out, r->name);
     if (r->most_allocated) fputs(" <span class=mark title=\"most allocated\">&#9733;</span>", out);
     fprintf(out, "</td><td>%.1f%s</td><td>%.1f</td>", r->pct_objects, "", r->pct_bytes);
-    td_life(out, r->mean[EPH_CLOCK_REL], EPH_CLOCK_REL, ge);
-    if (gcm) td_life(out, r->mean_lo[EPH_CLOCK_REL], EPH_CLOCK_REL, ge);
-    td_life(out, r->median[EPH_CLOCK_REL], EPH_CLOCK_REL, "");
-    td_life(out, r->p90[EPH_CLOCK_REL], EPH_CLOCK_REL, "");
-    for (int c = EPH_CLOCK_BYTES; c <= EPH_CLOCK_SECONDS; c++) {
-      td_life(out, r->mean[c], (eph_clock)c, ge);
-      td_life(out, r->median[c], (eph_clock)c, "");
-      td_life(out, r->p90[c], (eph_clock)c, "");
-    }
+    const eph_life_est *e = &r->est;
+    td_life(out, e->mean_pct, EPH_CLOCK_REL, ge);
+    if (gcm) td_life(out, a->run_bytes > 0 ? 100 * r->mean_lo[EPH_CLOCK_BYTES] / a->run_bytes : NAN, EPH_CLOCK_REL, ge);
+    td_life(out, e->median_pct, EPH_CLOCK_REL, "");
+    td_life(out, e->p90_pct, EPH_CLOCK_REL, "");
+    fprintf(out, "<td>%.1f %%%s</td>", 100 * e->short_share, e->resolved ? "" : " (unresolved)");
+    td_life(out, e->mean_bytes, EPH_CLOCK_BYTES, ge);
+    td_life(out, e->median_bytes, EPH_CLOCK_BYTES, "");
+    td_life(out, e->p90_bytes, EPH_CLOCK_BYTES, "");
+    td_life(out, r->mean[EPH_CLOCK_SECONDS], EPH_CLOCK_SECONDS, ge);
+    td_life(out, r->median[EPH_CLOCK_SECONDS], EPH_CLOCK_SECONDS, "");
+    td_life(out, r->p90[EPH_CLOCK_SECONDS], EPH_CLOCK_SECONDS, "");
     fprintf(out, "<td>%.1f</td><td>%.1f %%</td><td><span class=\"tag %s\">%s</span></td></tr>\n", r->gcs_survived,
             100.0 * (double)r->ncensored / (double)r->nrecords, r->short_lived ? "short" : "long", r->short_lived ? "short" : "long");
   }
   fprintf(out, "</tbody></table>\n<p class=note>&#9733; most allocated (&ge; %g %% of allocations). Short-lived: mean lifetime &le; %g %% of the run (FiLiP). "
-               "Medians and p90 are Kaplan&ndash;Meier estimates; &ldquo;-&rdquo; means not reached within the run; &ge; marks means that are lower bounds because some objects were alive at exit.</p>\n",
+               "%% of run and bytes: Turnbull&rsquo;s estimate from what each death tells (exact deaths: Kaplan&ndash;Meier); wall time: Kaplan&ndash;Meier at the death seen; &ldquo;-&rdquo; means not reached within the run; &ge; marks means that are lower bounds because some objects were alive at exit.</p>\n",
           a->opts.most_allocated_pct, a->opts.short_threshold_pct);
 }
 

@@ -31,6 +31,20 @@ static void clocks(FILE *o, const char *k, const double *v) {
   fputs("},", o);
 }
 
+/* The estimates from the intervals (eph_life_est, allocation clock), as
+ * members: mean_lifetime_pct_run and short_share are the names scripts use. */
+static void est(FILE *o, const eph_life_est *e) {
+  kv(o, "mean_lifetime_pct_run", e->mean_pct, true);
+  kv(o, "mean_lifetime_pct_run_se", e->mean_pct_se, true);
+  kv(o, "short_share", e->short_share, true);
+  kv(o, "short_share_se", e->short_share_se, true);
+  kv(o, "median_pct_run", e->median_pct, true);
+  kv(o, "p90_pct_run", e->p90_pct, true);
+  kv(o, "mean_lifetime_bytes", e->mean_bytes, true);
+  kv(o, "found_by_full_gc", e->found_by_full, true);
+  fprintf(o, "\"nepotism_sensitive\":%s,\"resolved\":%s", e->nepotism_sensitive ? "true" : "false", e->resolved ? "true" : "false");
+}
+
 void eph_render_json(FILE *o, const eph_analysis *a) {
   static const char *const cn[] = {"bytes", "seconds", "rel_pct"};
   static const char *const ends[] = {"death", "alive_until", "mid"};
@@ -53,7 +67,19 @@ void eph_render_json(FILE *o, const eph_analysis *a) {
   kv(o, "bytes_se", a->bytes_se, true);
   clocks(o, "mean_lower_end", a->mean_lo);
   clocks(o, "mean_se", a->mean_se);
-  fputs("\"mean\":{", o);
+  est(o, &a->est);
+  fputs(",\"resolution\":{", o);
+  fprintf(o, "\"interval_deaths\":%s,\"gc_log\":%s,\"too_few_collections\":%s,", a->res.interval ? "true" : "false",
+          a->res.have_gc_log ? "true" : "false", a->res.too_few ? "true" : "false");
+  kv(o, "scavenges", (double)a->res.scavenges, true);
+  kv(o, "full_gcs", (double)a->res.full_gcs, true);
+  kv(o, "scavenge_interval_bytes", a->res.scavenge_interval, true);
+  kv(o, "full_gc_interval_bytes", a->res.full_interval, true);
+  kv(o, "scavenge_interval_pct_run", a->run_bytes > 0 ? 100 * a->res.scavenge_interval / a->run_bytes : NAN, true);
+  kv(o, "full_gc_interval_pct_run", a->run_bytes > 0 ? 100 * a->res.full_interval / a->run_bytes : NAN, true);
+  kv(o, "nepotism_suspects", (double)a->res.nepotism_suspects, true);
+  kv(o, "nepotism_share", a->res.nepotism_share, false);
+  fputs("},\"mean\":{", o);
   kv(o, "bytes", a->mean[EPH_CLOCK_BYTES], true);
   kv(o, "seconds", a->mean[EPH_CLOCK_SECONDS], true);
   kv(o, "rel_pct", a->mean[EPH_CLOCK_REL], false);
@@ -91,7 +117,8 @@ void eph_render_json(FILE *o, const eph_analysis *a) {
     clocks(o, "mean_se", r->mean_se);
     clocks(o, "median", r->median);
     clocks(o, "p90", r->p90);
-    fprintf(o, "\"lived\":\"%s\",\"most_allocated\":%s}", r->short_lived ? "short" : "long", r->most_allocated ? "true" : "false");
+    est(o, &r->est);
+    fprintf(o, ",\"lived\":\"%s\",\"most_allocated\":%s}", r->short_lived ? "short" : "long", r->most_allocated ? "true" : "false");
   }
   fprintf(o, "],\"survival\":{\"clock\":\"%s\",\"curves\":[", cn[a->opts.km_clock]);
   for (size_t k = 0; k < a->nkm; k++) {

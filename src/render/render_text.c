@@ -42,42 +42,112 @@ static void histogram(FILE *out, const eph_histogram *h) {
 
 static void class_table(FILE *out, const eph_analysis *a) {
   const char *what = a->opts.by == EPH_BY_SITE ? "site" : "class";
-  fprintf(out, "\n%s table (sorted by share of allocations; * most allocated >= %g %%; lived: short if mean <= %g %% of run)\n",
+  fprintf(out, "\n%s table (sorted by share of allocations; * most allocated >= %g %%; short: share of objects living <= %g %% of\n"
+               "the run; lived: short if the mean is; lifetimes estimated from what each death tells, %% of the bytes allocated)\n",
           a->opts.by == EPH_BY_SITE ? "Allocation-site" : "Class", a->opts.most_allocated_pct, a->opts.short_threshold_pct);
   bool gcmode = a->n_interval > 0;
-  fprintf(out, "  %-26s %7s %7s %9s %9s %9s %10s %10s %10s %6s %7s %5s%s\n", what, "%objs", "%mem", "mean", "median",
-          "p90", "mean", "median", "p90", "GCs", "alive@", "lived", gcmode ? "  mean(lower end)" : "");
-  fprintf(out, "  %-26s %7s %7s %9s %9s %9s %10s %10s %10s %6s %7s %5s\n", "", "", "", "% run", "% run", "% run", "bytes",
-          "bytes", "bytes", "surv.", "exit", "");
-  size_t shown = 0;
+  fprintf(out, "  %-26s %7s %7s %10s %9s %9s %9s %6s %10s %10s %10s %6s %7s %5s%s\n", what, "%objs", "%mem", "mean", "s.e.",
+          "median", "p90", "short", "mean", "median", "p90", "GCs", "alive@", "lived", gcmode ? "  mean(lower end)" : "");
+  fprintf(out, "  %-26s %7s %7s %10s %9s %9s %9s %6s %10s %10s %10s %6s %7s %5s%s\n", "", "", "", "% run", "", "% run", "% run", "",
+          "bytes", "bytes", "bytes", "surv.", "exit", "", gcmode ? "  % run, a bound" : "");
+  size_t shown = 0, unresolved = 0;
   for (size_t i = 0; i < a->nrows; i++) {
     const eph_group_row *r = &a->rows[i];
     if (shown >= 25 && !r->most_allocated) continue;
     shown++;
-    char m[32], md[32], p9[32], mb[32], mdb[32], p9b[32], lo[32], name[28];
+    const eph_life_est *e = &r->est;
+    char m[40], se[32], md[32], p9[32], mb[32], mdb[32], p9b[32], lo[32], sh[16], name[28];
     snprintf(name, sizeof name, "%s%s", r->most_allocated ? "*" : " ", r->name);
     const char *ge = r->ncensored ? ">" : " "; /* means are lower bounds when some are alive at exit */
-    snprintf(m, sizeof m, "%s%s", ge, eph_fmt_life(B(lo), r->mean[EPH_CLOCK_REL], EPH_CLOCK_REL));
-    eph_fmt_life(B(md), r->median[EPH_CLOCK_REL], EPH_CLOCK_REL);
-    eph_fmt_life(B(p9), r->p90[EPH_CLOCK_REL], EPH_CLOCK_REL);
-    eph_fmt_life(B(mb), r->mean[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES);
-    eph_fmt_life(B(mdb), r->median[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES);
-    eph_fmt_life(B(p9b), r->p90[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES);
-    fprintf(out, "  %-26.26s %6.1f%% %6.1f%% %9s %9s %9s %10s %10s %10s %6.1f %6.1f%% %5s", name, r->pct_objects,
-            r->pct_bytes, m, md, p9, mb, mdb, p9b, r->gcs_survived, 100.0 * (double)r->ncensored / (double)r->nrecords,
+    snprintf(m, sizeof m, "%s%s", ge, eph_fmt_life(B(se), e->mean_pct, EPH_CLOCK_REL));
+    eph_fmt_life(B(se), e->mean_pct_se, EPH_CLOCK_REL);
+    eph_fmt_life(B(md), e->median_pct, EPH_CLOCK_REL);
+    eph_fmt_life(B(p9), e->p90_pct, EPH_CLOCK_REL);
+    snprintf(sh, sizeof sh, "%.0f%%%s", 100 * e->short_share, e->resolved ? "" : "?");
+    eph_fmt_life(B(mb), e->mean_bytes, EPH_CLOCK_BYTES);
+    eph_fmt_life(B(mdb), e->median_bytes, EPH_CLOCK_BYTES);
+    eph_fmt_life(B(p9b), e->p90_bytes, EPH_CLOCK_BYTES);
+    unresolved += !e->resolved;
+    fprintf(out, "  %-26.26s %6.1f%% %6.1f%% %10s %9s %9s %9s %6s %10s %10s %10s %6.1f %6.1f%% %5s", name, r->pct_objects,
+            r->pct_bytes, m, se, md, p9, sh, mb, mdb, p9b, r->gcs_survived, 100.0 * (double)r->ncensored / (double)r->nrecords,
             r->short_lived ? "short" : "long");
-    if (gcmode) fprintf(out, "  %s", eph_fmt_life(B(lo), r->mean_lo[EPH_CLOCK_REL], EPH_CLOCK_REL));
+    if (gcmode) fprintf(out, "  %s", eph_fmt_life(B(lo), a->run_bytes > 0 ? 100 * r->mean_lo[EPH_CLOCK_BYTES] / a->run_bytes : NAN, EPH_CLOCK_REL));
     fputc('\n', out);
   }
   if (shown < a->nrows) fprintf(out, "  (%zu more %ss below 25 rows and under %g %%; see --format csv)\n", a->nrows - shown, what, a->opts.most_allocated_pct);
-  fprintf(out, "  median and p90 are Kaplan-Meier estimates (objects alive at exit count as alive); '-': not reached within the run;\n"
-               "  '>' marks means that are lower bounds (some objects alive at exit).\n");
+  fprintf(out, "  %s: Turnbull's estimate from the death intervals (exact deaths: Kaplan-Meier); objects alive at exit count as\n"
+               "  alive; '-': not reached within the run; '>' marks means that are lower bounds (some objects alive at exit);\n"
+               "  s.e. from %d bootstrap replicates (classes of >= %g %% of allocations)%s\n",
+          a->exact ? "mean, median, p90, short" : "mean, median, p90, short", a->opts.nboot, a->opts.most_allocated_pct,
+          unresolved ? ";\n  '?': unresolved (see Resolution)" : "");
+}
+
+/* What the run's collections can tell: the resolution, and which classes lie below it. */
+static void resolution(FILE *out, const eph_analysis *a) {
+  const eph_resolution *r = &a->res;
+  char b1[48], b2[48];
+  bool fin = !strcmp(a->mode, "finalization");
+  if (a->exact) {
+    fprintf(out, "lifetimes are exact (%s: each object's last-reachable time)%s\n", a->mode,
+            !strcmp(a->mode, "merlin") ? "; bytes allocated exclude Merlin's two trailer words an object" : "");
+    return;
+  }
+  if (!r->interval) return;
+  if (a->lua) {
+    fprintf(out, "\nResolution: a death is seen when Lua's collector frees the object, up to a GC cycle after it became\n"
+                 "  unreachable; lifetimes are estimated from (the cycle before, the free] (%" PRIu64 " cycles)\n", r->full_gcs);
+    return;
+  }
+  fprintf(out, "\nResolution (deaths are found at collections, so they are seen late: ");
+  if (fin) fprintf(out, "a finaliser runs after the collection that\n  found its object unreachable, up to a scavenge interval after the death, a full-GC interval for old objects)\n");
+  else fprintf(out, "up to a scavenge interval after the\n  death, a full-GC interval for objects promoted before they died)\n");
+  if (isfinite(r->scavenge_interval))
+    fprintf(out, "  %" PRIu64 " scavenges, one every %s (%.2f %% of the run)", r->scavenges, eph_fmt_life(B(b1), r->scavenge_interval, EPH_CLOCK_BYTES),
+            a->run_bytes > 0 ? 100 * r->scavenge_interval / a->run_bytes : NAN);
+  else fprintf(out, "  %" PRIu64 " scavenges", r->scavenges);
+  if (isfinite(r->full_interval))
+    fprintf(out, "; %" PRIu64 " full GCs, one every %s (%.1f %% of the run)\n", r->full_gcs, eph_fmt_life(B(b2), r->full_interval, EPH_CLOCK_BYTES),
+            a->run_bytes > 0 ? 100 * r->full_interval / a->run_bytes : NAN);
+  else fprintf(out, "; %" PRIu64 " full GCs\n", r->full_gcs);
+  if (!r->have_gc_log) fprintf(out, "  (the file has no GC log: brackets as recorded)\n");
+  if (r->too_few)
+    fprintf(out, "  WARNING: TOO FEW COLLECTIONS (%" PRIu64 " scavenges): the run ended before its collections could tell short\n"
+                 "  lifetimes from long ones; every lifetime here may be 'until the next collection'. Profile a larger run,\n"
+                 "  or a smaller eden (--gc eden=...), or an exact mode (mode=merlin).\n", r->scavenges);
+  /* classes whose estimated median lies below one scavenge interval, and the unresolved */
+  const char *sep = "";
+  size_t n = 0;
+  for (size_t i = 0; i < a->nrows && isfinite(r->scavenge_interval); i++) {
+    const eph_group_row *g = &a->rows[i];
+    if (!g->most_allocated || !(g->est.median_bytes < r->scavenge_interval)) continue;
+    if (!n++) fprintf(out, "  below one scavenge interval (median), resolved by the spread of births between collections:\n   ");
+    fprintf(out, "%s %s", sep, g->name), sep = ",";
+  }
+  if (n) fputc('\n', out);
+  sep = "", n = 0;
+  for (size_t i = 0; i < a->nrows; i++) {
+    const eph_group_row *g = &a->rows[i];
+    if (!g->most_allocated || g->est.resolved) continue;
+    if (!n++) fprintf(out, "  unresolved (the deaths only full GCs found could move the mean by > 0.5 points of %% of run or the\n"
+                           "  short-lived share by > 5 points; or nepotism: proven lower ends move it that much; or too few collections):\n   ");
+    fprintf(out, "%s %s (%.1f pp%s)", sep, g->name, g->est.full_gc_mean_pp, g->est.nepotism_sensitive ? ", nepotism" : ""), sep = ",";
+  }
+  if (n) fputc('\n', out);
+  if (r->nepotism_suspects)
+    fprintf(out, "  nepotism: %zu deaths (%.1f %% of GC-found ones) that only a full GC found had been seen alive last at a scavenge,\n"
+                 "  which keeps young objects that dead old ones point to: their lower end is taken at the last full GC they\n"
+                 "  survived, or their birth (a lower end is a bound only for objects seen alive by a full GC or never promoted)\n",
+            r->nepotism_suspects, 100 * r->nepotism_share);
 }
 
 static void survival(FILE *out, const eph_analysis *a) {
   eph_clock c = a->opts.km_clock;
-  fprintf(out, "\nSurvival (Kaplan-Meier, fraction still alive after a lifetime of ..., %s; 95 %% Greenwood band)\n",
-          eph_clock_name(c));
+  if (a->km_estimated)
+    fprintf(out, "\nSurvival (estimated from the death intervals, fraction still alive after a lifetime of ..., %s;\n"
+                 "  95 %% bootstrap band for the most allocated)\n", c == EPH_CLOCK_REL ? "% of the bytes allocated" : eph_clock_name(c));
+  else
+    fprintf(out, "\nSurvival (Kaplan-Meier, fraction still alive after a lifetime of ..., %s; 95 %% Greenwood band)\n",
+            eph_clock_name(c));
   double pts[7];
   size_t np = 0;
   if (c == EPH_CLOCK_REL) {
@@ -182,14 +252,19 @@ void eph_render_text(FILE *out, const eph_analysis *a, bool color) {
           eph_fmt_life(B(b1), a->mean[EPH_CLOCK_REL], EPH_CLOCK_REL), eph_fmt_life(B(b4), a->mean_se[EPH_CLOCK_REL], EPH_CLOCK_REL),
           a->ncensored ? ">" : "", eph_fmt_life(B(b2), a->mean[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES), a->ncensored ? ">" : "",
           eph_fmt_life(B(b3), a->mean[EPH_CLOCK_SECONDS], EPH_CLOCK_SECONDS));
+  fprintf(out, "estimated mean lifetime: %s%s of run (allocation clock%s%s); short-lived (<= %g %% of run): %.1f %% of objects\n",
+          a->ncensored ? ">" : "", eph_fmt_life(B(b1), a->est.mean_pct, EPH_CLOCK_REL), isfinite(a->est.mean_pct_se) ? ", s.e. " : "",
+          isfinite(a->est.mean_pct_se) ? eph_fmt_life(B(b2), a->est.mean_pct_se, EPH_CLOCK_REL) : "", a->opts.short_threshold_pct,
+          100 * a->est.short_share);
   if (a->n_interval) {
     static const char *const ends[] = {"the upper end (the GC that found them dead)", "the lower end (the last GC they survived)",
                                        "the midpoint"};
     fprintf(out, "GC-found deaths: %zu records died somewhere in (last GC survived, GC that found them dead];\n"
-                 "  lifetimes use %s (--end); the mean over that interval is %s .. %s of run\n",
+                 "  histograms and wall-clock figures use %s (--end); the mean over that interval is %s .. %s of run\n",
             a->n_interval, ends[a->opts.end], eph_fmt_life(B(b1), a->mean_lo[EPH_CLOCK_REL], EPH_CLOCK_REL),
             eph_fmt_life(B(b2), a->mean[EPH_CLOCK_REL], EPH_CLOCK_REL));
   }
+  resolution(out, a);
   histogram(out, &a->hist[EPH_CLOCK_REL]);
   histogram(out, &a->hist[EPH_CLOCK_BYTES]);
   histogram(out, &a->hist[EPH_CLOCK_SECONDS]);

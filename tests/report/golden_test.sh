@@ -29,6 +29,15 @@ EPH_GNUPLOT= "$EPH" report "$WORK/tiny4.eph" --format html -o "$WORK/luahtml" >/
 check compare.txt "$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny1.eph"
 check compare.csv "$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny1.eph" --format csv
 check compare.json "$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny1.eph" --format json
+# identical deaths: no change, overall and per class
+"$EPH" compare "$WORK/tiny0.eph" "$WORK/tiny0.eph" >"$WORK/same.txt" 2>&1 || { echo "FAIL: compare A A"; fail=1; }
+grep -q 'no change: the deaths are identical' "$WORK/same.txt" || { echo "FAIL: compare A A does not say no change"; cat "$WORK/same.txt"; fail=1; }
+if grep -q 'CHANGED\|  !  ' "$WORK/same.txt"; then echo "FAIL: compare A A flags a change"; fail=1; fi
+# --exact: the calibration table; refused when EXACT is not exact
+check calibrate.txt "$EPH" compare --exact "$WORK/tiny2.eph" "$WORK/tiny0.eph"
+check calibrate.csv "$EPH" compare --exact "$WORK/tiny2.eph" "$WORK/tiny0.eph" --format csv
+"$EPH" compare --exact "$WORK/tiny0.eph" "$WORK/tiny2.eph" >/dev/null 2>"$WORK/notexact.err"; rc=$?
+[ $rc = 1 ] && grep -q 'not an exact profile' "$WORK/notexact.err" || { echo "FAIL: --exact with a gc profile: exit $rc"; cat "$WORK/notexact.err"; fail=1; }
 # -o DIR with csv writes one file per table
 "$EPH" report "$WORK/tiny2.eph" --format csv -o "$WORK/csvdir" >/dev/null || { echo "FAIL: csv -o"; fail=1; }
 for t in summary histogram classes survival heap; do
