@@ -132,6 +132,9 @@ typedef struct eph_sim_costmodel {
   double per_byte_copied;   /* s per byte copied (young to young, or semispace) */
   double per_byte_promoted; /* s per byte promoted (tenured) */
   double per_object_moved;  /* s per object copied or promoted (header, forwarding) */
+  /* s per object a scavenge moves, per doubling of eden beyond 256 KiB:
+   * survivors spread over a bigger eden are further out of the caches. */
+  double per_object_far;
   double per_slot_scanned;  /* s per pointer slot a scavenge scans in a copied or promoted object */
   double per_remembered_slot; /* s per pointer slot a scavenge scans in a remembered-set entry */
   double per_slot_traced;   /* s per pointer slot a full GC scans (its evacuation and mark) */
@@ -169,6 +172,7 @@ typedef struct eph_sim_result {
   double collection_mib;         /* sum over collections of MiB committed then */
   uint64_t remembered_scanned;   /* remembered-set entries scanned by scavenges */
   uint64_t objects_moved;        /* objects copied or promoted */
+  double objects_far;            /* objects scavenges moved x log2(eden / 256K), at least 0 (spur) */
   uint64_t slots_scanned;        /* pointer slots scanned by scavenges in copied objects (trace input; else 0) */
   uint64_t remembered_slots;     /* pointer slots scanned by scavenges in remembered-set entries (idem) */
   uint64_t slots_traced;         /* pointer slots scanned by full GCs (trace input; else 0) */
@@ -191,6 +195,10 @@ typedef struct eph_sim_result {
 eph_status eph_sim_run(const eph_sim_input *in, const eph_sim_config *cfg, const eph_sim_costmodel *cm,
                        eph_sim_result *res, eph_error *err);
 void eph_sim_result_free(eph_sim_result *res);
+
+/* log2(eden_bytes / 256 KiB), at least 0: the cost model's distance of a
+ * scavenge's survivors from the caches (per_object_far). */
+double eph_sim_eden_distance(uint64_t eden_bytes);
 
 /* The predicted GC seconds of res under cm (the sum of its features). */
 double eph_sim_predict(const eph_sim_costmodel *cm, const eph_sim_result *res);
@@ -231,6 +239,7 @@ eph_status eph_sim_costmodel_save(const char *path, const eph_sim_costmodel *cm,
 typedef struct eph_sim_observation {
   unsigned run;             /* the real run it belongs to (the fit weighs runs) */
   eph_gc_kind kind;
+  double eden_bytes;        /* the run's eden size */
   double seconds;
   double copied, promoted, objects;
   double slots;             /* pointer slots scanned, all of them */

@@ -19,7 +19,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: ephemera report FILE [--format text|csv|json|html] [-o DIR] [--by class|site]\n"
           "                       [--short PCT] [--most PCT] [--end death|alive|mid] [--survival-clock rel|bytes|seconds]\n"
-          "                       [--curves N] [--lower recorded|proven]\n"
+          "                       [--curves N] [--lower recorded|proven] [--stack-depth N]\n"
           "  --format F   text (default), csv, json, or html (one self-contained page; plots need gnuplot)\n"
           "  -o DIR       write report.txt / *.csv / report.json / report.html (+ plot SVGs) into DIR\n"
           "  --by site    the table by allocation site instead of class\n"

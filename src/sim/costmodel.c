@@ -12,7 +12,7 @@
 
 #include "sim_internal.h"
 
-#define NFEAT 12
+#define NFEAT 13
 #define MIN_RUNS 8 /* fewer runs than this leave the fit meaningless */
 
 /* The built-in guesses: a scavenge costs ~20 us of fixed work, a full GC
@@ -26,6 +26,7 @@ void eph_sim_costmodel_default(eph_sim_costmodel *cm) {
       .per_byte_copied = 0.3e-9,
       .per_byte_promoted = 0.4e-9,
       .per_object_moved = 5e-9,
+      .per_object_far = 1e-9,
       .per_slot_scanned = 1.5e-9,
       .per_remembered_slot = 1.5e-9,
       .per_slot_traced = 3e-9,
@@ -37,14 +38,21 @@ void eph_sim_costmodel_default(eph_sim_costmodel *cm) {
   };
 }
 
+double eph_sim_eden_distance(uint64_t eden_bytes) {
+  double d = log2((double)eden_bytes / (256.0 * 1024));
+  return d > 0 ? d : 0;
+}
+
 static const char *const KEYS[NFEAT] = {
     "per_scavenge",    "per_full_gc",         "per_byte_copied", "per_byte_promoted",  "per_object_moved",
+    "per_object_far",
     "per_slot_scanned", "per_remembered_slot", "per_slot_traced", "per_byte_marked",   "per_byte_compacted",
     "per_remembered",  "per_mib_committed"};
 
 static double *field(eph_sim_costmodel *cm, int i) {
   double *f[NFEAT] = {&cm->per_scavenge,       &cm->per_full_gc,         &cm->per_byte_copied,
-                      &cm->per_byte_promoted,  &cm->per_object_moved,    &cm->per_slot_scanned,
+                      &cm->per_byte_promoted,  &cm->per_object_moved,    &cm->per_object_far,
+                      &cm->per_slot_scanned,
                       &cm->per_remembered_slot, &cm->per_slot_traced,    &cm->per_byte_marked,
                       &cm->per_byte_compacted, &cm->per_remembered,      &cm->per_mib_committed};
   return f[i];
@@ -151,6 +159,7 @@ static void add_observation(run_sum *r, const eph_sim_observation *o) {
                      o->copied,
                      o->promoted,
                      o->objects,
+                     full ? 0 : o->objects * eph_sim_eden_distance((uint64_t)o->eden_bytes),
                      full ? 0 : o->slots - o->remembered_slots,
                      full ? 0 : o->remembered_slots,
                      full ? o->slots : 0,

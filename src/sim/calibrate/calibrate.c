@@ -40,6 +40,7 @@ typedef struct obs_vec {
   eph_sim_observation *v;
   size_t len, cap;
   unsigned run; /* the run under way */
+  double eden_bytes; /* its eden */
   bool nomem;
 } obs_vec;
 
@@ -65,6 +66,7 @@ static int collect_events(wl_ctx *w, void *data) {
     o->v[o->len++] = (eph_sim_observation){
         .run = o->run,
         .kind = e->kind,
+        .eden_bytes = o->eden_bytes,
         .seconds = (double)e->cpu_ns / 1e9, /* CPU: robust to other processes taking the core */
         .copied = (double)e->bytes_copied,
         .promoted = (double)e->bytes_promoted,
@@ -96,6 +98,7 @@ static double predict(const eph_sim_costmodel *cm, const eph_sim_observation *o)
       .bytes_copied = (uint64_t)o->copied,
       .bytes_promoted = (uint64_t)o->promoted,
       .objects_moved = (uint64_t)o->objects,
+      .objects_far = full ? 0 : o->objects * eph_sim_eden_distance((uint64_t)o->eden_bytes),
       .slots_scanned = full ? 0 : (uint64_t)(o->slots - o->remembered_slots),
       .remembered_slots = full ? 0 : (uint64_t)o->remembered_slots,
       .slots_traced = full ? (uint64_t)o->slots : 0,
@@ -164,6 +167,15 @@ eph_status eph_sim_calibrate(const char *sizes, const char *const *specs, size_t
     size_t start[REPS], end[REPS];
     double total[REPS];
     o.run = (unsigned)r;
+    eph_gc_params params;
+    eph_gc_params_init(&params);
+    eph_error perr;
+    if (eph_gc_params_parse(&params, runs[r].spec, &perr) != EPH_OK) {
+      eph_error_fill(err, EPH_ERR_INVALID, "calibration setting %s: %s", runs[r].spec, perr.message);
+      st = EPH_ERR_INVALID;
+      break;
+    }
+    o.eden_bytes = (double)params.eden_bytes;
     for (int k = 0; k < REPS && st == EPH_OK; k++) {
       wl_run_options opt = {.size = runs[r].size, .gc = runs[r].spec, .quiet = true, .after = collect_events, .data = &o};
       wl_result res;
