@@ -52,7 +52,7 @@ static void collect_mature(paper *p, size_t from, size_t to, bool count_as_copy)
     uint32_t o = p->mature.v[i];
     uint32_t bytes = p->r.in->size[o];
     if (live(p, o)) {
-      if (count_as_copy) p->r.cur.copied += bytes, p->r.cur.objects++;
+      if (count_as_copy) p->r.cur.copied += bytes, p->r.cur.objects += sim_run_weight(&p->r, o);
       else {
         p->r.cur.marked += bytes;
         if (moving) p->r.cur.compacted += bytes;
@@ -79,7 +79,7 @@ static void collect_nursery(paper *p) {
       p->space[o] = P_MATURE;
       p->mature_used += p->r.in->size[o];
       p->r.cur.promoted += p->r.in->size[o];
-      p->r.cur.objects++;
+      p->r.cur.objects += sim_run_weight(&p->r, o);
       simvec_push(&p->r, &p->mature, o);
     } else {
       p->space[o] = P_DEAD;

@@ -59,6 +59,12 @@ static inline size_t sim_run_nops(const simrun *r) { return r->in->ops ? r->in->
 static inline sim_op sim_run_op(const simrun *r, size_t i) {
   return r->in->ops ? r->in->ops[i] : (sim_op){SIM_NONE, 0, 0};
 }
+/* How many of the program's objects object o stands for: a sample's
+ * weight (its bytes over one object's), else 1. */
+static inline uint64_t sim_run_weight(const simrun *r, uint32_t o) {
+  const eph_sim_input *in = r->in;
+  return in->unit_size && in->unit_size[o] ? (in->size[o] + in->unit_size[o] / 2) / in->unit_size[o] : 1;
+}
 /* Committed bytes are now `bytes` (space-time and peak). */
 void sim_run_committed(simrun *r, uint64_t bytes);
 void sim_run_begin(simrun *r, eph_gc_kind kind, uint64_t used);

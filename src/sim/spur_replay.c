@@ -72,7 +72,7 @@ static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (age < MAX_AGE) age++;
   s->age[o] = (uint8_t)age;
   uint32_t bytes = s->r.in->size[o];
-  s->r.cur.objects++;
+  s->r.cur.objects += sim_run_weight(&s->r, o);
   if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
     old_alloc_gc(s, o);
     s->r.cur.promoted += bytes;
