@@ -264,6 +264,13 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     double s = eph_tune_score(&req->objective, meas[k].mean_s, meas[k].peak_heap);
     if (s < best_score) best = k, best_score = s;
   }
+  /* Under the time objective a configuration must be faster beyond the
+   * noise: the fastest of five noisy means is biased low, and a pick that
+   * is not clearly faster than the default may well be slower. */
+  int unclear = 0;
+  if (req->objective.kind == EPH_TUNE_TIME && best &&
+      meas[0].mean_s / meas[best].mean_s - speedup_ci(&meas[0], &meas[best]) <= 1.0)
+    unclear = best, best = 0;
   fprintf(out, "  verified   %d configurations x %d invocations (mean wall time, 95%% CI):\n", nv, inv);
   fprintf(out, "    %-3s %-56s %10s %20s %9s %9s %10s %6s\n", "", "EPHEMERA_GC", "predicted", "measured", "pred.x",
           "meas.x", "peak heap", "fullGC");
@@ -285,7 +292,14 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   char peak_def[32], peak_pick[32];
   tune_format_mib(meas[0].peak_heap, peak_def, sizeof peak_def);
   tune_format_mib(meas[best].peak_heap, peak_pick, sizeof peak_pick);
-  if (best == 0) {
+  if (unclear) {
+    char gc_unclear[160];
+    eph_tune_config_format(&sims[verified[unclear]].config, gc_unclear, sizeof gc_unclear);
+    double su = meas[0].mean_s / meas[unclear].mean_s, ci_u = speedup_ci(&meas[0], &meas[unclear]);
+    fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx, 95%% CI %.2f-%.2fx:\n"
+                 "  not clearly faster than the default after %d invocations; more with --invocations)\n",
+            gc_unclear, su, su - ci_u, su + ci_u, inv);
+  } else if (best == 0) {
     fprintf(out, "recommendation: keep the defaults (no verified configuration measured better under %s)\n", objective);
   } else {
     fprintf(out, "recommendation: EPHEMERA_GC=%s\n", gc);
