@@ -103,11 +103,11 @@ static inline void mark_value(eph_heap *h, eph_value v) {
   if (eph_format_of(v) != EPH_FORMAT_BYTES && eph_size_bytes(v) != 0) push_mark(h, v);
 }
 
-/* Traces the slots of obj, deferring a live ephemeron whose key is unmarked. */
-static void mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
+/* Traces the slots of obj, deferring a live ephemeron whose key is
+ * unmarked; returns the number of slots (the event log's slots_scanned). */
+static size_t mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
   const eph_value *slot = (const eph_value *)(obj + sizeof(eph_header));
   size_t i = 0, n = eph_size_bytes(obj) / EPH_WORD;
-  h->current.slots_scanned += n;
   if (EPH_UNLIKELY(ephh_is_live_ephemeron(obj))) {
     (*ephemerons)++;
     eph_value key = slot[EPH_EPHEMERON_KEY];
@@ -117,10 +117,13 @@ static void mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
     }
   }
   for (; i < n; i++) mark_value(h, slot[i]);
+  return n;
 }
 
 static void drain(eph_heap *h, uint64_t *ephemerons) {
-  while (h->mark_len) mark_slots(h, h->mark_stack[--h->mark_len], ephemerons);
+  uint64_t slots = 0; /* counted here, not through h in the loop */
+  while (h->mark_len) slots += mark_slots(h, h->mark_stack[--h->mark_len], ephemerons);
+  h->current.slots_scanned += slots;
 }
 
 /* Deferred ephemerons whose keys got marked have their values traced, to

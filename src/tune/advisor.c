@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tune_internal.h"
@@ -62,12 +61,6 @@ static double speedup_ci(const eph_tune_measurement *d, const eph_tune_measureme
 #define REFINE 24
 #define REFINE_BUDGET_S 20.0
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The cost model of `ephemera sim calibrate` if there is one, else the built-in guess. */
 static void sim_costmodel(eph_sim_costmodel *cm) {
   char path[1024];
@@ -101,10 +94,10 @@ static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in,
   eph_sim_costmodel cm;
   sim_costmodel(&cm);
   which[0] = 0;
-  double t0 = now_s();
+  double t0 = tune_now_s();
   st = tune_refine(in, &cm, sims, which, 1, sim_gc, err);
   if (st != EPH_OK) goto done;
-  double one = now_s() - t0;
+  double one = tune_now_s() - t0;
   size_t limit = one > 0 && budget_s / one < (double)feasible ? (size_t)(budget_s / one) : feasible;
   if (limit < REFINE) limit = REFINE;
   size_t n = 1, r = 0;
@@ -232,29 +225,20 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
    * eden (its mutator is the default's), then one per eden size, then the
    * rest in order. */
   int nv = 1;
-  for (size_t r = 0; r < feasible && nv < verify; r++) {
-    size_t i = order[r];
-    if (i == 0 || grid[i].eden != grid[0].eden || same_outcome(&sims[i], &sims[0])) continue;
-    char gc[160];
-    eph_tune_config_format(&grid[i], gc, sizeof gc);
-    st = eph_tune_measure(t, gc, inv, &meas[nv], err);
-    if (st != EPH_OK) goto done;
-    verified[nv++] = i;
-    break;
-  }
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = 0; pass < 3; pass++)
     for (size_t r = 0; r < feasible && nv < verify; r++) {
       size_t i = order[r];
-      bool skip = false;
+      bool skip = pass == 0 && grid[i].eden != grid[0].eden;
       for (int k = 0; k < nv && !skip; k++)
         skip = i == verified[k] || same_outcome(&sims[i], &sims[verified[k]]) ||
-               (pass == 0 && k > 0 && grid[i].eden == grid[verified[k]].eden);
+               (pass == 1 && k > 0 && grid[i].eden == grid[verified[k]].eden);
       if (skip) continue;
       char gc[160];
       eph_tune_config_format(&grid[i], gc, sizeof gc);
       st = eph_tune_measure(t, gc, inv, &meas[nv], err);
       if (st != EPH_OK) goto done;
       verified[nv++] = i;
+      if (pass == 0) break; /* one that keeps the default's eden */
     }
 
   /* 5. The best measured. */

@@ -39,7 +39,7 @@ void eph_tune_mean_ci(const double *x, int n, double *mean, double *ci95) {
   *ci95 = (n - 1 <= 30 ? t[n - 1] : 1.96) * sd / sqrt((double)n);
 }
 
-static double now_s(void) {
+double tune_now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
@@ -124,7 +124,7 @@ eph_status tune_spawn(char *const argv[], const char *env_key, const char *env_v
 eph_status tune_spawn_timed(char *const argv[], const char *env_key, const char *env_value, const char *what,
                             double *wall_s, double *max_rss, eph_error *err) {
   fflush(NULL);
-  double t0 = now_s();
+  double t0 = tune_now_s();
   pid_t pid = fork();
   if (pid < 0) {
     eph_error_fill(err, EPH_ERR_IO, "cannot fork: %s", strerror(errno));
@@ -141,7 +141,7 @@ eph_status tune_spawn_timed(char *const argv[], const char *env_key, const char 
   struct rusage ru;
   while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
   }
-  if (wall_s) *wall_s = now_s() - t0;
+  if (wall_s) *wall_s = tune_now_s() - t0;
   if (max_rss) *max_rss = (double)ru.ru_maxrss * 1024.0;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     char why[64];

@@ -16,6 +16,9 @@
  */
 eph_status tune_spawn(char *const argv[], const char *env_key, const char *env_value, const char *what, eph_error *err);
 
+/* Seconds on the monotonic clock (measure.c). */
+double tune_now_s(void);
+
 /* The same, also giving the wall time and the child's peak RSS in bytes
  * (either may be NULL). */
 eph_status tune_spawn_timed(char *const argv[], const char *env_key, const char *env_value, const char *what,
