@@ -138,12 +138,16 @@ done:
 
 /* Reads the profile once, into lifetimes (the model's input) and, when it
  * can, the simulator's input (*sim_in NULL then, sim_err says why). */
-static eph_status load_profile(const char *path, eph_tune_lives *lives, eph_sim_input **sim_in, eph_error *sim_err,
-                               eph_error *err) {
+/* Reads the profile once into both inputs; a sampled profile of more than
+ * max_records records is thinned first (tune_thin_records; *thinned gets k,
+ * 1 when it was not), 0: never. */
+static eph_status load_profile(const char *path, size_t max_records, size_t *thinned, eph_tune_lives *lives,
+                               eph_sim_input **sim_in, eph_error *sim_err, eph_error *err) {
   *sim_in = NULL;
   eph_file *p = NULL;
   eph_status st = eph_file_load(path, &p, err);
   if (st != EPH_OK) return st;
+  *thinned = tune_thin_records(p, max_records);
   st = eph_tune_lives_from_file(p, path, lives, err);
   if (st == EPH_OK && eph_sim_input_from_profile(p, sim_in, sim_err) != EPH_OK) *sim_in = NULL;
   eph_file_free(p);
@@ -171,7 +175,8 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   eph_tune_lives lives;
   eph_sim_input *sim_in = NULL;
   eph_error sim_err = {0};
-  st = load_profile(path, &lives, &sim_in, &sim_err, err);
+  size_t thinned;
+  st = load_profile(path, 0, &thinned, &lives, &sim_in, &sim_err, err);
   if (!req->keep_profile) unlink(path);
   if (st != EPH_OK) return st;
   fprintf(out, "  profile    1 run (%s): %zu records, %.1f MiB allocated, deaths %s\n", mode, lives.n,
@@ -309,6 +314,10 @@ done:
   return st;
 }
 
+/* The suggestion's input at most: a few million weighted samples predict
+ * as well as tens of millions of records, in seconds rather than minutes. */
+enum { SUGGESTION_MAX_RECORDS = 6000000 };
+
 eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_error *err) {
   struct stat sb;
   if (stat(profile_path, &sb) == 0 && sb.st_size > ((off_t)1 << 30)) {
@@ -318,7 +327,8 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
   eph_tune_lives lives;
   eph_sim_input *in = NULL;
   eph_error e2 = {0};
-  eph_status st = load_profile(profile_path, &lives, &in, &e2, err);
+  size_t thinned;
+  eph_status st = load_profile(profile_path, SUGGESTION_MAX_RECORDS, &thinned, &lives, &in, &e2, err);
   if (st == EPH_ERR_INVALID && !strstr(err->message, "runtime")) return st;
   if (st != EPH_OK) return st == EPH_ERR_INVALID ? EPH_OK : st; /* another runtime's profile: nothing to say */
   eph_tune_config def = eph_tune_config_default();
@@ -350,6 +360,9 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
     fprintf(out, "\nGC parameters (PREDICTED by simulating %zu configurations over these lifetimes; not measured —\n"
                  "verify with `ephemera tune`):\n",
             n);
+    if (thinned > 1)
+      fprintf(out, "  (from %zu of the profile's records: one small object in %zu, weighted, and every one of 4 KiB or more)\n",
+              lives.n, thinned);
     if (eph_tune_config_equal(&top->config, &sims[0].config)) {
       fprintf(out, "  the defaults are the best predicted\n");
     } else {

@@ -43,4 +43,13 @@ void tune_explain(FILE *out, const eph_tune_lives *lives, const eph_tune_sim *de
 eph_status tune_refine(const eph_sim_input *in, const eph_sim_costmodel *cm, eph_tune_sim *sims,
                        const size_t *which, size_t n, double *sim_gc_s, eph_error *err);
 
+/*
+ * Thins a big sampled profile in place for a prediction (thin.c): when p
+ * holds more than max_records records of a sampled mode (not a Merlin or
+ * brute profile, not a trace), keeps records of 4 KiB or more and one in k
+ * of the others, chosen by a hash of the id, their weight times k, so that
+ * about max_records remain.  Returns k (1: left as it was).
+ */
+size_t tune_thin_records(eph_file *p, size_t max_records);
+
 #endif
