@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "ephemera/tune.h"
+#include "tune_internal.h"
 
 #define MiB ((size_t)1 << 20)
 
@@ -183,6 +184,44 @@ static void mean_and_confidence_interval(void **state) {
   assert_true(ci == 0);
 }
 
+/* A big sampled profile thinned for a prediction: large records all kept,
+ * one small in k with weight k, totals about the same; exact profiles kept. */
+static void thinning_keeps_large_records_and_the_weighted_total(void **state) {
+  (void)state;
+  enum { N = 100000 };
+  eph_record *recs = calloc(N, sizeof *recs);
+  assert_non_null(recs);
+  double small_bytes = 0;
+  size_t large = 0;
+  for (size_t i = 0; i < N; i++) {
+    recs[i] = (eph_record){.id = i * 48, .size = i % 100 == 7 ? 8192 : 32 + (i % 5) * 8, .weight = 1};
+    if (recs[i].size >= 4096) large++;
+    else small_bytes += (double)recs[i].size;
+  }
+  eph_meta_pair gc_mode = {"mode", "gc"}, merlin_mode = {"mode", "merlin"};
+  eph_file f = {.meta = &merlin_mode, .nmeta = 1, .records = recs, .nrecords = N};
+  assert_int_equal(tune_thin_records(&f, 10000), 1); /* exact deaths: never thinned */
+  assert_int_equal(f.nrecords, N);
+  f.meta = &gc_mode;
+  assert_int_equal(tune_thin_records(&f, 200000), 1); /* already small enough */
+  assert_int_equal(tune_thin_records(&f, 10000), 10);
+  size_t kept_large = 0;
+  double kept_small = 0;
+  for (size_t i = 0; i < f.nrecords; i++) {
+    if (f.records[i].size >= 4096) {
+      kept_large++;
+      assert_true(f.records[i].weight == 1);
+    } else {
+      assert_true(f.records[i].weight == 10);
+      kept_small += (double)f.records[i].size * f.records[i].weight;
+    }
+  }
+  assert_int_equal(kept_large, large);
+  assert_true(f.nrecords < 12000 && f.nrecords > 9000);
+  assert_true(fabs(kept_small / small_bytes - 1) < 0.05);
+  free(recs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(grid_has_500_unique_with_default_and_illimani),
@@ -191,6 +230,7 @@ int main(void) {
       cmocka_unit_test(bad_objectives_are_refused_with_the_reason),
       cmocka_unit_test(simulation_of_known_lifetimes),
       cmocka_unit_test(mean_and_confidence_interval),
+      cmocka_unit_test(thinning_keeps_large_records_and_the_weighted_total),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
