@@ -121,7 +121,14 @@ void eph_gc_params_describe(FILE *out);
  */
 eph_status eph_heap_new(const eph_gc_params *params, eph_heap **out, eph_error *err);
 
-/* Releases the heap and all its memory.  NULL is allowed. */
+/*
+ * Releases the heap and all its memory.  NULL is allowed.  When the
+ * environment has EPHEMERA_STATS=PATH, first appends one line to PATH:
+ * "ephemera-stats pid=.. wall_s=.. cpu_s=.. gc_wall_s=.. gc_cpu_s=..
+ * scavenges=.. full_gcs=.. peak_committed=.. peak_used=.. bytes_allocated=..
+ * objects=.. bytes_copied=.. bytes_promoted=.. max_pause_s=.." (what
+ * `ephemera bench` reads from cmd: targets).
+ */
 void eph_heap_free(eph_heap *h);
 
 /* The parameters in force. */

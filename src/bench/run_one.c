@@ -177,20 +177,32 @@ static int run_command(const eph_bench_target *t, const eph_bench_config *c, eph
     eph_error_fill(err, EPH_ERR_IO, "cannot make a temporary file: %s", strerror(errno));
     return -1;
   }
+  /* The heaps of the command append their statistics here (EPHEMERA_STATS). */
+  char statspath[] = "/tmp/eph-bench-stats-XXXXXX";
+  int sfd = mkstemp(statspath);
+  if (sfd < 0) {
+    eph_error_fill(err, EPH_ERR_IO, "cannot make a temporary file: %s", strerror(errno));
+    close(efd), unlink(errpath);
+    return -1;
+  }
+  close(sfd);
   for (size_t i = 0; i < run->niters; i++) {
     eph_bench_iter *it = &run->iters[i];
     if (ftruncate(efd, 0) != 0) { /* only the last iteration's stderr is kept */
+    }
+    if (truncate(statspath, 0) != 0) {
     }
     double w0 = eph_bench_clock(CLOCK_MONOTONIC);
     pid_t pid = fork();
     if (pid < 0) {
       eph_error_fill(err, EPH_ERR_IO, "fork: %s", strerror(errno));
-      close(efd), unlink(errpath);
+      close(efd), unlink(errpath), unlink(statspath);
       return -1;
     }
     if (pid == 0) {
       if (gc[0]) setenv("EPHEMERA_GC", gc, 1);
       if (c->profile[0]) setenv("EPHEMERA_PROFILE", c->profile, 1);
+      setenv("EPHEMERA_STATS", statspath, 1);
       int null = open("/dev/null", O_RDWR);
       if (null >= 0) dup2(null, 0), dup2(null, 1);
       lseek(efd, 0, SEEK_SET);
@@ -209,6 +221,7 @@ static int run_command(const eph_bench_target *t, const eph_bench_config *c, eph
     it->gc_count = it->scavenges = it->full_gcs = -1;
     it->peak_bytes = (int64_t)ru.ru_maxrss * 1024;
     it->peak_live_bytes = it->allocated_bytes = it->objects = it->bytes_copied = -1;
+    eph_bench_read_cmd_stats(statspath, it);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       char why[300];
       last_line(errpath, why, sizeof why);
@@ -218,11 +231,11 @@ static int run_command(const eph_bench_target *t, const eph_bench_config *c, eph
       else
         snprintf(run->error, sizeof run->error, "iteration %zu: killed by signal %d", i + 1, WTERMSIG(status));
       run->niters = i + 1;
-      close(efd), unlink(errpath);
+      close(efd), unlink(errpath), unlink(statspath);
       return 0;
     }
   }
-  close(efd), unlink(errpath);
+  close(efd), unlink(errpath), unlink(statspath);
   run->ok = true;
   return 0;
 }

@@ -128,6 +128,7 @@ void eph_heap_free(eph_heap *h) {
   if (h->has_observer && h->observer.on_heap_free && h->new_base && h->old_base)
     h->observer.on_heap_free(h->observer.data, h);
   if (h->new_base && h->old_base) ephh_exit_finalizers(h);
+  if (h->new_base && h->old_base) ephh_append_env_stats(h);
   ephh_new_space_release(h);
   ephh_os_release(h->old_base, h->old_reserved);
   for (size_t i = 1; i < h->classes_len; i++) free(h->classes[i].name);

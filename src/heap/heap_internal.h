@@ -271,6 +271,8 @@ static inline void ephh_poll(eph_heap *h) {
   if (EPH_UNLIKELY(h->poll_flag != NULL && *h->poll_flag)) ephh_poll_run(h);
 }
 void ephh_exit_finalizers(eph_heap *h);
+/* EPHEMERA_STATS=PATH: appends the heap's statistics line to PATH (env_stats.c). */
+void ephh_append_env_stats(eph_heap *h);
 static inline bool ephh_is_live_ephemeron(eph_value obj) {
   return eph_format_of(obj) == EPH_FORMAT_EPHEMERON && !(*eph_header_of(obj) & EPH_HDR_MOURNED);
 }

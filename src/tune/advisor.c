@@ -206,12 +206,15 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   verified[0] = 0; /* the grid's element 0 is the default */
   eph_tune_costs costs = eph_tune_costs_nominal();
   double gc_measured = meas[0].gc_s;
-  if (!t->workload) gc_measured = 0.3 * meas[0].mean_s; /* a command does not say: assume 30 % (docs/tune.md) */
+  /* A command's heaps report their GC time through EPHEMERA_STATS; one
+   * that does not (no heap freed) is assumed at 30 % (docs/tune.md). */
+  bool gc_assumed = !t->workload && gc_measured <= 0;
+  if (gc_assumed) gc_measured = 0.3 * meas[0].mean_s;
   eph_tune_calibrate(&costs, &sims[0], meas[0].mean_s, gc_measured, sims, n);
   size_t feasible = eph_tune_rank(&req->objective, sims, n, order);
   fprintf(out, "  model      %zu configurations screened (%zu within the objective); calibrated on the default's "
                "%.3f s (GC %.3f s%s): x%.2f nominal\n",
-          n, feasible, meas[0].mean_s, gc_measured, t->workload ? "" : ", assumed 30%", costs.scale);
+          n, feasible, meas[0].mean_s, gc_measured, gc_assumed ? ", assumed 30%" : "", costs.scale);
   if (sim_in) {
     size_t nref = 0;
     st = refine(&req->objective, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, REFINE_BUDGET_S,

@@ -53,6 +53,12 @@ sed -n 2p prof.csv | grep -q '^gcbench:12,eden=1M,3,[0-9]*,1,0,.*,"mode=gc,sampl
   fail "profiled run: $(sed -n 2p prof.csv)"
 "$E" dump p.eph --csv >/dev/null || fail "the profile does not read back"
 
+echo "== a command's heaps report their collections through EPHEMERA_STATS"
+out=$("$E" bench "cmd:$E run gcbench --size small --quiet" "cmd:true" --gc eden=256K --invocations 2 --warmup 0)
+gcs=$(printf '%s\n' "$out" | awk '/^cmd:/ {t=$0} /^  eden=256K/ {print t "|" $8}')
+printf '%s\n' "$gcs" | grep -q "gcbench.*|[1-9]" || fail "no collections read from a command embedding the heap: $gcs"
+printf '%s\n' "$gcs" | grep -q "cmd:true|-" || fail "a command without a heap got GC figures: $gcs"
+
 echo "== the HTML page"
 "$E" bench report merged.json --html html >/dev/null
 grep -q 'LBO, wall clock' html/index.html || fail "no LBO plot"
