@@ -39,17 +39,39 @@ static inline bool in_from_space(const scavenger *s, eph_value v) {
   return (v & 7) == 0 && v != 0 && (v - s->from_lo < s->from_size || v - s->past_lo < s->past_size);
 }
 
-/* Copies obj out of from-space (once) and returns its new address. */
-static eph_value copy_object(scavenger *s, eph_value obj) {
+/* Promotion's bump allocation, inline; ephh_old_alloc_gc grows old space. */
+static inline char *promote_alloc(eph_heap *h, size_t bytes) {
+  if (EPH_UNLIKELY(ephh_old_used(h) + bytes > h->old_committed)) return ephh_old_alloc_gc(h, bytes);
+  char *p = h->old_top;
+  h->old_top = p + bytes;
+  return p;
+}
+
+/* Copies an object's words.  Most objects are a few words, for which a call
+ * to memcpy costs more than the copy: constant-size copies are inlined. */
+static inline void copy_words(char *dest, const char *src, size_t bytes) {
+  if (EPH_UNLIKELY(bytes > 64)) {
+    memcpy(dest, src, bytes);
+    return;
+  }
+  for (; bytes >= 16; bytes -= 16, dest += 16, src += 16) memcpy(dest, src, 16);
+  if (bytes) memcpy(dest, src, 8);
+}
+
+/* Copies obj out of from-space (once) and returns its new address.
+ * Inlined into the scan loops: as a call, saving and restoring registers
+ * cost as much as the copy of a small object. */
+static inline __attribute__((always_inline)) eph_value copy_object(scavenger *s, eph_value obj) {
   eph_header hdr = *eph_header_of(obj);
   if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
   eph_heap *h = s->h;
-  size_t bytes = ephh_span(h, obj);
+  /* eph_object_bytes from the header already read */
+  size_t bytes = sizeof(eph_header) + (((size_t)(hdr >> EPH_HDR_SIZE_SHIFT) + 7u) & ~(size_t)7u) + h->fast.trailer_bytes;
   unsigned age = (unsigned)((hdr & EPH_HDR_AGE_MASK) >> EPH_HDR_AGE_SHIFT);
   if (age < 15) age++;
   char *dest;
   if (age >= s->tenure_age || (size_t)(h->future.end - h->future.top) < bytes) {
-    dest = ephh_old_alloc_gc(h, bytes);
+    dest = promote_alloc(h, bytes);
     s->promoted += bytes;
   } else {
     dest = h->future.top;
@@ -57,8 +79,8 @@ static eph_value copy_object(scavenger *s, eph_value obj) {
     s->copied += bytes;
   }
   s->objects++;
-  memcpy(dest, (const void *)obj, bytes);
   *(eph_header *)(void *)dest = (hdr & ~EPH_HDR_AGE_MASK) | ((eph_header)age << EPH_HDR_AGE_SHIFT);
+  copy_words(dest + sizeof(eph_header), (const char *)obj + sizeof(eph_header), bytes - sizeof(eph_header));
   *eph_header_of(obj) = (eph_header)(uintptr_t)dest | EPH_HDR_FORWARDED;
   return (eph_value)dest;
 }
@@ -76,14 +98,19 @@ static inline bool key_reached(const scavenger *s, eph_value key) {
   return !in_from_space(s, key) || is_forwarded(key);
 }
 
-/* Scans the pointer slots of obj; returns true if one still points young. */
-static bool scan_object(scavenger *s, eph_value obj) {
-  if (eph_format_of(obj) == EPH_FORMAT_BYTES) return false;
+/* Scans the pointer slots of obj.  With track_young (old objects: the
+ * remembered set and the promoted queue), returns true if a slot still
+ * points young; objects in `future` need not know, and skip the test.
+ * always_inline: the two callers pass a constant. */
+static inline __attribute__((always_inline)) bool scan_slots(scavenger *s, eph_value obj, bool track_young) {
+  eph_header hdr = *eph_header_of(obj);
+  eph_format fmt = (eph_format)((hdr >> EPH_HDR_FORMAT_SHIFT) & 0xF);
+  if (fmt == EPH_FORMAT_BYTES) return false;
   eph_value *slot = (eph_value *)(obj + sizeof(eph_header));
-  eph_value *end = slot + eph_size_bytes(obj) / sizeof(eph_value);
+  eph_value *end = slot + (size_t)(hdr >> EPH_HDR_SIZE_SHIFT) / sizeof(eph_value);
   s->slots += (uint64_t)(end - slot);
   bool young = false;
-  if (EPH_UNLIKELY(ephh_is_live_ephemeron(obj))) {
+  if (EPH_UNLIKELY(fmt == EPH_FORMAT_EPHEMERON && !(hdr & EPH_HDR_MOURNED))) {
     s->ephemerons++;
     if (!key_reached(s, slot[EPH_EPHEMERON_KEY])) {
       /* A phantom's key is not traced when it is mourned: with a value
@@ -97,10 +124,15 @@ static bool scan_object(scavenger *s, eph_value obj) {
   }
   for (; slot < end; slot++) {
     scavenge_slot(s, slot);
-    young |= eph_is_young(s->h, *slot);
+    if (track_young) young |= eph_is_young(s->h, *slot);
   }
   return young;
 }
+
+static bool scan_object(scavenger *s, eph_value obj) { return scan_slots(s, obj, true); }
+
+/* An object in `future`: its young pointers need no record. */
+static void scan_young_object(scavenger *s, eph_value obj) { (void)scan_slots(s, obj, false); }
 
 /* Walks over the remembered set and the deferred ephemerons (hundreds of
  * thousands of old ephemerons when a profiler pretenures one per young
@@ -155,16 +187,51 @@ static void scan_roots(scavenger *s) {
   for (size_t i = h->mourn_head; i < h->mourn.len; i++) scavenge_slot(s, &h->mourn.items[i]);
 }
 
+/* How far ahead of a Cheney scan pointer the objects the queue's slots
+ * point to are fetched: a from-space object's header is read (forwarded?)
+ * and its words copied soon after the scan reaches the slot, and from-space
+ * is larger than the cache.  A few small objects' worth.  (Measured under
+ * load, GC CPU medians of interleaved runs: binary-trees at depth 19
+ * 442 ms against 475 without; GCBench 19.6 ms against 21.4 with only the
+ * header's line fetched.) */
+#define SCAN_PREFETCH_BYTES 256
+
+/* Moves pf (a cursor in a Cheney queue) to about SCAN_PREFETCH_BYTES past
+ * scan, prefetching the from-space objects that the slots it passes point
+ * to; returns the new cursor.  A hint only: nothing is read but the queue. */
+static inline char *prefetch_queue(const scavenger *s, char *pf, const char *scan, const char *top) {
+  if (pf < scan) pf = (char *)scan;
+  const char *goal = scan + SCAN_PREFETCH_BYTES < top ? scan + SCAN_PREFETCH_BYTES : top;
+  while (pf < goal) {
+    eph_header hdr = *(const eph_header *)(const void *)pf;
+    if (((hdr >> EPH_HDR_FORMAT_SHIFT) & 0xF) != EPH_FORMAT_BYTES) {
+      const eph_value *slot = (const eph_value *)(const void *)(pf + sizeof(eph_header));
+      size_t n = (size_t)(hdr >> EPH_HDR_SIZE_SHIFT) / sizeof(eph_value);
+      for (size_t i = 0; i < n; i++)
+        if (in_from_space(s, slot[i])) {
+          /* and the next line: a 40-byte object straddles two half the time */
+          __builtin_prefetch((const void *)slot[i]);
+          __builtin_prefetch((const void *)(slot[i] + 32));
+        }
+    }
+    pf += sizeof(eph_header) + (((size_t)(hdr >> EPH_HDR_SIZE_SHIFT) + 7u) & ~(size_t)7u) + s->h->fast.trailer_bytes;
+  }
+  return pf;
+}
+
 /* Drains both Cheney queues; returns where the old-space scan stopped. */
 static char *scan_to_completion(scavenger *s, char *old_scan) {
   eph_heap *h = s->h;
   char *young_scan = s->young_scan;
+  char *young_pf = young_scan, *old_pf = old_scan;
   while (young_scan < h->future.top || old_scan < h->old_top) {
     while (young_scan < h->future.top) {
-      scan_object(s, (eph_value)young_scan);
+      young_pf = prefetch_queue(s, young_pf, young_scan, h->future.top);
+      scan_young_object(s, (eph_value)young_scan);
       young_scan = ephh_next_object(h, young_scan);
     }
     while (old_scan < h->old_top) {
+      old_pf = prefetch_queue(s, old_pf, old_scan, h->old_top);
       eph_value obj = (eph_value)old_scan;
       if (scan_object(s, obj) && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) ephh_remset_add(h, obj);
       old_scan = ephh_next_object(h, old_scan);
