@@ -168,14 +168,6 @@ static void became_old(spur *s, uint32_t o) {
   if (k < in->store_start[o + 1]) heap_push(s, (pending){in->stores[k].seq, o, k});
 }
 
-/* A promotion (spur_space.c accounts for it). */
-static void old_alloc_gc(spur *s, uint32_t o) {
-  sim_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
-  set_space(s, o, SP_OLD);
-  sim_space_old_push(&s->r, &s->old, o);
-  became_old(s, o);
-}
-
 /* An allocation in old space; false when the maximum heap says no. */
 static bool old_alloc_mutator(spur *s, uint32_t o) {
   if (!sim_space_alloc_mutator(&s->sp, &s->r, s->r.in->size[o])) return false;
@@ -186,33 +178,34 @@ static bool old_alloc_mutator(spur *s, uint32_t o) {
   return true;
 }
 
-/* scavenge.c copy_object */
-static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
-  unsigned age = space_bits(s, o) == SP_DEAD ? 0 : (s->space[o] & AGE_MASK) >> AGE_SHIFT; /* eden's are age 0 */
+/* scavenge.c copy_object.  Eden's objects read as space 0, age 0; none of
+ * the objects it copies is special yet. */
+static inline void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
+  uint8_t b = s->space[o];
+  unsigned age = (b & SPACE_MASK) == SP_DEAD ? 0 : (b & AGE_MASK) >> AGE_SHIFT;
   if (age < MAX_AGE) age++;
-  s->space[o] = (uint8_t)((s->space[o] & ~AGE_MASK) | age << AGE_SHIFT);
   uint32_t bytes = s->r.in->size[o];
   s->r.cur.objects++;
   if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
-    if (age < tenure_age) s->space[o] |= SPECIAL;
-    old_alloc_gc(s, o);
+    bool special = age < tenure_age; /* tenured by overflow */
+    s->space[o] = (uint8_t)((b & SPECIAL) | (special ? SPECIAL : 0) | age << AGE_SHIFT | SP_OLD);
+    sim_space_alloc_gc(&s->sp, &s->r, bytes);
+    sim_space_old_push(&s->r, &s->old, o);
+    if (s->space[o] & SPECIAL) became_old(s, o);
     s->r.cur.promoted += bytes;
-    if (age < tenure_age) s->r.res->bytes_overflowed += bytes;
+    if (special) s->r.res->bytes_overflowed += bytes;
   } else {
+    s->space[o] = (uint8_t)((b & SPECIAL) | age << AGE_SHIFT | SP_FUTURE);
     s->future_used += bytes;
-    set_space(s, o, SP_FUTURE);
     simvec_push(&s->r, &s->future, o);
     s->r.cur.copied += bytes;
   }
 }
 
-/* Slot g's value now: the last store into it below store_bound.  Most
- * slots are stored into once (in->slot_one says so, and with what). */
-static inline uint32_t slot_value(const spur *s, uint64_t g) {
+/* slot_value for a slot stored into several times: the last store below
+ * store_bound, by binary search (the first is below it). */
+static uint32_t slot_value_multi(const spur *s, uint64_t g) {
   const eph_sim_input *in = s->r.in;
-  sim_store one = in->slot_one[g];
-  if (one.seq >= s->store_bound) return SIM_NONE; /* not stored into yet */
-  if (one.target != SIM_MULTI) return one.target;
   const sim_store *st = in->slot_stores;
   uint64_t a = in->slot_store_start[g], b = in->slot_store_start[g + 1];
   if (st[b - 1].seq < s->store_bound) return st[b - 1].target;
@@ -225,15 +218,38 @@ static inline uint32_t slot_value(const spur *s, uint64_t g) {
   return st[a].target;
 }
 
-/* scavenge.c scan_object: copies o's young targets; true if one is young after. */
+/* Slot g's value now: the last store into it below store_bound.  Most
+ * slots are stored into once (in->slot_one says so, and with what). */
+static inline uint32_t slot_value(const spur *s, uint64_t g) {
+  sim_store one = s->r.in->slot_one[g];
+  if (one.seq >= s->store_bound) return SIM_NONE; /* not stored into yet */
+  return one.target != SIM_MULTI ? one.target : slot_value_multi(s, g);
+}
+
+/* scavenge.c scan_object: copies o's young targets; true if one is young
+ * after.  The loop every survivor takes: one load of the slot's store,
+ * one of the target's state byte. */
 static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (!s->graph) return false;
+  const eph_sim_input *in = s->r.in;
+  const sim_store *one = in->slot_one;
+  const uint8_t *space = s->space;
+  uint64_t g = in->slot_start[o], end = in->slot_start[o + 1];
+  uint64_t bound = s->store_bound;
+  uint32_t eden_lo = (uint32_t)s->eden_lo, eden_n = (uint32_t)(s->next - s->eden_lo);
   bool young = false;
-  s->r.cur.slots += s->r.in->slot_start[o + 1] - s->r.in->slot_start[o];
-  for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
-    uint32_t t = slot_value(s, g);
-    if (in_from_space(s, t)) copy_object(s, t, tenure_age);
-    if (t != SIM_NONE && space_bits(s, t) == SP_FUTURE) young = true;
+  s->r.cur.slots += end - g;
+  for (; g < end; g++) {
+    sim_store x = one[g];
+    if (x.seq >= bound) continue; /* not stored into yet */
+    uint32_t t = x.target != SIM_MULTI ? x.target : slot_value_multi(s, g);
+    if (t == SIM_NONE) continue;
+    unsigned sp = space[t] & SPACE_MASK;
+    if (sp == SP_PAST || sp == SP_EDEN || (sp == SP_DEAD && t - eden_lo < eden_n)) {
+      copy_object(s, t, tenure_age);
+      sp = space[t] & SPACE_MASK;
+    }
+    young |= sp == SP_FUTURE;
   }
   return young;
 }
