@@ -44,6 +44,9 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->stores);
   free(in->fwd);
   free(in->fwd_src);
+  free(in->fwd_src_min1);
+  free(in->fwd_src_min2);
+  free(in->obj_young_bytes_min);
   free(in->store_young_bytes);
   free(in->store_young_bytes_min);
   free(in->slot_store_start);

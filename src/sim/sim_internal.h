@@ -52,6 +52,9 @@ typedef struct sim_root_change {
 #define SIM_BLOCK1 64u
 #define SIM_BLOCK2 4096u
 #define SIM_STORE_BLOCK 16u
+/* Minima of fwd_src over blocks of forward stores (prepare.c). */
+#define SIM_FWD_BLOCK1 16u
+#define SIM_FWD_BLOCK2 512u
 
 struct eph_sim_input {
   eph_sim_input_kind kind;
@@ -101,6 +104,14 @@ struct eph_sim_input {
   sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */
   size_t nfwd;
   uint32_t *fwd_src;      /* trace: fwd[k].src again, densely: the barrier's scan reads only these */
+  /* trace: the smallest fwd_src in each SIM_FWD_BLOCK1 / SIM_FWD_BLOCK2
+   * forward stores: the barrier skips blocks of stores into objects all
+   * born after the last collection. */
+  uint32_t *fwd_src_min1, *fwd_src_min2;
+  /* trace, per object: the least store_young_bytes over its stores
+   * (UINT32_MAX without stores): an object tenured by overflow whose least
+   * is above tenure x eden never passes the barrier. */
+  uint32_t *obj_young_bytes_min;
 };
 
 /* Reads the trace's root slots (roots.c); false when out of memory. */

@@ -164,6 +164,7 @@ static uint64_t next_candidate(const spur *s, uint32_t o, uint64_t k) {
 static void became_old(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
   if (!in->stores || !is_special(s, o)) return; /* the others' stores: in->fwd (write_barrier) */
+  if (in->obj_young_bytes_min[o] > s->young_max) return; /* none of its stores can name a young object */
   uint64_t k = next_candidate(s, o, stores_from_bound(s, o, in->store_start[o]));
   if (k < in->store_start[o + 1]) heap_push(s, (pending){in->stores[k].seq, o, k});
 }
@@ -421,8 +422,19 @@ static void write_barrier(spur *s) {
     else hi = mid;
   }
   for (size_t k = s->fwd_pos; k < hi; k++) {
+    /* Most are stores into objects of this window: whole blocks of them skipped. */
+    if (k % SIM_FWD_BLOCK1 == 0) {
+      if (k % SIM_FWD_BLOCK2 == 0 && k + SIM_FWD_BLOCK2 <= hi && in->fwd_src_min2[k / SIM_FWD_BLOCK2] >= s->eden_lo) {
+        k += SIM_FWD_BLOCK2 - 1;
+        continue;
+      }
+      if (k + SIM_FWD_BLOCK1 <= hi && in->fwd_src_min1[k / SIM_FWD_BLOCK1] >= s->eden_lo) {
+        k += SIM_FWD_BLOCK1 - 1;
+        continue;
+      }
+    }
     uint32_t o = in->fwd_src[k];
-    if (o >= s->eden_lo) continue; /* most: stores into objects of this window */
+    if (o >= s->eden_lo) continue;
     if (is_special(s, o) || s->remembered[o] || space_bits(s, o) != SP_OLD) continue;
     const sim_fwd_store *f = &in->fwd[k];
     if (in_from_space(s, f->target)) {
