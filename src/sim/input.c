@@ -27,6 +27,7 @@ static int cmp_id_death(const void *a, const void *b) {
 
 void eph_sim_input_free(eph_sim_input *in) {
   if (!in) return;
+  sim_spur_scratch_free(atomic_exchange(&in->spur_scratch, NULL));
   free(in->birth);
   free(in->death);
   free(in->death_lo);

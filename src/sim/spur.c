@@ -365,7 +365,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
    * range moves on); future becomes past. */
   for (size_t i = 0; i < s->past.len; i++) {
     uint32_t o = s->past.v[i];
-    if (space_bits(s, o) == SP_PAST) set_space(s, o, SP_DEAD);
+    if (space_bits(s, o) == SP_PAST) s->space[o] = 0; /* dead: all bits clear (scratch_give) */
   }
   for (size_t i = 0; i < s->future.len; i++) set_space(s, s->future.v[i], SP_PAST);
   simvec tmp = s->past;
@@ -560,9 +560,77 @@ static size_t run_program(spur *s) {
   return in->n;
 }
 
-static void spur_free(spur *s) {
-  free(s->space);
-  free(s->remembered);
+/* The per-object state arrays.  Zeroing two bytes per object of the whole
+ * trace for every configuration costs more than a configuration with few
+ * collections, so a run leaves them zeroed in the input's cache for the
+ * next (sim_internal.h). */
+struct spur_scratch {
+  uint8_t *space, *remembered;
+};
+
+void sim_spur_scratch_free(struct spur_scratch *x) {
+  if (!x) return;
+  free(x->space);
+  free(x->remembered);
+  free(x);
+}
+
+/* The input's cached pair if no other run holds it, else a new one; NULL
+ * when out of memory. */
+static struct spur_scratch *scratch_take(const eph_sim_input *in) {
+  eph_sim_input *cache = (eph_sim_input *)in; /* only its cache is written (sim_internal.h) */
+  struct spur_scratch *x = atomic_exchange(&cache->spur_scratch, NULL);
+  if (x) return x;
+  size_t n = in->n ? in->n : 1;
+  x = malloc(sizeof *x);
+  if (!x) return NULL;
+  x->space = calloc(n, 1);
+  x->remembered = calloc(n, 1);
+  if (!x->space || !x->remembered) {
+    sim_spur_scratch_free(x);
+    return NULL;
+  }
+  return x;
+}
+
+/* Gives x back to the input's cache, or frees it if another run's is there. */
+static void scratch_put(const eph_sim_input *in, struct spur_scratch *x) {
+  struct spur_scratch *none = NULL;
+  eph_sim_input *cache = (eph_sim_input *)in;
+  if (!atomic_compare_exchange_strong(&cache->spur_scratch, &none, x)) sim_spur_scratch_free(x);
+}
+
+/* Zeroes what the run set and gives the pair back.  Every object with a
+ * non-zero state is in past, future or old space's list (a dead one is
+ * zeroed when it leaves them: the flip, the sweep), every remembered one
+ * in the remembered set or, inside write_barrier only, in `added`.  After
+ * running out of memory the lists may be short: the pair is freed. */
+static void scratch_give(spur *s, struct spur_scratch *x) {
+  if (!x) return;
+  if (s->r.nomem) {
+    sim_spur_scratch_free(x);
+    return;
+  }
+  for (size_t i = 0; i < s->past.len; i++) x->space[s->past.v[i]] = 0;
+  for (size_t i = 0; i < s->future.len; i++) x->space[s->future.v[i]] = 0;
+  for (size_t i = 0; i < s->old.len; i++) x->space[s->old.v[i].o] = 0;
+  for (size_t i = 0; i < s->remset.len; i++) x->remembered[s->remset.v[i]] = 0;
+  for (size_t i = 0; i < s->nadded; i++) x->remembered[s->added[i].o] = 0;
+  scratch_put(s->r.in, x);
+}
+
+bool sim_spur_scratch_clean(const eph_sim_input *in) {
+  eph_sim_input *cache = (eph_sim_input *)in;
+  struct spur_scratch *x = atomic_exchange(&cache->spur_scratch, NULL);
+  if (!x) return true;
+  bool clean = true;
+  for (size_t i = 0; i < in->n && clean; i++) clean = !x->space[i] && !x->remembered[i];
+  scratch_put(in, x);
+  return clean;
+}
+
+static void spur_free(spur *s, struct spur_scratch *x) {
+  scratch_give(s, x);
   free(s->mark);
   free(s->past.v);
   free(s->future.v);
@@ -591,13 +659,16 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   spur s = {.p = &cfg->params};
   eph_status st = sim_run_init(&s.r, in, cfg, death, res, false, err);
   if (st != EPH_OK) return st;
-  size_t n = in->n ? in->n : 1;
-  s.space = calloc(n, 1);
-  s.remembered = calloc(n, 1);
-  s.mark = in->root_start ? NULL : calloc(n, 1);
+  struct spur_scratch *x = scratch_take(in);
+  if (x) {
+    s.space = x->space;
+    s.remembered = x->remembered;
+  }
+  s.mark = in->root_start ? NULL : calloc(in->n ? in->n : 1, 1);
   s.graph = in->ops != NULL;
-  if (!s.space || !s.remembered || (!in->root_start && !s.mark)) {
-    spur_free(&s);
+  if (!x || (!in->root_start && !s.mark)) {
+    s.r.nomem = true;
+    spur_free(&s, x);
     return sim_run_nomem(err);
   }
   sim_space_init(&s.sp, &cfg->params, &s.r);
@@ -613,6 +684,6 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   uint64_t u = used(&s);
   if (u > res->peak_used) res->peak_used = u;
   st = sim_run_finish(&s.r, err);
-  spur_free(&s);
+  spur_free(&s, x);
   return st;
 }
