@@ -32,7 +32,10 @@
  * finds eden's survivors by the input's block maxima of death; a slot's
  * value when its object is scanned is a binary search in the slot's stores
  * (prepare.c); the write barrier looks only at the stores that can make an
- * old object point into new space (write_barrier).
+ * old object point into new space (write_barrier).  The per-object state
+ * arrays come zeroed from the input's cache and go back to it zeroed
+ * (scratch_take, scratch_give): a configuration costs its collections, not
+ * the size of the trace.
  */
 #include <stdlib.h>
 #include <string.h>
