@@ -27,6 +27,7 @@ static int cmp_id_death(const void *a, const void *b) {
 
 void eph_sim_input_free(eph_sim_input *in) {
   if (!in) return;
+  sim_spur_scratch_free(atomic_exchange(&in->spur_scratch, NULL));
   free(in->birth);
   free(in->death);
   free(in->death_lo);
@@ -44,6 +45,9 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->stores);
   free(in->fwd);
   free(in->fwd_src);
+  free(in->fwd_src_min1);
+  free(in->fwd_src_min2);
+  free(in->obj_young_bytes_min);
   free(in->store_young_bytes);
   free(in->store_young_bytes_min);
   free(in->slot_store_start);

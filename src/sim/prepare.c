@@ -22,7 +22,12 @@
  *     fwd, the
  *     stores of a younger object into an older one, in program order: the
  *     barrier's candidates for objects tenured by age (spur.c
- *     write_barrier says why no other store can make them remembered).
+ *     write_barrier says why no other store can make them remembered),
+ *     with the minima of their sources over blocks, so the barrier skips
+ *     the blocks of stores into objects born since the last collection;
+ *   - obj_young_bytes_min: per object, the least young bytes between a
+ *     store into it and that store's target, so an object tenured by
+ *     overflow that no store can make young-pointing costs one load.
  */
 #include <stdlib.h>
 
@@ -156,6 +161,24 @@ static bool prepare_stores(eph_sim_input *in) {
       in->fwd[in->nfwd++] = (sim_fwd_store){seq, op->src, op->target};
     }
     seq++;
+  }
+  size_t n1 = (in->nfwd + SIM_FWD_BLOCK1 - 1) / SIM_FWD_BLOCK1, n2 = (in->nfwd + SIM_FWD_BLOCK2 - 1) / SIM_FWD_BLOCK2;
+  in->fwd_src_min1 = malloc((n1 ? n1 : 1) * sizeof *in->fwd_src_min1);
+  in->fwd_src_min2 = malloc((n2 ? n2 : 1) * sizeof *in->fwd_src_min2);
+  in->obj_young_bytes_min = malloc((in->n ? in->n : 1) * sizeof *in->obj_young_bytes_min);
+  if (!in->fwd_src_min1 || !in->fwd_src_min2 || !in->obj_young_bytes_min) return false;
+  for (size_t b = 0; b < n1; b++) in->fwd_src_min1[b] = UINT32_MAX;
+  for (size_t b = 0; b < n2; b++) in->fwd_src_min2[b] = UINT32_MAX;
+  for (size_t k = 0; k < in->nfwd; k++) {
+    uint32_t src = in->fwd_src[k];
+    if (src < in->fwd_src_min1[k / SIM_FWD_BLOCK1]) in->fwd_src_min1[k / SIM_FWD_BLOCK1] = src;
+    if (src < in->fwd_src_min2[k / SIM_FWD_BLOCK2]) in->fwd_src_min2[k / SIM_FWD_BLOCK2] = src;
+  }
+  for (size_t o = 0; o < in->n; o++) {
+    uint32_t m = UINT32_MAX;
+    for (uint64_t k = in->store_start[o]; k < in->store_start[o + 1]; k++)
+      if (in->store_young_bytes[k] < m) m = in->store_young_bytes[k];
+    in->obj_young_bytes_min[o] = m;
   }
   return true;
 }

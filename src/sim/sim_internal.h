@@ -8,6 +8,7 @@
 #ifndef EPH_SIM_INTERNAL_H
 #define EPH_SIM_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -52,6 +53,9 @@ typedef struct sim_root_change {
 #define SIM_BLOCK1 64u
 #define SIM_BLOCK2 4096u
 #define SIM_STORE_BLOCK 16u
+/* Minima of fwd_src over blocks of forward stores (prepare.c). */
+#define SIM_FWD_BLOCK1 16u
+#define SIM_FWD_BLOCK2 512u
 
 struct eph_sim_input {
   eph_sim_input_kind kind;
@@ -101,6 +105,19 @@ struct eph_sim_input {
   sim_fwd_store *fwd;     /* trace: the stores with target > src, in program order */
   size_t nfwd;
   uint32_t *fwd_src;      /* trace: fwd[k].src again, densely: the barrier's scan reads only these */
+  /* trace: the smallest fwd_src in each SIM_FWD_BLOCK1 / SIM_FWD_BLOCK2
+   * forward stores: the barrier skips blocks of stores into objects all
+   * born after the last collection. */
+  uint32_t *fwd_src_min1, *fwd_src_min2;
+  /* trace, per object: the least store_young_bytes over its stores
+   * (UINT32_MAX without stores): an object tenured by overflow whose least
+   * is above tenure x eden never passes the barrier. */
+  uint32_t *obj_young_bytes_min;
+  /* spur's per-object state arrays of the last configuration, left zeroed,
+   * for the next one to take (spur.c): a cache, not part of the input's
+   * meaning; taken and given back atomically, so threads may still share
+   * the input.  Freed with it. */
+  _Atomic(struct spur_scratch *) spur_scratch;
 };
 
 /* Reads the trace's root slots (roots.c); false when out of memory. */
@@ -109,6 +126,10 @@ bool sim_roots_load(eph_sim_input *in, const struct eph_file *p, uint32_t (*find
 /* The object root slot `slot` holds at the collection inside the
  * allocation whose clock ends at `when` (SIM_NONE: none). */
 uint32_t sim_root_at(const eph_sim_input *in, size_t slot, uint64_t when);
+
+/* Frees a cached pair of spur's state arrays (spur.c); NULL is fine. */
+struct spur_scratch;
+void sim_spur_scratch_free(struct spur_scratch *x);
 
 /* Fills the fast path's tables of `in` (prepare.c); false when out of memory. */
 bool sim_input_prepare(eph_sim_input *in);

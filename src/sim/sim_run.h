@@ -86,6 +86,9 @@ eph_status sim_spur_replay(const eph_sim_input *in, const eph_sim_config *cfg, c
                            eph_sim_result *res, eph_error *err);
 /* Whether sim_spur takes its fast path for this input and configuration. */
 bool sim_spur_fast_applies(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death);
+/* Whether the state arrays sim_spur left in the input's cache are all zero
+ * (or none is cached), as the next configuration needs them: for tests. */
+bool sim_spur_scratch_clean(const eph_sim_input *in);
 eph_status sim_paper(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                      eph_error *err);
 

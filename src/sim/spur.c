@@ -32,7 +32,10 @@
  * finds eden's survivors by the input's block maxima of death; a slot's
  * value when its object is scanned is a binary search in the slot's stores
  * (prepare.c); the write barrier looks only at the stores that can make an
- * old object point into new space (write_barrier).
+ * old object point into new space (write_barrier).  The per-object state
+ * arrays come zeroed from the input's cache and go back to it zeroed
+ * (scratch_take, scratch_give): a configuration costs its collections, not
+ * the size of the trace.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -164,16 +167,9 @@ static uint64_t next_candidate(const spur *s, uint32_t o, uint64_t k) {
 static void became_old(spur *s, uint32_t o) {
   const eph_sim_input *in = s->r.in;
   if (!in->stores || !is_special(s, o)) return; /* the others' stores: in->fwd (write_barrier) */
+  if (in->obj_young_bytes_min[o] > s->young_max) return; /* none of its stores can name a young object */
   uint64_t k = next_candidate(s, o, stores_from_bound(s, o, in->store_start[o]));
   if (k < in->store_start[o + 1]) heap_push(s, (pending){in->stores[k].seq, o, k});
-}
-
-/* A promotion (spur_space.c accounts for it). */
-static void old_alloc_gc(spur *s, uint32_t o) {
-  sim_space_alloc_gc(&s->sp, &s->r, s->r.in->size[o]);
-  set_space(s, o, SP_OLD);
-  sim_space_old_push(&s->r, &s->old, o);
-  became_old(s, o);
 }
 
 /* An allocation in old space; false when the maximum heap says no. */
@@ -186,33 +182,34 @@ static bool old_alloc_mutator(spur *s, uint32_t o) {
   return true;
 }
 
-/* scavenge.c copy_object */
-static void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
-  unsigned age = space_bits(s, o) == SP_DEAD ? 0 : (s->space[o] & AGE_MASK) >> AGE_SHIFT; /* eden's are age 0 */
+/* scavenge.c copy_object.  Eden's objects read as space 0, age 0; none of
+ * the objects it copies is special yet. */
+static inline void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
+  uint8_t b = s->space[o];
+  unsigned age = (b & SPACE_MASK) == SP_DEAD ? 0 : (b & AGE_MASK) >> AGE_SHIFT;
   if (age < MAX_AGE) age++;
-  s->space[o] = (uint8_t)((s->space[o] & ~AGE_MASK) | age << AGE_SHIFT);
   uint32_t bytes = s->r.in->size[o];
   s->r.cur.objects++;
   if (age >= tenure_age || s->sp.surv_cap - s->future_used < bytes) {
-    if (age < tenure_age) s->space[o] |= SPECIAL;
-    old_alloc_gc(s, o);
+    bool special = age < tenure_age; /* tenured by overflow */
+    s->space[o] = (uint8_t)((b & SPECIAL) | (special ? SPECIAL : 0) | age << AGE_SHIFT | SP_OLD);
+    sim_space_alloc_gc(&s->sp, &s->r, bytes);
+    sim_space_old_push(&s->r, &s->old, o);
+    if (s->space[o] & SPECIAL) became_old(s, o);
     s->r.cur.promoted += bytes;
-    if (age < tenure_age) s->r.res->bytes_overflowed += bytes;
+    if (special) s->r.res->bytes_overflowed += bytes;
   } else {
+    s->space[o] = (uint8_t)((b & SPECIAL) | age << AGE_SHIFT | SP_FUTURE);
     s->future_used += bytes;
-    set_space(s, o, SP_FUTURE);
     simvec_push(&s->r, &s->future, o);
     s->r.cur.copied += bytes;
   }
 }
 
-/* Slot g's value now: the last store into it below store_bound.  Most
- * slots are stored into once (in->slot_one says so, and with what). */
-static inline uint32_t slot_value(const spur *s, uint64_t g) {
+/* slot_value for a slot stored into several times: the last store below
+ * store_bound, by binary search (the first is below it). */
+static uint32_t slot_value_multi(const spur *s, uint64_t g) {
   const eph_sim_input *in = s->r.in;
-  sim_store one = in->slot_one[g];
-  if (one.seq >= s->store_bound) return SIM_NONE; /* not stored into yet */
-  if (one.target != SIM_MULTI) return one.target;
   const sim_store *st = in->slot_stores;
   uint64_t a = in->slot_store_start[g], b = in->slot_store_start[g + 1];
   if (st[b - 1].seq < s->store_bound) return st[b - 1].target;
@@ -225,15 +222,38 @@ static inline uint32_t slot_value(const spur *s, uint64_t g) {
   return st[a].target;
 }
 
-/* scavenge.c scan_object: copies o's young targets; true if one is young after. */
+/* Slot g's value now: the last store into it below store_bound.  Most
+ * slots are stored into once (in->slot_one says so, and with what). */
+static inline uint32_t slot_value(const spur *s, uint64_t g) {
+  sim_store one = s->r.in->slot_one[g];
+  if (one.seq >= s->store_bound) return SIM_NONE; /* not stored into yet */
+  return one.target != SIM_MULTI ? one.target : slot_value_multi(s, g);
+}
+
+/* scavenge.c scan_object: copies o's young targets; true if one is young
+ * after.  The loop every survivor takes: one load of the slot's store,
+ * one of the target's state byte. */
 static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
   if (!s->graph) return false;
+  const eph_sim_input *in = s->r.in;
+  const sim_store *one = in->slot_one;
+  const uint8_t *space = s->space;
+  uint64_t g = in->slot_start[o], end = in->slot_start[o + 1];
+  uint64_t bound = s->store_bound;
+  uint32_t eden_lo = (uint32_t)s->eden_lo, eden_n = (uint32_t)(s->next - s->eden_lo);
   bool young = false;
-  s->r.cur.slots += s->r.in->slot_start[o + 1] - s->r.in->slot_start[o];
-  for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1]; g++) {
-    uint32_t t = slot_value(s, g);
-    if (in_from_space(s, t)) copy_object(s, t, tenure_age);
-    if (t != SIM_NONE && space_bits(s, t) == SP_FUTURE) young = true;
+  s->r.cur.slots += end - g;
+  for (; g < end; g++) {
+    sim_store x = one[g];
+    if (x.seq >= bound) continue; /* not stored into yet */
+    uint32_t t = x.target != SIM_MULTI ? x.target : slot_value_multi(s, g);
+    if (t == SIM_NONE) continue;
+    unsigned sp = space[t] & SPACE_MASK;
+    if (sp == SP_PAST || sp == SP_EDEN || (sp == SP_DEAD && t - eden_lo < eden_n)) {
+      copy_object(s, t, tenure_age);
+      sp = space[t] & SPACE_MASK;
+    }
+    young |= sp == SP_FUTURE;
   }
   return young;
 }
@@ -348,7 +368,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
    * range moves on); future becomes past. */
   for (size_t i = 0; i < s->past.len; i++) {
     uint32_t o = s->past.v[i];
-    if (space_bits(s, o) == SP_PAST) set_space(s, o, SP_DEAD);
+    if (space_bits(s, o) == SP_PAST) s->space[o] = 0; /* dead: all bits clear (scratch_give) */
   }
   for (size_t i = 0; i < s->future.len; i++) set_space(s, s->future.v[i], SP_PAST);
   simvec tmp = s->past;
@@ -405,8 +425,19 @@ static void write_barrier(spur *s) {
     else hi = mid;
   }
   for (size_t k = s->fwd_pos; k < hi; k++) {
+    /* Most are stores into objects of this window: whole blocks of them skipped. */
+    if (k % SIM_FWD_BLOCK1 == 0) {
+      if (k % SIM_FWD_BLOCK2 == 0 && k + SIM_FWD_BLOCK2 <= hi && in->fwd_src_min2[k / SIM_FWD_BLOCK2] >= s->eden_lo) {
+        k += SIM_FWD_BLOCK2 - 1;
+        continue;
+      }
+      if (k + SIM_FWD_BLOCK1 <= hi && in->fwd_src_min1[k / SIM_FWD_BLOCK1] >= s->eden_lo) {
+        k += SIM_FWD_BLOCK1 - 1;
+        continue;
+      }
+    }
     uint32_t o = in->fwd_src[k];
-    if (o >= s->eden_lo) continue; /* most: stores into objects of this window */
+    if (o >= s->eden_lo) continue;
     if (is_special(s, o) || s->remembered[o] || space_bits(s, o) != SP_OLD) continue;
     const sim_fwd_store *f = &in->fwd[k];
     if (in_from_space(s, f->target)) {
@@ -532,9 +563,77 @@ static size_t run_program(spur *s) {
   return in->n;
 }
 
-static void spur_free(spur *s) {
-  free(s->space);
-  free(s->remembered);
+/* The per-object state arrays.  Zeroing two bytes per object of the whole
+ * trace for every configuration costs more than a configuration with few
+ * collections, so a run leaves them zeroed in the input's cache for the
+ * next (sim_internal.h). */
+struct spur_scratch {
+  uint8_t *space, *remembered;
+};
+
+void sim_spur_scratch_free(struct spur_scratch *x) {
+  if (!x) return;
+  free(x->space);
+  free(x->remembered);
+  free(x);
+}
+
+/* The input's cached pair if no other run holds it, else a new one; NULL
+ * when out of memory. */
+static struct spur_scratch *scratch_take(const eph_sim_input *in) {
+  eph_sim_input *cache = (eph_sim_input *)in; /* only its cache is written (sim_internal.h) */
+  struct spur_scratch *x = atomic_exchange(&cache->spur_scratch, NULL);
+  if (x) return x;
+  size_t n = in->n ? in->n : 1;
+  x = malloc(sizeof *x);
+  if (!x) return NULL;
+  x->space = calloc(n, 1);
+  x->remembered = calloc(n, 1);
+  if (!x->space || !x->remembered) {
+    sim_spur_scratch_free(x);
+    return NULL;
+  }
+  return x;
+}
+
+/* Gives x back to the input's cache, or frees it if another run's is there. */
+static void scratch_put(const eph_sim_input *in, struct spur_scratch *x) {
+  struct spur_scratch *none = NULL;
+  eph_sim_input *cache = (eph_sim_input *)in;
+  if (!atomic_compare_exchange_strong(&cache->spur_scratch, &none, x)) sim_spur_scratch_free(x);
+}
+
+/* Zeroes what the run set and gives the pair back.  Every object with a
+ * non-zero state is in past, future or old space's list (a dead one is
+ * zeroed when it leaves them: the flip, the sweep), every remembered one
+ * in the remembered set or, inside write_barrier only, in `added`.  After
+ * running out of memory the lists may be short: the pair is freed. */
+static void scratch_give(spur *s, struct spur_scratch *x) {
+  if (!x) return;
+  if (s->r.nomem) {
+    sim_spur_scratch_free(x);
+    return;
+  }
+  for (size_t i = 0; i < s->past.len; i++) x->space[s->past.v[i]] = 0;
+  for (size_t i = 0; i < s->future.len; i++) x->space[s->future.v[i]] = 0;
+  for (size_t i = 0; i < s->old.len; i++) x->space[s->old.v[i].o] = 0;
+  for (size_t i = 0; i < s->remset.len; i++) x->remembered[s->remset.v[i]] = 0;
+  for (size_t i = 0; i < s->nadded; i++) x->remembered[s->added[i].o] = 0;
+  scratch_put(s->r.in, x);
+}
+
+bool sim_spur_scratch_clean(const eph_sim_input *in) {
+  eph_sim_input *cache = (eph_sim_input *)in;
+  struct spur_scratch *x = atomic_exchange(&cache->spur_scratch, NULL);
+  if (!x) return true;
+  bool clean = true;
+  for (size_t i = 0; i < in->n && clean; i++) clean = !x->space[i] && !x->remembered[i];
+  scratch_put(in, x);
+  return clean;
+}
+
+static void spur_free(spur *s, struct spur_scratch *x) {
+  scratch_give(s, x);
   free(s->mark);
   free(s->past.v);
   free(s->future.v);
@@ -563,13 +662,16 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   spur s = {.p = &cfg->params};
   eph_status st = sim_run_init(&s.r, in, cfg, death, res, false, err);
   if (st != EPH_OK) return st;
-  size_t n = in->n ? in->n : 1;
-  s.space = calloc(n, 1);
-  s.remembered = calloc(n, 1);
-  s.mark = in->root_start ? NULL : calloc(n, 1);
+  struct spur_scratch *x = scratch_take(in);
+  if (x) {
+    s.space = x->space;
+    s.remembered = x->remembered;
+  }
+  s.mark = in->root_start ? NULL : calloc(in->n ? in->n : 1, 1);
   s.graph = in->ops != NULL;
-  if (!s.space || !s.remembered || (!in->root_start && !s.mark)) {
-    spur_free(&s);
+  if (!x || (!in->root_start && !s.mark)) {
+    s.r.nomem = true;
+    spur_free(&s, x);
     return sim_run_nomem(err);
   }
   sim_space_init(&s.sp, &cfg->params, &s.r);
@@ -585,6 +687,6 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   uint64_t u = used(&s);
   if (u > res->peak_used) res->peak_used = u;
   st = sim_run_finish(&s.r, err);
-  spur_free(&s);
+  spur_free(&s, x);
   return st;
 }

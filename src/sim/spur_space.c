@@ -41,7 +41,8 @@ void sim_space_init(spur_space *sp, const eph_gc_params *p, simrun *r) {
   note_committed(sp, r);
 }
 
-void sim_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes) {
+/* sim_space_alloc_gc when old space must grow first. */
+void sim_space_alloc_gc_grow(spur_space *sp, simrun *r, uint64_t bytes) {
   uint64_t need = sp->old_used + bytes;
   if (need > sp->old_committed) {
     uint64_t step = need - sp->old_committed;
@@ -84,20 +85,15 @@ void sim_space_resize_after_full(spur_space *sp, simrun *r) {
   set_full_threshold(sp);
 }
 
-void sim_space_old_push(simrun *r, sim_oldvec *old, uint32_t o) {
-  if (old->len == old->cap) {
-    size_t cap = old->cap ? 2 * old->cap : 1024;
-    sim_old_obj *v = realloc(old->v, cap * sizeof *v);
-    if (!v) {
-      r->nomem = r->exhausted = true; /* stops the run; sim_run_finish reports it */
-      return;
-    }
-    old->v = v;
-    old->cap = cap;
+void sim_space_old_grow(simrun *r, sim_oldvec *old) {
+  size_t cap = old->cap ? 2 * old->cap : 1024;
+  sim_old_obj *v = realloc(old->v, cap * sizeof *v);
+  if (!v) {
+    r->nomem = r->exhausted = true; /* stops the run; sim_run_finish reports it */
+    return;
   }
-  const eph_sim_input *in = r->in;
-  uint64_t slots = in->slot_start ? in->slot_start[o + 1] - in->slot_start[o] : 0;
-  old->v[old->len++] = (sim_old_obj){r->death[o], o, in->size[o], slots > UINT32_MAX ? UINT32_MAX : (uint32_t)slots};
+  old->v = v;
+  old->cap = cap;
 }
 
 void sim_space_sweep(spur_space *sp, simrun *r, sim_oldvec *old, uint8_t *space, uint8_t *remembered) {

@@ -29,8 +29,19 @@ typedef struct sim_oldvec {
   sim_old_obj *v;
   size_t len, cap;
 } sim_oldvec;
-/* Appends o (growth failure sets r->nomem). */
-void sim_space_old_push(simrun *r, sim_oldvec *old, uint32_t o);
+/* Makes room for one more (growth failure sets r->nomem and leaves none). */
+void sim_space_old_grow(simrun *r, sim_oldvec *old);
+/* Appends o (growth failure sets r->nomem).  Inline: a scavenge promotes
+ * most of its survivors in some configurations. */
+static inline void sim_space_old_push(simrun *r, sim_oldvec *old, uint32_t o) {
+  if (old->len == old->cap) {
+    sim_space_old_grow(r, old);
+    if (old->len == old->cap) return; /* out of memory: the run stops */
+  }
+  const eph_sim_input *in = r->in;
+  uint64_t slots = in->slot_start ? in->slot_start[o + 1] - in->slot_start[o] : 0;
+  old->v[old->len++] = (sim_old_obj){r->death[o], o, in->size[o], slots > UINT32_MAX ? UINT32_MAX : (uint32_t)slots};
+}
 
 static inline uint64_t spur_round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -43,7 +54,11 @@ void sim_space_init(spur_space *sp, const eph_gc_params *p, simrun *r);
 uint64_t sim_space_old_limit(const spur_space *sp);
 /* oldspace.c ephh_old_alloc_gc: `bytes` promoted during a collection
  * (never refused; past the reservation sets r->exhausted). */
-void sim_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes);
+void sim_space_alloc_gc_grow(spur_space *sp, simrun *r, uint64_t bytes);
+static inline void sim_space_alloc_gc(spur_space *sp, simrun *r, uint64_t bytes) {
+  if (sp->old_used + bytes > sp->old_committed) sim_space_alloc_gc_grow(sp, r, bytes); /* rarely */
+  else sp->old_used += bytes;
+}
 /* oldspace.c ephh_old_alloc_mutator: false when the maximum heap refuses. */
 bool sim_space_alloc_mutator(spur_space *sp, simrun *r, uint64_t bytes);
 /* oldspace.c ephh_old_space_resize_after_full, with old_used the live bytes. */
