@@ -114,7 +114,8 @@ eph_status eph_class_set_compact(eph_heap *h, eph_class_id cls);
  * by fin (0: the class's; a compact class takes only 0).
  * With pretenure, it is allocated directly in old space (FiLiP's remedy:
  * a pretenured ephemeron costs the scavenger one remembered-set entry
- * instead of a copy per scavenge).  Returns EPH_NIL on failure.
+ * instead of a copy per scavenge; but once dead it is old garbage until a
+ * full GC: docs/heap.md says when that pays).  Returns EPH_NIL on failure.
  */
 eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
                             eph_finalizer_id fin, bool pretenure);
