@@ -98,7 +98,7 @@ static inline void remember_if_needed(eph_heap *h, eph_value e, eph_value key, e
  * effects as that path otherwise.  The general path cost 160 instructions
  * an ephemeron more than a young one in bench/ephemeron-cost, as much as
  * pretenuring saved the scavenger: pretenuring did not pay
- * (docs/heap.md, "Pretenured ephemerons").  EPH_NIL: take the general path.
+ * (docs/heap.md, "What an ephemeron costs").  EPH_NIL: take the general path.
  */
 static eph_value alloc_pretenured_quick(eph_heap *h, eph_class_id cls, size_t payload) {
   size_t total = ephh_object_total(h, payload);
