@@ -66,6 +66,16 @@ eph_status eph_class_set_compact(eph_heap *h, eph_class_id cls) {
   return EPH_OK;
 }
 
+eph_status eph_class_set_batch_finalizer(eph_heap *h, eph_class_id cls, eph_batch_finalizer_fn fn, void *data) {
+  if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON || !h->classes[cls].compact) {
+    ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not a compact ephemeron class", cls);
+    return EPH_ERR_INVALID;
+  }
+  h->classes[cls].batch_finalizer = fn;
+  h->classes[cls].batch_data = fn ? data : NULL;
+  return EPH_OK;
+}
+
 eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
     ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
@@ -225,6 +235,27 @@ static const eph_finalizer_entry *finalizer_of(const eph_heap *h, eph_value e) {
   return fin && fin < h->finalizers_len ? &h->finalizers[fin] : NULL;
 }
 
+/* The queued ephemerons from mourn_head on that are of c's class, up to
+ * BATCH_MAX (their headers, just read, stay in the cache for the batch
+ * finaliser), to c's batch finaliser in one call; returns how many.  They
+ * leave the queue first: no collection can run during the call, so they
+ * need no rooting, and the queue is neither moved nor grown. */
+#define BATCH_MAX 256
+static size_t run_batch(eph_heap *h, const eph_class_entry *c) {
+  size_t first = h->mourn_head, end = first + 1, len = h->mourn.len;
+  eph_class_id cls = eph_class_of(h->mourn.items[first]);
+  while (end < len && end - first < BATCH_MAX) {
+    if (end + 8 < len) __builtin_prefetch((const void *)h->mourn.items[end + 8]);
+    if (eph_class_of(h->mourn.items[end]) != cls) break;
+    end++;
+  }
+  h->mourn_head = end;
+  h->in_batch_finalizer = true;
+  c->batch_finalizer(h, h->mourn.items + first, end - first, c->batch_data);
+  h->in_batch_finalizer = false;
+  return end - first;
+}
+
 size_t eph_run_finalizers(eph_heap *h) {
   if (h->running_finalizers || h->in_gc) return 0; /* the outer loop will get to them */
   h->running_finalizers = true;
@@ -238,7 +269,13 @@ size_t eph_run_finalizers(eph_heap *h) {
   size_t height = eph_roots_height(h);
   while (h->mourn_head < h->mourn.len) {
     if (h->mourn_head + 8 < h->mourn.len) __builtin_prefetch((const void *)h->mourn.items[h->mourn_head + 8]);
-    e = h->mourn.items[h->mourn_head++];
+    e = h->mourn.items[h->mourn_head];
+    const eph_class_entry *c = &h->classes[eph_class_of(e)];
+    if (c->batch_finalizer) {
+      ran += run_batch(h, c);
+      continue;
+    }
+    h->mourn_head++;
     const eph_finalizer_entry *f = finalizer_of(h, e);
     if (f) {
       f->fn(h, e, f->data);

@@ -61,6 +61,8 @@ typedef struct eph_class_entry {
   bool phantom;       /* its ephemerons leave a tombstone for their key (ephemeron.h) */
   bool compact;       /* its ephemerons have no finaliser slot: the class's runs (ephemeron.h) */
   bool has_ephemerons; /* eph_ephemeron_new made one: too late to make it compact */
+  eph_batch_finalizer_fn batch_finalizer; /* compact classes: runs instead of the finaliser */
+  void *batch_data;
 } eph_class_entry;
 
 /* Slots before an ephemeron's user slots: key, value and, unless its class
@@ -133,6 +135,7 @@ struct eph_heap {
    * settled in one pass (scavenge.c) */
   eph_value_vec deferred_inert;
   bool running_finalizers;
+  bool in_batch_finalizer; /* a batch finaliser runs: no collection (ephemeron.h) */
   bool auto_finalize;
   bool mourn_all;            /* the final full GC of EPH_EXIT_RUN_ALL */
   eph_exit_finalize exit_finalize;
