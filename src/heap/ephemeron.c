@@ -273,6 +273,7 @@ size_t eph_run_finalizers(eph_heap *h) {
     const eph_class_entry *c = &h->classes[eph_class_of(e)];
     if (c->batch_finalizer) {
       ran += run_batch(h, c);
+      eph_roots_reset(h, height);
       continue;
     }
     h->mourn_head++;
