@@ -463,11 +463,11 @@ static void test_batch_finalizer(void **state) {
   EPH_FRAME(h);
   EPH_LOCAL(h, list); /* the ephemerons, kept in a chain of boxes */
   EPH_LOCAL(h, e);
+  EPH_LOCAL(h, link);
   for (int i = 0; i < 6; i++) {
     /* five of the class, the fourth of another (ordinary) class */
     e = i == 3 ? ephemeron(F.Eph, box(i), EPH_NIL, true) : eph_ephemeron_new(h, C, box(i), eph_int(i), 0, 0, true);
     assert_true(e != EPH_NIL);
-    EPH_LOCAL(h, link);
     link = eph_alloc(h, F.Box, 2);
     eph_store(h, link, 0, e);
     eph_store(h, link, 1, list);
