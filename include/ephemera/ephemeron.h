@@ -100,8 +100,8 @@ eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_
  * A batch finaliser: called with n >= 1 mourned ephemerons of one compact
  * class, consecutive in the queue and in queue order, instead of the
  * class's finaliser once for each.  For a tool that finalises an ephemeron
- * per allocation (a profiler): the per-call dispatch cost a fifth of such
- * a finaliser.  It runs where finalisers run, but must not allocate or
+ * per allocation (a profiler): the per-call dispatch cost 15 % of such a
+ * finaliser.  It runs where finalisers run, but must not allocate or
  * collect: a collection while it runs is refused (eph_collect and the
  * allocation slow path return EPH_ERR_INVALID / EPH_NIL), and one started
  * otherwise aborts.  It may read and store into the ephemerons and re-arm
