@@ -78,6 +78,10 @@ __attribute__((noinline)) eph_value ephh_alloc_general(eph_heap *h, eph_class_id
     ephh_set_error(h, EPH_ERR_INVALID, "allocation inside the collector (from an observer's on_collect?)");
     return EPH_NIL;
   }
+  if (h->in_batch_finalizer) { /* it could collect, and the batch's ephemerons are not rooted */
+    ephh_set_error(h, EPH_ERR_INVALID, "allocation on the slow path inside a batch finaliser (it may collect)");
+    return EPH_NIL;
+  }
   if (!class_ok(h, cls, fmt)) return EPH_NIL;
   if (payload > EPH_MAX_PAYLOAD_BYTES) {
     ephh_raise(h, EPH_ERR_TOO_LARGE, "object of class '%s' too large: %zu bytes (at most %zu)", h->classes[cls].name,

@@ -27,6 +27,7 @@ void ephh_poison(char *from, char *to) {
 }
 
 void ephh_gc_begin(eph_heap *h, eph_gc_kind kind) {
+  if (h->in_batch_finalizer) ephh_fatal(h, "a collection inside a batch finaliser (ephemeron.h)");
   if (h->has_observer && h->observer.on_gc_start) h->observer.on_gc_start(h->observer.data, h, kind);
   h->in_gc = true;
   uint64_t now = ephh_now_ns();
@@ -88,6 +89,10 @@ void ephh_gc_end(eph_heap *h) {
 eph_status eph_collect(eph_heap *h, eph_gc_kind kind) {
   if (h->in_gc) {
     ephh_set_error(h, EPH_ERR_INVALID, "eph_collect called from inside a collection");
+    return EPH_ERR_INVALID;
+  }
+  if (h->in_batch_finalizer) {
+    ephh_set_error(h, EPH_ERR_INVALID, "eph_collect called from a batch finaliser");
     return EPH_ERR_INVALID;
   }
   if (kind == EPH_GC_FULL)

@@ -66,6 +66,16 @@ eph_status eph_class_set_compact(eph_heap *h, eph_class_id cls) {
   return EPH_OK;
 }
 
+eph_status eph_class_set_batch_finalizer(eph_heap *h, eph_class_id cls, eph_batch_finalizer_fn fn, void *data) {
+  if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON || !h->classes[cls].compact) {
+    ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not a compact ephemeron class", cls);
+    return EPH_ERR_INVALID;
+  }
+  h->classes[cls].batch_finalizer = fn;
+  h->classes[cls].batch_data = fn ? data : NULL;
+  return EPH_OK;
+}
+
 eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
     ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
@@ -73,6 +83,50 @@ eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
   }
   h->classes[cls].phantom = phantom;
   return EPH_OK;
+}
+
+/* The write barrier for key and value stored into e at once, with
+ * remset.c's add inline while the set has room: a profiler stores into an
+ * ephemeron per sample, and the calls cost 20 instructions a sample on sph. */
+static inline void remember_if_needed(eph_heap *h, eph_value e, eph_value key, eph_value value) {
+  if (!(eph_is_young(h, key) || eph_is_young(h, value)) || eph_is_young(h, e)) return;
+  eph_header *hdr = eph_header_of(e);
+  if (*hdr & EPH_HDR_REMEMBERED) return;
+  if (EPH_LIKELY(h->remset_len < h->remset_cap)) {
+    *hdr |= EPH_HDR_REMEMBERED;
+    h->remset[h->remset_len++] = e;
+  } else {
+    eph_remember_slow(h, e);
+  }
+}
+
+/*
+ * A pretenured ephemeron in old space by a bump of old_top, when the
+ * general slow path (alloc.c) would do nothing else: no collection, stress
+ * mode, full-GC trigger, finaliser, poll or sample point due, no byte
+ * sampling or eden walk to tell, and room in committed old space.  Same
+ * effects as that path otherwise.  The general path cost 160 instructions
+ * an ephemeron more than a young one in bench/ephemeron-cost, as much as
+ * pretenuring saved the scavenger: pretenuring did not pay
+ * (docs/heap.md, "What an ephemeron costs").  EPH_NIL: take the general path.
+ */
+static eph_value alloc_pretenured_quick(eph_heap *h, eph_class_id cls, size_t payload) {
+  size_t total = ephh_object_total(h, payload);
+  bool quiet = !h->in_gc && !h->requested_gc && !h->over_max && !h->params.stress && !h->params.stress_full_every &&
+               h->sample_at_bytes == UINT64_MAX && !ephh_eden_walk_on(h) &&
+               (h->in_observer || h->fast.alloc_countdown > 1) &&
+               !(h->auto_finalize && h->mourn_head < h->mourn.len && !h->running_finalizers) &&
+               !(h->poll_flag && *h->poll_flag) && ephh_old_counted(h) + total <= h->full_threshold &&
+               ephh_old_used(h) + total <= h->old_committed;
+  if (!quiet) return EPH_NIL;
+  char *p = h->old_top;
+  h->old_top += total;
+  eph_value e = ephh_init_object(p, cls, EPH_FORMAT_EPHEMERON, payload, total);
+  h->stats.bytes_allocated_old += total;
+  if (h->in_observer) h->objects_base++; /* counted, no sample point (sample_point.c) */
+  else h->fast.alloc_countdown--;
+  h->fast.site = NULL;
+  return e;
 }
 
 eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
@@ -102,12 +156,19 @@ eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_va
   EPH_ROOT(h, key);
   EPH_ROOT(h, value);
   EPH_LOCAL(h, e);
-  e = pretenure ? eph_alloc_slow(h, cls, EPH_FORMAT_EPHEMERON, payload, true)
-                : eph__alloc(h, cls, EPH_FORMAT_EPHEMERON, payload);
-  if (e != EPH_NIL) {
+  if (!pretenure) e = eph__alloc(h, cls, EPH_FORMAT_EPHEMERON, payload);
+  else if ((e = alloc_pretenured_quick(h, cls, payload)) == EPH_NIL)
+    e = eph_alloc_slow(h, cls, EPH_FORMAT_EPHEMERON, payload, true);
+  if (e != EPH_NIL && EPH_UNLIKELY(eph__fast(h)->store_hook)) { /* a tool watches stores */
     eph_store(h, e, EPH_EPHEMERON_KEY, key);
     eph_store(h, e, EPH_EPHEMERON_VALUE, value);
     if (fixed > EPH_EPHEMERON_FINALIZER) eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)fin));
+  } else if (e != EPH_NIL) { /* a new object: one barrier for both slots */
+    eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+    slot[EPH_EPHEMERON_KEY] = key;
+    slot[EPH_EPHEMERON_VALUE] = value;
+    if (fixed > EPH_EPHEMERON_FINALIZER) slot[EPH_EPHEMERON_FINALIZER] = eph_int((intptr_t)fin);
+    remember_if_needed(h, e, key, value);
   }
   EPH_RETURN(h, e);
 }
@@ -135,7 +196,7 @@ eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_valu
     eph_value *slot = (eph_value *)(e + sizeof(eph_header));
     slot[EPH_EPHEMERON_KEY] = key;
     slot[EPH_EPHEMERON_VALUE] = value;
-    if ((eph_is_young(h, key) || eph_is_young(h, value)) && !eph_is_young(h, e)) eph_remember_slow(h, e);
+    remember_if_needed(h, e, key, value);
   }
   *eph_header_of(e) &= ~EPH_HDR_MOURNED;
   return EPH_OK;
@@ -174,6 +235,27 @@ static const eph_finalizer_entry *finalizer_of(const eph_heap *h, eph_value e) {
   return fin && fin < h->finalizers_len ? &h->finalizers[fin] : NULL;
 }
 
+/* The queued ephemerons from mourn_head on that are of c's class, up to
+ * BATCH_MAX (their headers, just read, stay in the cache for the batch
+ * finaliser), to c's batch finaliser in one call; returns how many.  They
+ * leave the queue first: no collection can run during the call, so they
+ * need no rooting, and the queue is neither moved nor grown. */
+#define BATCH_MAX 256
+static size_t run_batch(eph_heap *h, const eph_class_entry *c) {
+  size_t first = h->mourn_head, end = first + 1, len = h->mourn.len;
+  eph_class_id cls = eph_class_of(h->mourn.items[first]);
+  while (end < len && end - first < BATCH_MAX) {
+    if (end + 8 < len) __builtin_prefetch((const void *)h->mourn.items[end + 8]);
+    if (eph_class_of(h->mourn.items[end]) != cls) break;
+    end++;
+  }
+  h->mourn_head = end;
+  h->in_batch_finalizer = true;
+  c->batch_finalizer(h, h->mourn.items + first, end - first, c->batch_data);
+  h->in_batch_finalizer = false;
+  return end - first;
+}
+
 size_t eph_run_finalizers(eph_heap *h) {
   if (h->running_finalizers || h->in_gc) return 0; /* the outer loop will get to them */
   h->running_finalizers = true;
@@ -187,7 +269,14 @@ size_t eph_run_finalizers(eph_heap *h) {
   size_t height = eph_roots_height(h);
   while (h->mourn_head < h->mourn.len) {
     if (h->mourn_head + 8 < h->mourn.len) __builtin_prefetch((const void *)h->mourn.items[h->mourn_head + 8]);
-    e = h->mourn.items[h->mourn_head++];
+    e = h->mourn.items[h->mourn_head];
+    const eph_class_entry *c = &h->classes[eph_class_of(e)];
+    if (c->batch_finalizer) {
+      ran += run_batch(h, c);
+      eph_roots_reset(h, height);
+      continue;
+    }
+    h->mourn_head++;
     const eph_finalizer_entry *f = finalizer_of(h, e);
     if (f) {
       f->fn(h, e, f->data);

@@ -254,7 +254,7 @@ static void settle_inert(scavenger *s) {
     if (key_reached(s, *key))
       scavenge_slot(s, key);
     else
-      ephh_mourn(s->h, e);
+      ephh_mourn_phantom(s->h, e); /* inert ones are phantoms with a young key */
   }
   v->len = 0;
 }

@@ -124,7 +124,7 @@ typedef struct eph_profiler {
 
   /* finalization mode */
   eph_class_id eph_class;
-  eph_finalizer_id fin, noop_fin;
+  eph_finalizer_id noop_fin;  /* the class's finaliser: its batch finaliser does the work */
   eph_value *chunks;          /* registry chunks, each cell a global root */
   size_t nchunks, chunks_cap;
   size_t cells_used;          /* cells [0, cells_used) hold an ephemeron each */
@@ -136,9 +136,7 @@ typedef struct eph_profiler {
    * (mode_finalization.c); fresh_count bits are set. */
   uint64_t *fresh_bits, *fresh_summary; /* summary: a bit per nonzero word of fresh_bits */
   size_t fresh_words, fresh_count, fresh_cursor;
-  eph_stamp fin_stamp;        /* the last death stamp, reused within a run of finalisers */
-  size_t fin_pending;         /* finalisers pending after the one that took it */
-  unsigned fin_reused;        /* times it was used */
+  eph_stamp fin_stamp;        /* the last death stamp, for up to 32 finalisers of one batch */
   bool stopping;              /* the registry is unrooted for the last GC (prof_fin_mode_before_stop) */
   bool on_signals;            /* SIGINT and SIGTERM stop this profile (signals.c) */
 

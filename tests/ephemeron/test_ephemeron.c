@@ -12,6 +12,7 @@
 
 #include "ephemera/ephemeron.h"
 #include "ephemera/heap.h"
+#include "ephemera/observer.h"
 
 typedef struct fixture {
   eph_heap *h;
@@ -151,6 +152,40 @@ static void test_pretenured_ephemeron_young_key(void **state) {
   assert_int_equal(F.nseen, 1);
   assert_int_equal(F.seen_key_tag[0], 5);
   EPH_UNFRAME(h);
+}
+
+/* Pretenured ephemerons take a quick bump in old space when nothing else
+ * is due (ephemeron.c): they must still count as allocations, reach the
+ * observer at their sample points, and trip the full-GC trigger. */
+static size_t allocs_seen;
+static void count_alloc(void *data, eph_heap *h, eph_value obj) {
+  (void)data;
+  (void)h;
+  if (eph_format_of(obj) == EPH_FORMAT_EPHEMERON) allocs_seen++;
+}
+
+static void test_pretenured_counts_like_any_allocation(void **state) {
+  (void)state;
+  eph_heap *h = F.h;
+  eph_observer obs = {.on_alloc = count_alloc};
+  eph_heap_set_observer(h, &obs);
+  eph_heap_sample_next(h, 3, 0); /* every third allocation is a sample point */
+  allocs_seen = 0;
+  eph_heap_stats before, after;
+  eph_heap_stats_get(h, &before);
+  for (int i = 0; i < 9; i++) ephemeron(eph_int(i), EPH_NIL, true);
+  eph_heap_stats_get(h, &after);
+  assert_int_equal(allocs_seen, 3);
+  assert_int_equal(after.objects_allocated - before.objects_allocated, 9);
+  assert_int_equal(after.bytes_allocated_old - before.bytes_allocated_old, 9 * eph_object_bytes(ephemeron(eph_int(9), EPH_NIL, true)));
+  eph_heap_set_observer(h, NULL);
+
+  /* 40 000 dropped ephemerons (1.6 MB) grow old space well past the
+   * trigger (headroom 256K, ratio 0.33): full GCs must come. */
+  for (int i = 0; i < 40000; i++) ephemeron(eph_int(i), EPH_NIL, true);
+  eph_heap_stats_get(h, &after);
+  assert_true(after.full_gcs >= before.full_gcs + 3);
+  assert_true(after.used < 1024 * 1024);
 }
 
 /* Chains: E1 = (A -> B), E2 = (B -> C).  Dropping A mourns both in the
@@ -504,6 +539,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_dropped_key_is_mourned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_key_keeps_value, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pretenured_ephemeron_young_key, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pretenured_counts_like_any_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_chain_mourned_together, setup, teardown),
       cmocka_unit_test_setup_teardown(test_key_value_cycle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_many_on_one_key, setup, teardown),

@@ -427,6 +427,73 @@ static void test_compact_class(void **state) {
   EPH_UNFRAME(h);
 }
 
+/* Batch finalisers (ephemeron.h): one call per run of a compact class's
+ * queued ephemerons, in queue order, instead of the class's finaliser;
+ * other classes' ephemerons between split the runs; the class's finaliser
+ * comes back when the batch finaliser is removed; no collection inside. */
+static struct {
+  size_t calls, n;
+  eph_value seen[64];
+  eph_status collect_inside;
+  bool alloc_inside_nil;
+} Batch;
+
+static void batch(eph_heap *h, const eph_value *es, size_t n, void *data) {
+  assert_ptr_equal(data, &Batch);
+  Batch.calls++;
+  for (size_t i = 0; i < n; i++) {
+    assert_true(eph_ephemeron_is_mourned(es[i]));
+    assert_true(Batch.n < 64);
+    Batch.seen[Batch.n++] = es[i];
+  }
+  Batch.collect_inside = eph_collect(h, EPH_GC_SCAVENGE);
+  Batch.alloc_inside_nil = eph_alloc_old(h, F.Box, 1) == EPH_NIL;
+}
+
+static void test_batch_finalizer(void **state) {
+  fixture *f = *state;
+  eph_heap *h = f->h;
+  eph_class_id C = eph_class_register(h, "BatchCompact", EPH_FORMAT_EPHEMERON);
+  assert_int_equal(eph_class_set_batch_finalizer(h, F.Eph, batch, &Batch), EPH_ERR_INVALID); /* not compact */
+  assert_int_equal(eph_class_set_batch_finalizer(h, F.Box, batch, &Batch), EPH_ERR_INVALID);
+  assert_int_equal(eph_class_set_compact(h, C), EPH_OK);
+  assert_int_equal(eph_class_set_finalizer(h, C, f->fin), EPH_OK);
+  assert_int_equal(eph_class_set_batch_finalizer(h, C, batch, &Batch), EPH_OK);
+  memset(&Batch, 0, sizeof Batch);
+  EPH_FRAME(h);
+  EPH_LOCAL(h, list); /* the ephemerons, kept in a chain of boxes */
+  EPH_LOCAL(h, e);
+  EPH_LOCAL(h, link);
+  for (int i = 0; i < 6; i++) {
+    /* five of the class, the fourth of another (ordinary) class */
+    e = i == 3 ? ephemeron(F.Eph, box(i), EPH_NIL, true) : eph_ephemeron_new(h, C, box(i), eph_int(i), 0, 0, true);
+    assert_true(e != EPH_NIL);
+    link = eph_alloc(h, F.Box, 2);
+    eph_store(h, link, 0, e);
+    eph_store(h, link, 1, list);
+    list = link;
+  }
+  collect(EPH_GC_SCAVENGE); /* all keys die: mourned in the remembered set's order */
+  /* the batch finaliser saw the five of its class, in two runs around the other */
+  assert_int_equal(Batch.n, 5);
+  assert_int_equal(Batch.calls, 2);
+  assert_int_equal(f->nseen, 1); /* the other, by its own finaliser */
+  assert_int_equal(Batch.collect_inside, EPH_ERR_INVALID);
+  assert_true(Batch.alloc_inside_nil);
+  static const intptr_t order[] = {0, 1, 2, 4, 5}; /* made in that order, pretenured: remembered in it */
+  for (size_t i = 0; i < Batch.n; i++) {
+    assert_int_equal(eph_class_of(Batch.seen[i]), C);
+    assert_int_equal(eph_int_value(eph_ephemeron_value(Batch.seen[i])), order[i]);
+  }
+  /* removed: the class's finaliser again */
+  assert_int_equal(eph_class_set_batch_finalizer(h, C, NULL, NULL), EPH_OK);
+  for (size_t i = 0; i < Batch.n; i++) assert_int_equal(eph_ephemeron_rearm(h, Batch.seen[i], box(9), eph_int(9)), EPH_OK);
+  collect(EPH_GC_SCAVENGE);
+  assert_int_equal(Batch.n, 5);
+  assert_int_equal(f->nseen, 6);
+  EPH_UNFRAME(h);
+}
+
 /* Permanent bytes are left out of the GC-ratio trigger: old objects
  * declared permanent cause no full GC, the same bytes undeclared do. */
 static uint64_t full_gcs_for(bool declare) {
@@ -468,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_churn_stress),
       cmocka_unit_test(test_churn_compact),
       cmocka_unit_test_setup_teardown(test_compact_class, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_batch_finalizer, setup, teardown),
       cmocka_unit_test(test_permanent_bytes_not_counted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
