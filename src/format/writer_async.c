@@ -21,10 +21,11 @@
  * complete chunk; what was still queued is lost, as a writer's unfilled
  * buffer always was.
  *
- * A fork of a writer with a thread (eph_writer_fork) queues its items in a
- * buffer of its own, which grows; eph_writer_join copies them into the
- * parent's queue after the parent's.  Its records are then encoded in the
- * parent's record stream, in the batch the parent had started.
+ * A fork of a writer with a thread (eph_writer_fork) fills batches of its
+ * own, taken from the parent's spares, and keeps the full ones in order;
+ * eph_writer_join queues them all after the parent's.  Its records are
+ * then encoded in the parent's record stream, in the batch the parent had
+ * started.
  */
 #ifndef _GNU_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -41,7 +42,7 @@
 
 #define BATCH_BYTES ((size_t)128 << 10) /* one batch: about 2300 records of a collection */
 #define RING 8                          /* batches queued at most */
-#define SPARES 8                        /* empty batches kept for reuse (more are freed) */
+#define SPARES 32                       /* empty batches kept for reuse (more are freed) */
 
 #if defined(__GNUC__)
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -91,8 +92,11 @@ typedef struct op_event {
 struct ephf_async {
   /* The calling thread's. */
   ephf_buf cur;         /* the batch being filled */
-  bool is_fork;         /* a fork's: cur grows until the join */
+  bool is_fork;         /* a fork's: full batches wait in `held` for the join */
   eph_status status;    /* a fork's: it ran out of memory */
+  ephf_async *pool;     /* a fork's: its parent's queue, whose spares it takes */
+  ephf_buf *held;       /* a fork's full batches, in order */
+  size_t nheld, held_cap;
   size_t writer_memory; /* the writer's buffers at the last wait */
   /* Shared, under mu. */
   pthread_mutex_t mu;
@@ -102,7 +106,7 @@ struct ephf_async {
   unsigned head, count;
   ephf_buf spare[SPARES];
   unsigned nspare;
-  size_t batch_bytes; /* the batches' memory: queued, being written, spare (a fork's own batch is its) */
+  size_t batch_bytes; /* the batches' memory: queued, being written, spare, and the forks' */
   bool busy, stop;
   eph_status thread_status; /* the first error of a queued item not yet reported */
   char thread_error[sizeof ((eph_writer *)0)->error];
@@ -240,15 +244,43 @@ static void hand_over(ephf_async *q) {
   pthread_mutex_unlock(&q->mu);
 }
 
+/* A fork's next batch: its full one joins those it holds, and it takes a
+ * spare of the parent's or a new one (every item fits a batch); false
+ * when memory runs out. */
+static bool fork_next_batch(ephf_async *q) {
+  if (q->cur.p) {
+    if (q->nheld == q->held_cap) {
+      size_t cap = q->held_cap ? 2 * q->held_cap : 64;
+      ephf_buf *h = realloc(q->held, cap * sizeof *h);
+      if (!h) return false;
+      q->held = h;
+      q->held_cap = cap;
+    }
+    q->held[q->nheld++] = q->cur;
+    q->cur = (ephf_buf){0};
+  }
+  ephf_async *pool = q->pool;
+  pthread_mutex_lock(&pool->mu);
+  if (pool->nspare) {
+    q->cur = pool->spare[--pool->nspare];
+  } else if ((q->cur.p = malloc(BATCH_BYTES)) != NULL) {
+    q->cur.cap = BATCH_BYTES;
+    pool->batch_bytes += BATCH_BYTES;
+  }
+  pthread_mutex_unlock(&pool->mu);
+  return q->cur.p != NULL;
+}
+
 /* Room for an item of n bytes: the parent hands its full batch over, a
- * fork grows its own; false only when a fork runs out of memory. */
+ * fork starts another; false only when a fork runs out of memory. */
 static __attribute__((noinline)) bool make_room(ephf_async *q, size_t n) {
+  (void)n; /* every item is far smaller than a batch */
   if (!q->is_fork) {
     hand_over(q);
     return true;
   }
   if (q->status != EPH_OK) return false;
-  if (!ephf_buf_reserve(&q->cur, n < BATCH_BYTES ? BATCH_BYTES : n)) {
+  if (!fork_next_batch(q)) {
     q->status = EPH_ERR_NOMEM;
     return false;
   }
@@ -300,16 +332,42 @@ static void stop_thread(ephf_async *q) {
   q->has_thread = false;
 }
 
+/* Gives a fork's batches back to its parent's pool (or frees them). */
+static void fork_release(ephf_async *q) {
+  ephf_async *pool = q->pool;
+  pthread_mutex_lock(&pool->mu);
+  for (size_t i = 0; i <= q->nheld; i++) {
+    ephf_buf *b = i < q->nheld ? &q->held[i] : &q->cur;
+    if (!b->p) continue;
+    b->len = 0;
+    if (pool->nspare < SPARES) {
+      pool->spare[pool->nspare++] = *b;
+    } else {
+      free(b->p);
+      pool->batch_bytes -= b->cap;
+    }
+    *b = (ephf_buf){0};
+  }
+  q->nheld = 0;
+  pthread_mutex_unlock(&pool->mu);
+}
+
 void ephf_async_free(eph_writer *w) {
   ephf_async *q = w->q;
   if (!q) return;
-  if (!q->is_fork) {
-    stop_thread(q); /* writes what was queued first */
-    for (unsigned i = 0; i < q->nspare; i++) free(q->spare[i].p);
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->work);
-    pthread_cond_destroy(&q->done);
+  if (q->is_fork) { /* its parent may be gone already (the profiler closes forks last): no pool */
+    for (size_t i = 0; i < q->nheld; i++) free(q->held[i].p);
+    free(q->held);
+    free(q->cur.p);
+    free(q);
+    w->q = NULL;
+    return;
   }
+  stop_thread(q); /* writes what was queued first */
+  for (unsigned i = 0; i < q->nspare; i++) free(q->spare[i].p);
+  pthread_mutex_destroy(&q->mu);
+  pthread_cond_destroy(&q->work);
+  pthread_cond_destroy(&q->done);
   free(q->cur.p);
   free(q);
   w->q = NULL;
@@ -351,6 +409,7 @@ bool ephf_async_fork(eph_writer *f) {
   ephf_async *q = calloc(1, sizeof *q);
   if (!q) return false;
   q->is_fork = true;
+  q->pool = f->parent->q;
   f->q = q;
   return true;
 }
@@ -359,29 +418,37 @@ eph_status ephf_async_join(eph_writer *f) {
   ephf_async *fq = f->q;
   eph_writer *w = f->parent;
   if (fq->status != EPH_OK) { /* the fork's records are lost: the file would lack them */
+    fork_release(fq);
     ephf_async_wait(w);
     if (!w->failed) {
       w->failed = fq->status;
       ephf_writer_fail(w, w->failed, "out of memory holding a forked record stream of %s", w->path);
     }
     fq->status = EPH_OK;
-    fq->cur.len = 0;
     return w->failed;
   }
-  if (!fq->cur.len) return EPH_OK;
-  /* The fork's batch itself goes into the ring, after the parent's so
-   * far, and the fork takes a spare: no copy. */
+  if (!fq->nheld && !fq->cur.len) return EPH_OK;
+  /* The fork's batches themselves go into the ring, after the parent's
+   * so far: no copy.  The fork keeps no batch (it takes a spare when it
+   * next writes). */
   ephf_async *q = w->q;
   pthread_mutex_lock(&q->mu);
   if (q->cur.len) {
     enqueue(q, &q->cur);
     take_empty(q, &q->cur);
   }
-  q->batch_bytes += fq->cur.cap;
-  enqueue(q, &fq->cur);
-  if (q->nspare) {
-    fq->cur = q->spare[--q->nspare];
-    q->batch_bytes -= fq->cur.cap;
+  for (size_t i = 0; i < fq->nheld; i++) enqueue(q, &fq->held[i]);
+  fq->nheld = 0;
+  if (fq->cur.len) {
+    enqueue(q, &fq->cur);
+  } else if (fq->cur.p) { /* an empty batch: a spare again */
+    if (q->nspare < SPARES) {
+      q->spare[q->nspare++] = fq->cur;
+    } else {
+      free(fq->cur.p);
+      q->batch_bytes -= fq->cur.cap;
+    }
+    fq->cur = (ephf_buf){0};
   }
   pthread_mutex_unlock(&q->mu);
   return EPH_OK;
@@ -389,7 +456,7 @@ eph_status ephf_async_join(eph_writer *f) {
 
 size_t ephf_async_memory(const eph_writer *w) {
   ephf_async *q = w->q;
-  if (q->is_fork) return sizeof *w + sizeof *q + q->cur.cap;
+  if (q->is_fork) return sizeof *w + sizeof *q + q->held_cap * sizeof *q->held; /* its batches are the pool's */
   pthread_mutex_lock(&q->mu);
   size_t batches = q->batch_bytes;
   pthread_mutex_unlock(&q->mu);
