@@ -175,6 +175,7 @@ static eph_status put_strings(eph_writer *w, int which, const char *s1, const ch
 }
 
 static void free_writer(eph_writer *w) {
+  ephf_async_free(w);
   if (w->z_ready) deflateEnd(&w->z);
   ephf_buf_free(&w->zout);
   for (int i = 0; i < NBUF; i++) ephf_buf_free(&w->buf[i]);
@@ -318,7 +319,17 @@ static bool set_bit(uint64_t **bits, size_t *words, uint32_t id) {
 
 static void clear_bit(uint64_t *bits, uint32_t id) { bits[id >> 6] &= ~((uint64_t)1 << (id & 63)); }
 
+/* After the writer's thread is done with what was queued before (if it
+ * has one): a table entry goes before the records that name it. */
+static eph_status class_now(eph_writer *w, uint32_t id, const char *name);
+
 eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
+  eph_status pending = w ? ephf_async_wait(w) : EPH_OK;
+  eph_status st = class_now(w, id, name);
+  return st != EPH_OK ? st : pending;
+}
+
+static eph_status class_now(eph_writer *w, uint32_t id, const char *name) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (w->parent) return ephf_writer_fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "classes");
@@ -346,7 +357,17 @@ eph_status eph_writer_class(eph_writer *w, uint32_t id, const char *name) {
   return EPH_OK;
 }
 
+/* After the writer's thread is done with what was queued before (if it
+ * has one): a table entry goes before the records that name it. */
+static eph_status site_now(eph_writer *w, uint32_t id, const char *file, int line, const char *function);
+
 eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int line, const char *function) {
+  eph_status pending = w ? ephf_async_wait(w) : EPH_OK;
+  eph_status st = site_now(w, id, file, line, function);
+  return st != EPH_OK ? st : pending;
+}
+
+static eph_status site_now(eph_writer *w, uint32_t id, const char *file, int line, const char *function) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (w->parent) return ephf_writer_fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "sites");
@@ -381,7 +402,17 @@ eph_status eph_writer_site(eph_writer *w, uint32_t id, const char *file, int lin
   return EPH_OK;
 }
 
+/* After the writer's thread is done with what was queued before (if it
+ * has one): a table entry goes before the records that name it. */
+static eph_status stack_now(eph_writer *w, uint32_t site_id, const uint32_t *callers, size_t ncallers);
+
 eph_status eph_writer_stack(eph_writer *w, uint32_t site_id, const uint32_t *callers, size_t ncallers) {
+  eph_status pending = w ? ephf_async_wait(w) : EPH_OK;
+  eph_status st = stack_now(w, site_id, callers, ncallers);
+  return st != EPH_OK ? st : pending;
+}
+
+static eph_status stack_now(eph_writer *w, uint32_t site_id, const uint32_t *callers, size_t ncallers) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (w->parent) return ephf_writer_fail(w, EPH_ERR_INVALID, "a forked writer declares no %s (its parent does)", "stacks");
@@ -418,7 +449,7 @@ eph_status eph_writer_stack(eph_writer *w, uint32_t site_id, const uint32_t *cal
   return item_done(w, B_STACKS);
 }
 
-eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
+eph_status ephf_gc_now(eph_writer *w, const eph_gc_event *ev) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (!ev) return ephf_writer_fail(w, EPH_ERR_INVALID, "eph_writer_gc: no event");
@@ -446,7 +477,7 @@ eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
   return item_done(w, B_GCS);
 }
 
-eph_status eph_writer_event(eph_writer *w, const eph_event *ev) {
+eph_status ephf_event_now(eph_writer *w, const eph_event *ev) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (!ev) return ephf_writer_fail(w, EPH_ERR_INVALID, "eph_writer_event: no event");
@@ -482,7 +513,9 @@ eph_status eph_writer_event(eph_writer *w, const eph_event *ev) {
 
 eph_status eph_writer_flush(eph_writer *w) {
   if (!w) return EPH_ERR_INVALID;
+  eph_status pending = ephf_async_wait(w);
   if (w->failed) return w->failed;
+  if (pending != EPH_OK) return pending;
   eph_status st = write_buf(w, B_CLASSES);
   if (st == EPH_OK) st = write_buf(w, B_SITES);
   if (st == EPH_OK) st = write_buf(w, B_STACKS);
@@ -498,6 +531,8 @@ eph_status eph_writer_close(eph_writer *w, const eph_totals *totals) {
     free_writer(w);
     return EPH_OK;
   }
+  eph_status pending = ephf_async_wait(w); /* the first error the writer's thread met, not yet reported */
+  ephf_async_free(w);                     /* the thread ends: what follows is this thread's */
   eph_totals zero;
   if (!totals) {
     memset(&zero, 0, sizeof zero);
@@ -513,6 +548,7 @@ eph_status eph_writer_close(eph_writer *w, const eph_totals *totals) {
     st = write_buf(w, B_CLOSE);
   }
   if (close(w->fd) != 0 && st == EPH_OK) st = io_fail(w, "close", errno);
+  if (st == EPH_OK) st = pending;
   close_error[0] = 0;
   if (st != EPH_OK) snprintf(close_error, sizeof close_error, "%s", w->error);
   free_writer(w);
@@ -523,6 +559,7 @@ const char *eph_writer_error(const eph_writer *w) { return w ? w->error : close_
 
 size_t eph_writer_memory(const eph_writer *w) {
   if (!w) return 0;
+  if (w->q) return ephf_async_memory(w);
   size_t n = sizeof *w + w->zout.cap + w->spool.cap;
   for (int i = 0; i < NBUF; i++) n += w->buf[i].cap;
   return n;
@@ -542,12 +579,16 @@ eph_writer *eph_writer_fork(eph_writer *parent) {
     free_writer(f);
     return NULL;
   }
+  if (parent->q && !ephf_async_fork(f)) {
+    free_writer(f);
+    return NULL;
+  }
   eph_writer_fork_sync(f);
   return f;
 }
 
 void eph_writer_fork_sync(eph_writer *f) {
-  if (!f || !f->parent) return;
+  if (!f || !f->parent || f->q) return; /* a queued fork checks nothing: the writer's thread does */
   const eph_writer *w = f->parent;
   f->class_bits = w->class_bits;
   f->class_words = w->class_words;
@@ -559,6 +600,7 @@ void eph_writer_fork_sync(eph_writer *f) {
 
 eph_status eph_writer_join(eph_writer *f) {
   if (!f || !f->parent) return EPH_ERR_INVALID;
+  if (f->q) return ephf_async_join(f);
   eph_writer *w = f->parent;
   eph_status st = f->failed ? f->failed : write_buf(f, B_RECORDS); /* the last chunk, into the spool */
   if (st != EPH_OK) {

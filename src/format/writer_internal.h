@@ -25,6 +25,8 @@ typedef struct site_def {
   int line;
 } site_def;
 
+typedef struct ephf_async ephf_async; /* writer_async.c */
+
 struct eph_writer {
   int fd;
   char *path;
@@ -64,7 +66,43 @@ struct eph_writer {
   /* Declared stacks: callers per site id (ncallers 0: none yet). */
   eph_stack_entry *stacks;
   size_t stacks_cap;
+  /* Not NULL: records, GC events and trace events are queued (a writer
+   * with its own thread, or a fork of one: writer_async.c).  Everything
+   * above then belongs to the writer's thread between two waits
+   * (ephf_async_wait), and the calling thread uses only `q`. */
+  ephf_async *q;
 };
+
+/* The encoders of writer_records.c and writer.c, which the public entry
+ * points (writer_async.c) call at once when the writer has no thread, and
+ * the writer's thread calls for queued items.  They check their arguments
+ * as the public functions document. */
+eph_status ephf_record_now(eph_writer *w, const eph_record *r);
+eph_status ephf_record_to_death_now(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
+                                    const eph_stamp *birth, const eph_stamp *death, unsigned death_kind);
+void ephf_batch_now(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
+eph_status ephf_batch_record_now(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
+                                 const eph_stamp *birth, bool until_birth);
+eph_status ephf_gc_now(eph_writer *w, const eph_gc_event *ev);
+eph_status ephf_event_now(eph_writer *w, const eph_event *ev);
+
+/*
+ * A writer with a queue (w->q): hands the batch being filled to the
+ * thread and waits until the thread has written everything queued, so
+ * that the caller may use w's state directly.  Returns the first error
+ * the thread met (EPH_OK if none), with its message in w->error.  No-op
+ * (EPH_OK) for a writer without a queue.
+ */
+eph_status ephf_async_wait(eph_writer *w);
+/* Ends w's thread after ephf_async_wait and frees w->q (close, fork close). */
+void ephf_async_free(eph_writer *w);
+/* A fork of a writer with a thread: its records are kept as queued items
+ * until the join (false: out of memory). */
+bool ephf_async_fork(eph_writer *fork);
+/* Moves a queued fork's items to its parent's queue, after the parent's. */
+eph_status ephf_async_join(eph_writer *fork);
+/* The queue's memory (batches and the writer's buffers at the last wait). */
+size_t ephf_async_memory(const eph_writer *w);
 
 /* Sets w's error message; returns st (the writer stays usable unless the
  * caller also sets w->failed). */

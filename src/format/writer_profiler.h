@@ -54,7 +54,23 @@ void eph_writer_fork_sync(eph_writer *fork);
 /* An error the fork met (out of memory) fails the parent for good. */
 eph_status eph_writer_join(eph_writer *fork);
 
-/* Bytes the writer holds in its buffers (not its tables' strings). */
+/*
+ * Gives w a thread of its own (writer_async.c): from now on records, GC
+ * events and trace events are copied into an in-memory batch, and the
+ * thread encodes, checksums, compresses and writes full batches; the other
+ * calls wait until the thread has written what was queued before them.
+ * Call it before any eph_writer_fork.  An error of a queued item is
+ * returned by the next call that waits (declaring a table entry, a join,
+ * a flush, the close), with its message in eph_writer_error.  Returns
+ * EPH_OK, EPH_ERR_NOMEM or EPH_ERR_IO (the thread could not start: w
+ * stays a writer without a thread and usable).
+ */
+eph_status eph_writer_start_thread(eph_writer *w);
+/* Whether w writes on a thread of its own. */
+bool eph_writer_has_thread(const eph_writer *w);
+
+/* Bytes the writer holds in its buffers (not its tables' strings); with a
+ * thread, its queue and its buffers as of the last wait. */
 size_t eph_writer_memory(const eph_writer *w);
 
 #endif /* EPH_WRITER_PROFILER_H */

@@ -1,8 +1,10 @@
 /*
  * writer_records.c — encoding records into the writer's records buffer
- * (docs/eph-format.md §9): eph_writer_record, and the profiler's cheaper
+ * (docs/eph-format.md §5.4): eph_writer_record, and the profiler's cheaper
  * forms (writer_profiler.h) for records found dead together and for exact
- * lifetimes.  Each record is coded against the chunk's record context
+ * lifetimes.  These are the `_now` forms: the public entry points
+ * (writer_async.c) call them at once, or queue the record for the writer's
+ * thread, which calls them.  Each record is coded against the chunk's record context
  * (the previous record, a small cache of class/site/size) so that the
  * usual record is a few bytes; the framing is writer.c's.  The mirror of
  * decode.c's record decoding.
@@ -136,7 +138,7 @@ static inline __attribute__((always_inline)) uint8_t *w_death(uint8_t *p, unsign
  * the context (the previous record of the chunk, reset with each chunk):
  * docs/eph-format.md §5.4 has the layout and the writer's choices.
  */
-eph_status eph_writer_record(eph_writer *w, const eph_record *r) {
+eph_status ephf_record_now(eph_writer *w, const eph_record *r) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
   if (!r) return ephf_writer_fail(w, EPH_ERR_INVALID, "eph_writer_record: no record");
@@ -213,10 +215,10 @@ __attribute__((noinline)) static eph_status to_death_slow(eph_writer *w, uint32_
                                                           double weight, const eph_stamp *birth,
                                                           const eph_stamp *death, unsigned kind) {
   eph_record r = record_of(cls, site, size, weight, birth, death, death, kind);
-  return eph_writer_record(w, &r);
+  return ephf_record_now(w, &r);
 }
 
-eph_status eph_writer_record_to_death(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
+eph_status ephf_record_to_death_now(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
                                       const eph_stamp *birth, const eph_stamp *death, unsigned kind) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;
@@ -243,7 +245,7 @@ eph_status eph_writer_record_to_death(eph_writer *w, uint32_t cls, uint32_t site
   return end_record(w, p0, p, head);
 }
 
-void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind) {
+void ephf_batch_now(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind) {
   if (!w) return;
   w->batch.death = *death;
   w->batch.alive_until = *alive_until;
@@ -258,7 +260,7 @@ __attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uin
                                     const eph_stamp *birth, bool until_birth) {
   eph_record r = record_of(cls, site, size, weight, birth, &w->batch.death,
                            until_birth ? birth : &w->batch.alive_until, w->batch.kind);
-  eph_status st = eph_writer_record(w, &r);
+  eph_status st = ephf_record_now(w, &r);
   if (st == EPH_OK && w->rec.kind == r.death_kind) { /* still in the chunk it went to */
     w->batch.synced = true;
     w->batch.au_synced = w->batch.au_is_death || stamp_eq(&w->rec.au_base, &w->batch.alive_until);
@@ -273,7 +275,7 @@ __attribute__((noinline)) static eph_status batch_record_slow(eph_writer *w, uin
  * eph_writer_record makes but for AU 2 over 1 when the birth equals the
  * batch's alive_until, both valid.
  */
-eph_status eph_writer_batch_record(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
+eph_status ephf_batch_record_now(eph_writer *w, uint32_t cls, uint32_t site, uint64_t size, double weight,
                                    const eph_stamp *birth, bool until_birth) {
   if (!w) return EPH_ERR_INVALID;
   if (w->failed) return w->failed;

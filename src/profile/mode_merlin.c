@@ -45,6 +45,8 @@ static inline void stamp_max(eph_value o, uint64_t t) {
   if (*w < t) *w = t;
 }
 
+/* Callers on the allocation path test p->spec.trace first: the arguments
+ * (ids read from trailers) cost more than the test when tracing is off. */
 static void trace(eph_profiler *p, eph_event_kind kind, uint64_t time, uint64_t obj, uint64_t a, uint64_t b,
                   uint64_t c) {
   if (!p->spec.trace) return;
@@ -68,7 +70,7 @@ eph_status prof_merlin_mode_start(eph_profiler *p, eph_error *err) {
 static inline void left_root(eph_profiler *p, eph_value was) {
   if (!eph_is_ptr(was)) return;
   stamp_max(was, p->last_check);
-  trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
+  if (EPH_UNLIKELY(p->spec.trace)) trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
 }
 
 /* A root slot's new value, for a simulator that needs the scavenger's root
@@ -76,7 +78,7 @@ static inline void left_root(eph_profiler *p, eph_value was) {
  * among the globals; obj = 0 when the slot holds no object or is gone).
  * `when` is the clock of the allocation that follows (docs/traces.md). */
 static inline void root_slot(eph_profiler *p, uint64_t when, size_t index, unsigned global, eph_value v) {
-  trace(p, EPH_EV_ROOT, when, id_of(v), 2, index, global);
+  if (EPH_UNLIKELY(p->spec.trace)) trace(p, EPH_EV_ROOT, when, id_of(v), 2, index, global);
 }
 
 /* Compares n root slots with the values they held at the last check. */

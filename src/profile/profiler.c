@@ -264,6 +264,16 @@ void eph_profile_caller_pop(eph_heap *h) {
 
 /* --- start and stop ------------------------------------------------------------- */
 
+/* Whether the file is written on a thread of its own (writer_async.c):
+ * where a second CPU is online, unless threads=1 (the profiler then uses
+ * no thread of its own) or EPHEMERA_WRITER_THREAD=0; EPHEMERA_WRITER_THREAD=1
+ * asks for it even on one CPU (tests). */
+static bool writer_thread_wanted(const eph_profile_spec *spec) {
+  const char *env = getenv("EPHEMERA_WRITER_THREAD");
+  if (env && *env) return strcmp(env, "0") != 0;
+  return spec->threads != 1 && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+}
+
 static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char (*buf)[256],
                          const eph_meta_pair *extra, size_t nextra) {
   size_t n = 0;
@@ -331,6 +341,8 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     free(p);
     return err ? err->status : EPH_ERR_INVALID;
   }
+  /* If the thread cannot start, the writer stays usable and writes at once. */
+  if (writer_thread_wanted(spec)) (void)eph_writer_start_thread(p->out);
   prof_clocks_start(p);
   {
     eph_status st = spec->mode == EPH_MODE_MERLIN         ? prof_merlin_mode_start(p, err)

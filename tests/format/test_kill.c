@@ -1,7 +1,8 @@
 /*
  * test_kill.c — a writer killed mid-run (SIGKILL, _exit, or killed from
  * outside at a random moment) leaves a file that loads up to its last
- * complete chunk, holding exactly the records written before it.
+ * complete chunk, holding exactly the records written before it —
+ * also when the writer has its own thread (the *_threaded tests).
  */
 #include <signal.h>
 #include <sys/stat.h>
@@ -9,6 +10,10 @@
 #include <time.h>
 
 #include "format_test.h"
+#include "format/writer_profiler.h"
+
+/* The child's writer has its own thread (writer_async.c). */
+static bool threaded;
 
 /* The i-th record of the child's run. */
 static eph_record nth_record(uint64_t i) {
@@ -40,6 +45,7 @@ static void child(const char *path, how h, bool compress) {
   eph_meta_pair meta[] = {{"runtime", "ephemera"}, {"workload", "kill-test"}};
   eph_writer *w = eph_writer_open(path, meta, 2, compress, &err);
   if (!w) _exit(3);
+  if (threaded && eph_writer_start_thread(w) != EPH_OK) _exit(3);
   if (eph_writer_class(w, 1, "A") || eph_writer_class(w, 2, "B") || eph_writer_class(w, 3, "C")) _exit(4);
   for (uint32_t s = 1; s < 4; s++)
     if (eph_writer_site(w, s, "kill.c", (int)s * 10, "child")) _exit(4);
@@ -172,12 +178,26 @@ static void test_killed_at_random_moments(void **state) {
   }
 }
 
+static void run_threaded(void (*test)(void **), void **state) {
+  threaded = true;
+  test(state);
+  threaded = false;
+}
+static void test_sigkill_after_flushes_threaded(void **state) { run_threaded(test_sigkill_after_flushes, state); }
+static void test_sigkill_after_automatic_flushes_threaded(void **state) {
+  run_threaded(test_sigkill_after_automatic_flushes, state);
+}
+static void test_killed_at_random_moments_threaded(void **state) { run_threaded(test_killed_at_random_moments, state); }
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sigkill_after_flushes),
       cmocka_unit_test(test_exit_after_flushes),
       cmocka_unit_test(test_sigkill_after_automatic_flushes),
       cmocka_unit_test(test_killed_at_random_moments),
+      cmocka_unit_test(test_sigkill_after_flushes_threaded),
+      cmocka_unit_test(test_sigkill_after_automatic_flushes_threaded),
+      cmocka_unit_test(test_killed_at_random_moments_threaded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -126,11 +126,18 @@ static size_t recs_payload_bytes(const char *path) {
   return total;
 }
 
+/* Whether open_declared gives the writer its own thread (the *_threaded tests). */
+static bool threaded;
+
 /* A writer on path with classes 1..300 and sites 1..3 declared. */
 static eph_writer *open_declared(const char *path) {
   eph_error err;
   eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
   assert_non_null(w);
+  if (threaded) {
+    assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+    assert_true(eph_writer_has_thread(w));
+  }
   char cname[16];
   for (uint32_t c = 1; c <= 300; c++) {
     snprintf(cname, sizeof cname, "C%u", (unsigned)c);
@@ -737,6 +744,18 @@ static void test_writer_leaves_vector_state_clean(void **state) {
 #endif
 }
 
+/* The same record streams through the writer's own thread
+ * (writer_async.c): the records read back are the same. */
+static void run_threaded(void (*test)(void **), void **state) {
+  threaded = true;
+  test(state);
+  threaded = false;
+}
+static void test_batches_threaded(void **state) { run_threaded(test_batches_decode_as_records, state); }
+static void test_records_to_death_threaded(void **state) { run_threaded(test_records_to_death, state); }
+static void test_fork_join_order_threaded(void **state) { run_threaded(test_fork_join_order, state); }
+static void test_record_encoding_cases_threaded(void **state) { run_threaded(test_record_encoding_cases, state); }
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_plain),
@@ -744,6 +763,10 @@ int main(void) {
       cmocka_unit_test(test_batches_decode_as_records),
       cmocka_unit_test(test_records_to_death),
       cmocka_unit_test(test_fork_join_order),
+      cmocka_unit_test(test_batches_threaded),
+      cmocka_unit_test(test_records_to_death_threaded),
+      cmocka_unit_test(test_fork_join_order_threaded),
+      cmocka_unit_test(test_record_encoding_cases_threaded),
       cmocka_unit_test(test_roundtrip_compressed),
       cmocka_unit_test(test_roundtrip_extreme),
       cmocka_unit_test(test_profiler_streams_are_small),

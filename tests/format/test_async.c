@@ -1,0 +1,141 @@
+/*
+ * test_async.c — the writer's own thread (src/format/writer_async.c):
+ * the file is byte for byte the one a writer without a thread writes, for
+ * every kind of item, with table entries declared between records and
+ * explicit flushes; errors of queued items come back at the next call
+ * that waits; the queue's memory is counted.
+ */
+#include "format_test.h"
+#include "format/writer_profiler.h"
+
+/* Writes one stream with every kind of queued item between declarations
+ * and flushes: n rounds; a record per round of each profiler form. */
+static void write_stream(const char *path, bool thread, bool compress, size_t n) {
+  eph_error err;
+  eph_meta_pair meta[] = {{"runtime", "ephemera"}};
+  eph_writer *w = eph_writer_open(path, meta, 1, compress, &err);
+  assert_non_null(w);
+  if (thread) assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+  assert_int_equal(eph_writer_has_thread(w), thread);
+  uint64_t rng = 7;
+  eph_stamp birth = {64, 100, 0, 0};
+  uint32_t classes = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t y = sample_rand(&rng);
+    if (i % 5000 == 0) { /* a new class and site mid-stream: declared after the queued records */
+      char name[32];
+      snprintf(name, sizeof name, "Class%u", (unsigned)classes + 1);
+      assert_int_equal(eph_writer_class(w, ++classes, name), EPH_OK);
+      assert_int_equal(eph_writer_site(w, classes, "async.c", (int)classes, "f"), EPH_OK);
+    }
+    uint32_t cls = 1 + (uint32_t)(y % classes), site = 1 + (uint32_t)((y >> 8) % classes);
+    birth.bytes += 16 + (y >> 16) % 64;
+    birth.wall_ns += (y >> 24) % 300;
+    eph_stamp death = {birth.bytes + (y >> 32) % 100000, birth.wall_ns + 5000, birth.scavenges + 1, 0};
+    if (i % 1000 == 0) {
+      eph_writer_batch(w, &death, &birth, EPH_DEATH_SCAVENGE);
+      eph_gc_event ev = {.kind = EPH_GC_SCAVENGE, .index = i / 1000 + 1, .start_ns = birth.wall_ns,
+                         .duration_ns = 1000 + y % 99, .allocated = birth.bytes, .used_before = 4096,
+                         .used_after = 1024};
+      assert_int_equal(eph_writer_gc(w, &ev), EPH_OK);
+      birth.scavenges++;
+    }
+    assert_int_equal(eph_writer_batch_record(w, cls, site, 32, 1.0, &birth, (y >> 40) & 1), EPH_OK);
+    assert_int_equal(eph_writer_record_to_death(w, cls, site, 48, 1.0, &birth, &death, EPH_DEATH_EXACT), EPH_OK);
+    eph_record r = {.id = birth.bytes + 1, .class_id = cls, .site_id = site, .size = 64, .weight = 2.5,
+                    .birth = birth, .death = death, .alive_until = birth, .death_kind = EPH_DEATH_FINALIZED};
+    assert_int_equal(eph_writer_record(w, &r), EPH_OK);
+    eph_event e = {.kind = EPH_EV_ALLOC, .time = birth.bytes, .obj = birth.bytes, .a = cls, .b = 32, .c = site};
+    assert_int_equal(eph_writer_event(w, &e), EPH_OK);
+    if (i % 7000 == 6999) assert_int_equal(eph_writer_flush(w), EPH_OK);
+  }
+  assert_true(eph_writer_memory(w) > 0);
+  eph_totals t = {.wall_ns = birth.wall_ns, .records = 3 * n};
+  assert_int_equal(eph_writer_close(w, &t), EPH_OK);
+}
+
+static void same_bytes(bool compress) {
+  size_t n = 60000;
+  char a[512], b[512];
+  snprintf(a, sizeof a, "%s", tmp_path(compress ? "sync-z.eph" : "sync.eph"));
+  snprintf(b, sizeof b, "%s", tmp_path(compress ? "thread-z.eph" : "thread.eph"));
+  write_stream(a, false, compress, n);
+  write_stream(b, true, compress, n);
+  size_t na, nb;
+  uint8_t *da = sample_read_file(a, &na), *db = sample_read_file(b, &nb);
+  assert_non_null(da);
+  assert_non_null(db);
+  assert_int_equal(na, nb);
+  assert_memory_equal(da, db, na);
+  free(da);
+  free(db);
+  eph_file *p = load_ok(b);
+  assert_true(p->complete);
+  assert_int_equal(p->nrecords, 3 * n);
+  assert_int_equal(p->nevents, n);
+  assert_int_equal(p->ngcs, n / 1000);
+  eph_file_free(p);
+}
+
+static void test_same_bytes(void **state) {
+  (void)state;
+  same_bytes(false);
+}
+
+static void test_same_bytes_compressed(void **state) {
+  (void)state;
+  same_bytes(true);
+}
+
+/* A bad record is accepted by the queue; the writer's thread rejects it,
+ * and the next call that waits (here the close) returns the error with
+ * its message.  The other records are in the file. */
+static void test_error_reported_at_wait(void **state) {
+  (void)state;
+  const char *path = tmp_path("bad.eph");
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+  assert_int_equal(eph_writer_class(w, 1, "A"), EPH_OK);
+  eph_stamp s = {64, 10, 0, 0}, d = {128, 20, 1, 0};
+  assert_int_equal(eph_writer_record_to_death(w, 1, 0, 16, 1.0, &s, &d, EPH_DEATH_EXACT), EPH_OK);
+  assert_int_equal(eph_writer_record_to_death(w, 7, 0, 16, 1.0, &s, &d, EPH_DEATH_EXACT), EPH_OK); /* class 7: undeclared */
+  assert_int_equal(eph_writer_flush(w), EPH_ERR_INVALID);
+  assert_non_null(strstr(eph_writer_error(w), "class 7 was not declared"));
+  assert_int_equal(eph_writer_flush(w), EPH_OK); /* reported once */
+  assert_int_equal(eph_writer_record_to_death(w, 9, 0, 16, 1.0, &s, &d, EPH_DEATH_EXACT), EPH_OK);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_ERR_INVALID);
+  assert_non_null(strstr(eph_writer_error(NULL), "class 9 was not declared"));
+  eph_file *p = load_ok(path);
+  assert_true(p->complete);
+  assert_int_equal(p->nrecords, 1);
+  eph_file_free(p);
+}
+
+/* Starting the thread twice is harmless; a fork gets none. */
+static void test_start_arguments(void **state) {
+  (void)state;
+  assert_int_equal(eph_writer_start_thread(NULL), EPH_ERR_INVALID);
+  eph_error err;
+  eph_writer *w = eph_writer_open(tmp_path("start.eph"), NULL, 0, false, &err);
+  assert_non_null(w);
+  assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+  assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+  eph_writer *f = eph_writer_fork(w);
+  assert_non_null(f);
+  assert_int_equal(eph_writer_start_thread(f), EPH_ERR_INVALID);
+  assert_false(eph_writer_has_thread(f));
+  assert_int_equal(eph_writer_close(f, NULL), EPH_OK);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_same_bytes),
+      cmocka_unit_test(test_same_bytes_compressed),
+      cmocka_unit_test(test_error_reported_at_wait),
+      cmocka_unit_test(test_start_arguments),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
