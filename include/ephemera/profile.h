@@ -48,10 +48,10 @@
  *   out=FILE   pretenure=on|off   compress=on|off   seed=N   classes=A,B,...
  *   granule=K (brute)   trace=on (merlin)   threads=1|2|auto (gc)   stacks=N
  * (a token without '=' after classes= continues the class list).
- * Where a second CPU is online the file is encoded and written on a
- * thread of the profiler's own (all modes); threads=1 or the environment
- * variable EPHEMERA_WRITER_THREAD=0 keeps it on the program's thread
- * (EPHEMERA_WRITER_THREAD=1: the thread even on one CPU).
+ * The file is encoded and written on the program's thread; the environment
+ * variable EPHEMERA_WRITER_THREAD=1 moves that to a thread of the
+ * profiler's own (all modes; slower on the machines measured so far,
+ * docs/gc-mode.md).
  */
 #ifndef EPHEMERA_PROFILE_H
 #define EPHEMERA_PROFILE_H
