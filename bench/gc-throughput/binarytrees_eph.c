@@ -8,6 +8,7 @@
 #include <ephemera/heap.h>
 
 #include "common.h"
+#include "eph_events.h"
 
 enum { LEFT, RIGHT, NODE_SLOTS };
 
@@ -77,19 +78,11 @@ int main(int argc, char **argv) {
 
   eph_heap_stats st;
   eph_heap_stats_get(h, &st);
-  /* objects moved and remembered-set entries scanned, from the event log */
-  size_t nev;
-  const eph_gc_event *ev = eph_heap_events(h, &nev);
-  unsigned long long moved = 0, remset = 0, full_cpu_ns = 0;
-  for (size_t e = 0; e < nev; e++) {
-    moved += ev[e].objects_moved;
-    remset += ev[e].remembered_scanned;
-    if (ev[e].kind == EPH_GC_FULL) full_cpu_ns += ev[e].cpu_ns;
-  }
+  gct_eph_events ev = gct_eph_events_sum(h);
   char info[256];
   snprintf(info, sizeof info, "scavenges=%llu,full=%llu,gc_s=%.3f,gc_cpu_s=%.3f,full_cpu_s=%.3f,objects_moved=%llu,remset_scanned=%llu,bytes_moved=%llu",
            (unsigned long long)st.scavenges,
-           (unsigned long long)st.full_gcs, (double)(st.scavenge_ns + st.full_ns) * 1e-9, (double)st.gc_cpu_ns * 1e-9, (double)full_cpu_ns * 1e-9, moved, remset,
+           (unsigned long long)st.full_gcs, (double)(st.scavenge_ns + st.full_ns) * 1e-9, (double)st.gc_cpu_ns * 1e-9, (double)ev.full_cpu_ns * 1e-9, ev.moved, ev.remset,
            (unsigned long long)(st.bytes_copied + st.bytes_promoted));
   gct_report(&timer, info);
   if (verbose) eph_heap_stats_print(h, stderr);

@@ -13,6 +13,7 @@
 #include <ephemera/heap.h>
 
 #include "common.h"
+#include "eph_events.h"
 
 #ifdef GCT_NODE_32
 enum { LEFT, RIGHT, FIELD_IJ, NODE_SLOTS };
@@ -152,22 +153,14 @@ int main(int argc, char **argv) {
 
   eph_heap_stats st;
   eph_heap_stats_get(h, &st);
-  /* objects moved and remembered-set entries scanned, from the event log */
-  size_t nev;
-  const eph_gc_event *ev = eph_heap_events(h, &nev);
-  unsigned long long moved = 0, remset = 0, full_cpu_ns = 0;
-  for (size_t e = 0; e < nev; e++) {
-    moved += ev[e].objects_moved;
-    remset += ev[e].remembered_scanned;
-    if (ev[e].kind == EPH_GC_FULL) full_cpu_ns += ev[e].cpu_ns;
-  }
+  gct_eph_events ev = gct_eph_events_sum(h);
   char info[256];
   snprintf(info, sizeof info,
            "scavenges=%llu,full=%llu,gc_s=%.3f,gc_cpu_s=%.3f,full_cpu_s=%.3f,node_bytes=%ld,alloc_mb=%.1f,objects=%llu,copied_mb=%.1f,promoted_mb=%.1f,objects_moved=%llu,remset_scanned=%llu",
            (unsigned long long)st.scavenges, (unsigned long long)st.full_gcs, (double)(st.scavenge_ns + st.full_ns) * 1e-9,
-           (double)st.gc_cpu_ns * 1e-9, (double)full_cpu_ns * 1e-9, (long)sizeof(eph_header) + NODE_SLOTS * (long)sizeof(eph_value),
+           (double)st.gc_cpu_ns * 1e-9, (double)ev.full_cpu_ns * 1e-9, (long)sizeof(eph_header) + NODE_SLOTS * (long)sizeof(eph_value),
            (double)st.bytes_allocated / 1048576.0, (unsigned long long)st.objects_allocated,
-           (double)st.bytes_copied / 1048576.0, (double)st.bytes_promoted / 1048576.0, moved, remset);
+           (double)st.bytes_copied / 1048576.0, (double)st.bytes_promoted / 1048576.0, ev.moved, ev.remset);
   gct_report(&timer, info);
   if (verbose) eph_heap_stats_print(h, stderr);
   eph_heap_free(h);
