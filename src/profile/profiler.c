@@ -269,8 +269,7 @@ void eph_profile_caller_pop(eph_heap *h) {
  * it makes the run slower, not faster (DataFrame at 100 %: 4.30 s against
  * 3.65 s, docs/gc-mode.md): copying each record for the thread and
  * sharing its batches across CPUs costs more than encoding it here. */
-static bool writer_thread_wanted(const eph_profile_spec *spec) {
-  (void)spec;
+static bool writer_thread_wanted(void) {
   const char *env = getenv("EPHEMERA_WRITER_THREAD");
   return env && *env && strcmp(env, "0") != 0;
 }
@@ -343,7 +342,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     return err ? err->status : EPH_ERR_INVALID;
   }
   /* If the thread cannot start, the writer stays usable and writes at once. */
-  if (writer_thread_wanted(spec)) (void)eph_writer_start_thread(p->out);
+  if (writer_thread_wanted()) (void)eph_writer_start_thread(p->out);
   prof_clocks_start(p);
   {
     eph_status st = spec->mode == EPH_MODE_MERLIN         ? prof_merlin_mode_start(p, err)
