@@ -67,6 +67,8 @@ typedef struct spur {
   uint8_t *remembered;     /* 1: in the remembered set; 2: only inside write_barrier, a candidate */
   size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
   simvec past, future, remset, live, marked;
+  uint32_t *cursor;        /* per slot: 1 + where slot_value_multi last found its value; 0 unknown */
+  simvec cursored;         /* the slots whose cursor is set (zeroed again by scratch_give) */
   sim_oldvec old;
   size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
   uint64_t store_bound;    /* the stores made so far: ranks below this */
@@ -195,7 +197,7 @@ static inline void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
     s->space[o] = (uint8_t)((b & SPECIAL) | (special ? SPECIAL : 0) | age << AGE_SHIFT | SP_OLD);
     sim_space_alloc_gc(&s->sp, &s->r, bytes);
     sim_space_old_push(&s->r, &s->old, o);
-    if (s->space[o] & SPECIAL) became_old(s, o);
+    /* became_old() if special: after the scan (promoted_stores). */
     s->r.cur.promoted += bytes;
     if (special) s->r.res->bytes_overflowed += bytes;
   } else {
@@ -207,24 +209,39 @@ static inline void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
 }
 
 /* slot_value for a slot stored into several times: the last store below
- * store_bound, by binary search (the first is below it). */
-static uint32_t slot_value_multi(const spur *s, uint64_t g) {
+ * store_bound (the first is below it).  store_bound only grows during a
+ * run, so the search gallops on from where the slot's last one ended
+ * (s->cursor, when there is one): a slot stored into at every step of the
+ * program costs a few probes per scan, not a search over all its stores. */
+static uint32_t slot_value_multi(spur *s, uint64_t g) {
   const eph_sim_input *in = s->r.in;
   const sim_store *st = in->slot_stores;
-  uint64_t a = in->slot_store_start[g], b = in->slot_store_start[g + 1];
+  uint64_t first = in->slot_store_start[g], b = in->slot_store_start[g + 1];
   if (st[b - 1].seq < s->store_bound) return st[b - 1].target;
-  b--; /* st[a] made, st[b] not yet */
+  uint64_t a = first; /* st[a] made, st[b - 1] not yet */
+  if (s->cursor) {
+    if (s->cursor[g]) a = first + s->cursor[g] - 1;
+    else simvec_push(&s->r, &s->cursored, (uint32_t)g);
+  }
+  uint64_t step = 1; /* gallop: st[a] made; find a b with st[b] not made */
+  while (a + step < b - 1 && st[a + step].seq < s->store_bound) {
+    a += step;
+    step *= 2;
+  }
+  if (a + step < b) b = a + step;
+  else b--;
   while (b - a > 1) {
     uint64_t mid = a + (b - a) / 2;
     if (st[mid].seq < s->store_bound) a = mid;
     else b = mid;
   }
+  if (s->cursor) s->cursor[g] = (uint32_t)(a - first + 1);
   return st[a].target;
 }
 
 /* Slot g's value now: the last store into it below store_bound.  Most
  * slots are stored into once (in->slot_one says so, and with what). */
-static inline uint32_t slot_value(const spur *s, uint64_t g) {
+static inline uint32_t slot_value(spur *s, uint64_t g) {
   sim_store one = s->r.in->slot_one[g];
   if (one.seq >= s->store_bound) return SIM_NONE; /* not stored into yet */
   return one.target != SIM_MULTI ? one.target : slot_value_multi(s, g);
@@ -305,13 +322,32 @@ static void find_live_eden(spur *s) {
   }
 }
 
+/* became_old() for the objects this collection tenured by overflow, old
+ * space's entries from `from` on.  Done after the scan, in one pass that
+ * fetches each object's store tables ahead: they miss the cache, and the
+ * barrier's heap does not depend on the order of its pushes. */
+static void promoted_stores(spur *s, size_t from) {
+  const eph_sim_input *in = s->r.in;
+  if (!in->stores) return;
+  enum { AHEAD = 8 };
+  for (size_t i = from; i < s->old.len; i++) {
+    if (i + AHEAD < s->old.len) {
+      uint32_t next = s->old.v[i + AHEAD].o;
+      __builtin_prefetch(&in->obj_young_bytes_min[next]);
+      __builtin_prefetch(&in->store_start[next]);
+    }
+    uint32_t o = s->old.v[i].o;
+    if (is_special(s, o)) became_old(s, o);
+  }
+}
+
 /* scavenge.c ephh_evacuate_young */
 static void evacuate_young(spur *s, bool tenure_all) {
   unsigned tenure_age = tenure_all ? 0 : (unsigned)s->p->tenure_age;
   uint64_t t = s->r.clock;
   s->future.len = 0;
   s->future_used = 0;
-  size_t old_scan = s->old.len;
+  size_t old_scan = s->old.len, old_scan_from = old_scan;
   s->r.cur.remembered_scanned = s->remset.len;
   if (s->r.in->root_start) {
     /* Roots, in the scavenger's order (roots.c). */
@@ -351,6 +387,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
       if (scan_object(s, o, tenure_age) && !s->remembered[o]) remset_add(s, o);
     }
   }
+  promoted_stores(s, old_scan_from);
   /* rebuild_remembered_set: keep those still pointing into new space. */
   size_t keep = 0;
   for (size_t i = 0; i < s->remset.len; i++) {
@@ -569,12 +606,14 @@ static size_t run_program(spur *s) {
  * next (sim_internal.h). */
 struct spur_scratch {
   uint8_t *space, *remembered;
+  uint32_t *cursor; /* NULL when the trace has too many slots to number in 32 bits */
 };
 
 void sim_spur_scratch_free(struct spur_scratch *x) {
   if (!x) return;
   free(x->space);
   free(x->remembered);
+  free(x->cursor);
   free(x);
 }
 
@@ -585,11 +624,13 @@ static struct spur_scratch *scratch_take(const eph_sim_input *in) {
   struct spur_scratch *x = atomic_exchange(&cache->spur_scratch, NULL);
   if (x) return x;
   size_t n = in->n ? in->n : 1;
-  x = malloc(sizeof *x);
+  x = calloc(1, sizeof *x);
   if (!x) return NULL;
   x->space = calloc(n, 1);
   x->remembered = calloc(n, 1);
-  if (!x->space || !x->remembered) {
+  bool cursors = in->slot_one && in->nslots < UINT32_MAX;
+  if (cursors) x->cursor = calloc(in->nslots, sizeof *x->cursor); /* pages touched only by multi-store slots */
+  if (!x->space || !x->remembered || (cursors && !x->cursor)) {
     sim_spur_scratch_free(x);
     return NULL;
   }
@@ -619,6 +660,7 @@ static void scratch_give(spur *s, struct spur_scratch *x) {
   for (size_t i = 0; i < s->old.len; i++) x->space[s->old.v[i].o] = 0;
   for (size_t i = 0; i < s->remset.len; i++) x->remembered[s->remset.v[i]] = 0;
   for (size_t i = 0; i < s->nadded; i++) x->remembered[s->added[i].o] = 0;
+  for (size_t i = 0; i < s->cursored.len; i++) x->cursor[s->cursored.v[i]] = 0;
   scratch_put(s->r.in, x);
 }
 
@@ -628,6 +670,7 @@ bool sim_spur_scratch_clean(const eph_sim_input *in) {
   if (!x) return true;
   bool clean = true;
   for (size_t i = 0; i < in->n && clean; i++) clean = !x->space[i] && !x->remembered[i];
+  for (uint64_t g = 0; x->cursor && g < in->nslots && clean; g++) clean = !x->cursor[g];
   scratch_put(in, x);
   return clean;
 }
@@ -641,6 +684,7 @@ static void spur_free(spur *s, struct spur_scratch *x) {
   free(s->remset.v);
   free(s->live.v);
   free(s->marked.v);
+  free(s->cursored.v);
   free(s->heap);
   free(s->added);
   sim_run_free(&s->r);
@@ -666,6 +710,7 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
   if (x) {
     s.space = x->space;
     s.remembered = x->remembered;
+    s.cursor = x->cursor;
   }
   s.mark = in->root_start ? NULL : calloc(in->n ? in->n : 1, 1);
   s.graph = in->ops != NULL;
