@@ -4,6 +4,7 @@
  * the best measured configuration and explain it.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,11 +42,6 @@ static eph_status profile_target(const eph_tune_request *req, const char *path, 
 
 /* Whether two simulations look the same (same work, same memory): verifying
  * both would waste a run. */
-static bool same_outcome(const eph_tune_sim *a, const eph_tune_sim *b) {
-  return a->scavenges == b->scavenges && a->full_gcs == b->full_gcs && fabs(a->peak_heap - b->peak_heap) < 1 &&
-         fabs(a->copied - b->copied) < 1;
-}
-
 /* a / b, 0 when b is not positive (printed as 0.00x rather than inf). */
 static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
@@ -103,7 +99,7 @@ static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in,
   size_t n = 1, r = 0;
   for (; r < feasible && n < limit + 1; r++) {
     bool dup = false;
-    for (size_t k = 0; k < n && !dup; k++) dup = order[r] == which[k] || same_outcome(&sims[order[r]], &sims[which[k]]);
+    for (size_t k = 0; k < n && !dup; k++) dup = order[r] == which[k] || tune_same_outcome(&sims[order[r]], &sims[which[k]]);
     if (!dup) which[n++] = order[r];
   }
   st = tune_refine(in, &cm, sims, which + 1, n - 1, sim_gc + 1, err);
@@ -225,29 +221,31 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     fprintf(out, "  simulator  not used (%s): the model's ranking stands\n", sim_err.message);
   }
 
-  /* 4. The top few, measured (skipping lookalikes and the default).  The
-   * model is least sure of what another eden costs the mutator (a bigger
-   * one falls out of the caches: on gcbench an eden of 32M instead of 15M
-   * costs the mutator 0.2 s of 0.5, which no collection statistic shows),
-   * so measurement decides that: first the best that keeps the default's
-   * eden (its mutator is the default's), then one per eden size, then the
-   * rest in order. */
+  /* 4. A few, measured: measurement chooses the eden size, the model the
+   * other parameters at each (verify_order.c). */
   int nv = 1;
-  for (int pass = 0; pass < 3; pass++)
-    for (size_t r = 0; r < feasible && nv < verify; r++) {
-      size_t i = order[r];
-      bool skip = pass == 0 && grid[i].eden != grid[0].eden;
-      for (int k = 0; k < nv && !skip; k++)
-        skip = i == verified[k] || same_outcome(&sims[i], &sims[verified[k]]) ||
-               (pass == 1 && k > 0 && grid[i].eden == grid[verified[k]].eden);
-      if (skip) continue;
-      char gc[160];
-      eph_tune_config_format(&grid[i], gc, sizeof gc);
-      st = eph_tune_measure(t, gc, inv, &meas[nv], err);
-      if (st != EPH_OK) goto done;
-      verified[nv++] = i;
-      if (pass == 0) break; /* one that keeps the default's eden */
+  double *score = calloc((size_t)verify, sizeof *score);
+  if (!score) {
+    st = EPH_ERR_NOMEM;
+    eph_error_fill(err, st, "out of memory for the verification");
+    goto done;
+  }
+  score[0] = eph_tune_score(&req->objective, meas[0].mean_s, meas[0].peak_heap);
+  while (nv < verify) {
+    tune_verify_state vs = {grid, sims, order, feasible, verified, score, nv};
+    size_t i = tune_next_to_verify(&vs);
+    if (i == SIZE_MAX) break;
+    char gc[160];
+    eph_tune_config_format(&grid[i], gc, sizeof gc);
+    st = eph_tune_measure(t, gc, inv, &meas[nv], err);
+    if (st != EPH_OK) {
+      free(score);
+      goto done;
     }
+    score[nv] = eph_tune_score(&req->objective, meas[nv].mean_s, meas[nv].peak_heap);
+    verified[nv++] = i;
+  }
+  free(score);
 
   /* 5. The best measured. */
   int best = 0;

@@ -52,4 +52,28 @@ eph_status tune_refine(const eph_sim_input *in, const eph_sim_costmodel *cm, eph
  */
 size_t tune_thin_records(eph_file *p, size_t max_records);
 
+/* Whether two simulated configurations have the same outcome (counts,
+ * bytes copied, peak heap): measuring both would tell nothing new. */
+bool tune_same_outcome(const eph_tune_sim *a, const eph_tune_sim *b);
+
+/* The advisor's verification so far (verify_order.c). */
+typedef struct tune_verify_state {
+  const eph_tune_config *grid;
+  const eph_tune_sim *sims;    /* per grid element */
+  const size_t *order;         /* grid indices, best predicted first */
+  size_t feasible;             /* order's length (those within the objective) */
+  const size_t *verified;      /* grid indices measured, verified[0] the default */
+  const double *score;         /* their measured scores under the objective, lower better */
+  int nv;                      /* how many measured (at least 1) */
+} tune_verify_state;
+
+/*
+ * The grid index to measure next, or SIZE_MAX when every configuration of
+ * `order` is measured or repeats a measured outcome: the best that keeps
+ * the default's eden, then the model's best at another eden, then the
+ * model's best at an eden size next to the fastest measured (outward while
+ * the fastest is the largest or smallest eden measured).
+ */
+size_t tune_next_to_verify(const tune_verify_state *v);
+
 #endif

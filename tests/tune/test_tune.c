@@ -222,6 +222,53 @@ static void thinning_keeps_large_records_and_the_weighted_total(void **state) {
   free(recs);
 }
 
+/* The verification order: default's eden, the model's best, then a line
+ * search over eden toward the fastest measured.  A grid of seven edens,
+ * two configurations each (distinct outcomes), ranked by the model with
+ * 64M first; the "measured" times make bigger edens faster up to 300M. */
+static void verification_searches_eden_from_the_measurements(void **state) {
+  (void)state;
+  static const size_t mib = 1024 * 1024;
+  static const size_t edens[] = {15, 4, 8, 32, 64, 150, 300}; /* element 0 the default's eden */
+  eph_tune_config grid[14];
+  eph_tune_sim sims[14];
+  memset(sims, 0, sizeof sims);
+  for (int i = 0; i < 14; i++) {
+    grid[i] = eph_tune_config_default();
+    grid[i].eden = edens[i / 2] * mib;
+    grid[i].tenure = i % 2 ? 1 : 3;
+    sims[i].scavenges = (uint64_t)i; /* every outcome distinct */
+  }
+  /* The model's order: 64M's two first, then 32M, 150M, 15M (not the
+   * default itself), 8M, 300M, 4M. */
+  size_t order[] = {8, 9, 6, 7, 10, 11, 1, 4, 5, 12, 13, 2, 3};
+  size_t verified[5] = {0};
+  double score[5];
+  int nv = 1;
+  score[0] = 10.0;
+  size_t expect[] = {1, 8, 10, 12};
+  for (int step = 0; step < 4; step++) {
+    tune_verify_state v = {grid, sims, order, sizeof order / sizeof *order, verified, score, nv};
+    size_t i = tune_next_to_verify(&v);
+    assert_int_equal(i, expect[step]);
+    verified[nv] = i;
+    score[nv] = 10.0 - (double)(grid[i].eden / mib) / 100; /* bigger eden, faster */
+    nv++;
+  }
+  /* When the fastest is inside the measured range, the neighbour the model
+   * ranks higher: measured 15M (default), 15M/t1, 64M, 150M, with 64M fastest. */
+  size_t ver2[5] = {0, 1, 8, 10};
+  double sc2[5] = {10, 9.9, 9.0, 9.5};
+  tune_verify_state v2 = {grid, sims, order, sizeof order / sizeof *order, ver2, sc2, 4};
+  assert_int_equal(tune_next_to_verify(&v2), 6); /* 32M's best: the only neighbour left */
+  /* Everything measured: none. */
+  size_t all[14];
+  double sc3[14];
+  for (int i = 0; i < 14; i++) all[i] = (size_t)i, sc3[i] = 1;
+  tune_verify_state v3 = {grid, sims, order, sizeof order / sizeof *order, all, sc3, 14};
+  assert_true(tune_next_to_verify(&v3) == SIZE_MAX);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(grid_has_500_unique_with_default_and_illimani),
@@ -231,6 +278,7 @@ int main(void) {
       cmocka_unit_test(simulation_of_known_lifetimes),
       cmocka_unit_test(mean_and_confidence_interval),
       cmocka_unit_test(thinning_keeps_large_records_and_the_weighted_total),
+      cmocka_unit_test(verification_searches_eden_from_the_measurements),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
