@@ -189,6 +189,7 @@ typedef struct eph_tune_target {
 typedef struct eph_tune_measurement {
   int n;                 /* invocations */
   double mean_s, ci95_s; /* wall time: mean and half-width of its 95 % CI */
+  double min_s, max_s;   /* wall time: the fastest and the slowest invocation */
   double gc_s;           /* mean GC seconds (workloads; 0 for commands) */
   double peak_heap;      /* bytes: peak committed heap (workloads), max RSS (commands) */
   double full_gcs, scavenges;

@@ -258,10 +258,10 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
    * noise: the fastest of five noisy means is biased low, and a pick that
    * is not clearly faster than the default may well be slower. */
   int unclear = 0;
-  /* One invocation has no interval: then the pick must be 5 % faster. */
-  bool one = inv < 2;
-  double margin = one ? 0.05 : speedup_ci(&meas[0], &meas[best]);
-  if (req->objective.kind == EPH_TUNE_TIME && best && meas[0].mean_s / meas[best].mean_s - margin <= 1.0)
+  /* (tune_clearly_faster: beyond the interval, or by rules of its own
+   * for one or two invocations.) */
+  bool one = inv < 2, two = inv == 2;
+  if (req->objective.kind == EPH_TUNE_TIME && best && !tune_clearly_faster(&meas[0], &meas[best]))
     unclear = best, best = 0;
   fprintf(out, "  verified   %d configurations x %d invocations (mean wall time%s):\n", nv, inv, one ? "" : ", 95% CI");
   fprintf(out, "    %-3s %-56s %10s %20s %9s %9s %10s %6s\n", "", "EPHEMERA_GC", "predicted", "measured", "pred.x",
@@ -292,6 +292,11 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     if (one)
       fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx in one invocation:\n"
                    "  less than 5 %% faster, within the noise of one run; more with --invocations)\n",
+              gc_unclear, su);
+    else if (two)
+      fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx in two invocations:\n"
+                   "  less than 5 %% faster, or an invocation of it no faster than one of the default; more with "
+                   "--invocations)\n",
               gc_unclear, su);
     else
       fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx, 95%% CI %.2f-%.2fx:\n"

@@ -105,6 +105,8 @@ eph_status eph_tune_measure(const eph_tune_target *t, const char *gc, int invoca
     out->n = (int)row->invocations;
     out->mean_s = row->wall.mean;
     out->ci95_s = row->wall.ci;
+    out->min_s = row->wall.min;
+    out->max_s = row->wall.max;
     out->gc_s = row->have_gc ? row->gc.mean : 0;
     out->peak_heap = row->peak.max;
     for (size_t i = 0; i < r.nruns; i++) {

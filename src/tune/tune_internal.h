@@ -76,4 +76,14 @@ typedef struct tune_verify_state {
  */
 size_t tune_next_to_verify(const tune_verify_state *v);
 
+/*
+ * Whether `pick` measured clearly faster than the default `def`: its
+ * speed-up's 95 % interval (propagated from both means') above 1.0.  One
+ * invocation has no interval: 5 % faster.  Two have one too wide to decide
+ * anything (Student's t at one degree of freedom is 12.7: two invocations
+ * of a 70 s run 5 % apart give it +-30 s): 5 % faster on the means and
+ * each invocation of the pick faster than each of the default's.
+ */
+bool tune_clearly_faster(const eph_tune_measurement *def, const eph_tune_measurement *pick);
+
 #endif

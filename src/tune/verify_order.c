@@ -10,7 +10,8 @@
  * model's best overall, and each further run goes to an eden size next to
  * the fastest measured so far, outward while the fastest is at the edge of
  * what was measured — a line search over eden, with the model choosing the
- * other four parameters at each size.
+ * other four parameters at each size.  And whether the best measured is
+ * clearly faster than the default, which the advisor requires of a pick.
  */
 #include <math.h>
 #include <stdint.h>
@@ -52,6 +53,15 @@ static void eden_neighbours(const tune_verify_state *v, size_t eden, size_t *bel
     if (e < eden && e > *below) *below = e;
     if (e > eden && (!*above || e < *above)) *above = e;
   }
+}
+
+bool tune_clearly_faster(const eph_tune_measurement *def, const eph_tune_measurement *pick) {
+  if (pick->mean_s <= 0) return false;
+  double speedup = def->mean_s / pick->mean_s;
+  if (pick->n < 2 || def->n < 2) return speedup > 1.05;
+  if (pick->n == 2 || def->n == 2) return speedup > 1.05 && pick->max_s < def->min_s;
+  double ed = def->mean_s > 0 ? def->ci95_s / def->mean_s : 0, ep = pick->ci95_s / pick->mean_s;
+  return speedup - speedup * sqrt(ed * ed + ep * ep) > 1.0;
 }
 
 size_t tune_next_to_verify(const tune_verify_state *v) {

@@ -269,6 +269,30 @@ static void verification_searches_eden_from_the_measurements(void **state) {
   assert_true(tune_next_to_verify(&v3) == SIZE_MAX);
 }
 
+/* A pick must be clearly faster: by its interval from three invocations
+ * on, by 5 % from one, and by 5 % with every invocation faster from two. */
+static void clearly_faster_by_the_number_of_invocations(void **state) {
+  (void)state;
+  eph_tune_measurement def = {.n = 2, .mean_s = 70, .ci95_s = 31, .min_s = 68, .max_s = 72};
+  eph_tune_measurement pick = {.n = 2, .mean_s = 24, .ci95_s = 8, .min_s = 23, .max_s = 25};
+  assert_true(tune_clearly_faster(&def, &pick)); /* 2.9x, though t(1) makes the interval 1.3-4.5x wide */
+  pick.max_s = 69; /* one invocation of the pick slower than one of the default */
+  assert_false(tune_clearly_faster(&def, &pick));
+  pick = (eph_tune_measurement){.n = 2, .mean_s = 68, .min_s = 67.5, .max_s = 67.9}; /* all faster, 3 % */
+  assert_false(tune_clearly_faster(&def, &pick));
+  def.n = pick.n = 1;
+  def.mean_s = 1.0;
+  pick.mean_s = 0.96;
+  assert_false(tune_clearly_faster(&def, &pick));
+  pick.mean_s = 0.9;
+  assert_true(tune_clearly_faster(&def, &pick));
+  def = (eph_tune_measurement){.n = 5, .mean_s = 1.0, .ci95_s = 0.05};
+  pick = (eph_tune_measurement){.n = 5, .mean_s = 0.9, .ci95_s = 0.05};
+  assert_true(tune_clearly_faster(&def, &pick)); /* 1.11x +- 0.08 */
+  pick.ci95_s = 0.1;
+  assert_false(tune_clearly_faster(&def, &pick)); /* 1.11x +- 0.12 */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(grid_has_500_unique_with_default_and_illimani),
@@ -279,6 +303,7 @@ int main(void) {
       cmocka_unit_test(mean_and_confidence_interval),
       cmocka_unit_test(thinning_keeps_large_records_and_the_weighted_total),
       cmocka_unit_test(verification_searches_eden_from_the_measurements),
+      cmocka_unit_test(clearly_faster_by_the_number_of_invocations),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
