@@ -3,7 +3,6 @@
  * grid, verify the best few against the default with real runs, recommend
  * the best measured configuration and explain it.
  */
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +39,8 @@ static eph_status profile_target(const eph_tune_request *req, const char *path, 
   return tune_spawn(argv, "EPHEMERA_PROFILE", env, what, err);
 }
 
-/* Whether two simulations look the same (same work, same memory): verifying
- * both would waste a run. */
 /* a / b, 0 when b is not positive (printed as 0.00x rather than inf). */
 static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
-
-static double speedup_ci(const eph_tune_measurement *d, const eph_tune_measurement *p) {
-  double r = d->mean_s / p->mean_s;
-  double ed = d->mean_s > 0 ? d->ci95_s / d->mean_s : 0, ep = p->mean_s > 0 ? p->ci95_s / p->mean_s : 0;
-  return r * sqrt(ed * ed + ep * ep);
-}
 
 /* How many of the model's best the simulator re-simulates at least, and
  * the time it may take for more: when one configuration simulates fast
@@ -185,7 +176,8 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   size_t *order = n ? calloc(n, sizeof *order) : NULL;
   eph_tune_measurement *meas = calloc((size_t)verify, sizeof *meas);
   size_t *verified = calloc((size_t)verify, sizeof *verified);
-  if (!grid || !sims || !order || !meas || !verified) {
+  double *score = calloc((size_t)verify, sizeof *score); /* the measured ones' under the objective */
+  if (!grid || !sims || !order || !meas || !verified || !score) {
     st = EPH_ERR_NOMEM;
     eph_error_fill(err, st, "out of memory for the grid");
     goto done;
@@ -224,12 +216,6 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   /* 4. A few, measured: measurement chooses the eden size, the model the
    * other parameters at each (verify_order.c). */
   int nv = 1;
-  double *score = calloc((size_t)verify, sizeof *score);
-  if (!score) {
-    st = EPH_ERR_NOMEM;
-    eph_error_fill(err, st, "out of memory for the verification");
-    goto done;
-  }
   score[0] = eph_tune_score(&req->objective, meas[0].mean_s, meas[0].peak_heap);
   while (nv < verify) {
     tune_verify_state vs = {grid, sims, order, feasible, verified, score, nv};
@@ -238,14 +224,10 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     char gc[160];
     eph_tune_config_format(&grid[i], gc, sizeof gc);
     st = eph_tune_measure(t, gc, inv, &meas[nv], err);
-    if (st != EPH_OK) {
-      free(score);
-      goto done;
-    }
+    if (st != EPH_OK) goto done;
     score[nv] = eph_tune_score(&req->objective, meas[nv].mean_s, meas[nv].peak_heap);
     verified[nv++] = i;
   }
-  free(score);
 
   /* 5. The best measured. */
   int best = 0;
@@ -280,7 +262,7 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   const eph_tune_sim *pick = &sims[verified[best]];
   char gc[160];
   eph_tune_config_format(&pick->config, gc, sizeof gc);
-  double speedup = meas[0].mean_s / meas[best].mean_s, sci = speedup_ci(&meas[0], &meas[best]);
+  double speedup = meas[0].mean_s / meas[best].mean_s, sci = tune_speedup_ci(&meas[0], &meas[best]);
   double predicted = ratio(sims[0].time_s, pick->time_s);
   char peak_def[32], peak_pick[32];
   tune_format_mib(meas[0].peak_heap, peak_def, sizeof peak_def);
@@ -288,7 +270,7 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   if (unclear) {
     char gc_unclear[160];
     eph_tune_config_format(&sims[verified[unclear]].config, gc_unclear, sizeof gc_unclear);
-    double su = meas[0].mean_s / meas[unclear].mean_s, ci_u = speedup_ci(&meas[0], &meas[unclear]);
+    double su = meas[0].mean_s / meas[unclear].mean_s, ci_u = tune_speedup_ci(&meas[0], &meas[unclear]);
     if (one)
       fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx in one invocation:\n"
                    "  less than 5 %% faster, within the noise of one run; more with --invocations)\n",
@@ -327,6 +309,7 @@ done:
   free(order);
   free(meas);
   free(verified);
+  free(score);
   eph_tune_lives_free(&lives);
   eph_sim_input_free(sim_in);
   return st;

@@ -6,7 +6,6 @@
  * first few of which are run for real (`ephemera lua --no-profile --gc S`)
  * with Lua's default, and the best measured is recommended.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,6 +81,11 @@ static eph_status measure_lua(const eph_tune_lua_request *req, const char *setti
   if (st == EPH_OK) {
     m->n = inv;
     eph_tune_mean_ci(wall, inv, &m->mean_s, &m->ci95_s);
+    m->min_s = m->max_s = wall[0];
+    for (int i = 1; i < inv; i++) {
+      if (wall[i] < m->min_s) m->min_s = wall[i];
+      if (wall[i] > m->max_s) m->max_s = wall[i];
+    }
   }
   free(argv);
   free(wall);
@@ -156,8 +160,7 @@ eph_status eph_tune_lua_run(const eph_tune_lua_request *req, FILE *out, eph_erro
             settings[i], m[i].mean_s, m[i].ci95_s, m[0].mean_s / m[i].mean_s, rss);
   }
   double sp = m[0].mean_s / m[best].mean_s;
-  double e0 = m[0].ci95_s / m[0].mean_s, eb = m[best].ci95_s / m[best].mean_s;
-  double ci = sp * sqrt(e0 * e0 + eb * eb);
+  double ci = tune_speedup_ci(&m[0], &m[best]);
   if (best == 0) fprintf(out, "recommendation: keep Lua's default (%s)\n", LUA_DEFAULT);
   else {
     fprintf(out, "recommendation: ephemera lua --gc %s (or collectgarbage(\"%s\", ...) in the script)\n", settings[best],

@@ -76,6 +76,10 @@ typedef struct tune_verify_state {
  */
 size_t tune_next_to_verify(const tune_verify_state *v);
 
+/* The half-width of the 95 % interval of def's mean over pick's, propagated
+ * from both means' relative intervals. */
+double tune_speedup_ci(const eph_tune_measurement *def, const eph_tune_measurement *pick);
+
 /*
  * Whether `pick` measured clearly faster than the default `def`: its
  * speed-up's 95 % interval (propagated from both means') above 1.0.  One

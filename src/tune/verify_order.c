@@ -55,13 +55,18 @@ static void eden_neighbours(const tune_verify_state *v, size_t eden, size_t *bel
   }
 }
 
+double tune_speedup_ci(const eph_tune_measurement *def, const eph_tune_measurement *pick) {
+  double r = def->mean_s / pick->mean_s;
+  double ed = def->mean_s > 0 ? def->ci95_s / def->mean_s : 0, ep = pick->mean_s > 0 ? pick->ci95_s / pick->mean_s : 0;
+  return r * sqrt(ed * ed + ep * ep);
+}
+
 bool tune_clearly_faster(const eph_tune_measurement *def, const eph_tune_measurement *pick) {
   if (pick->mean_s <= 0) return false;
   double speedup = def->mean_s / pick->mean_s;
   if (pick->n < 2 || def->n < 2) return speedup > 1.05;
   if (pick->n == 2 || def->n == 2) return speedup > 1.05 && pick->max_s < def->min_s;
-  double ed = def->mean_s > 0 ? def->ci95_s / def->mean_s : 0, ep = pick->ci95_s / pick->mean_s;
-  return speedup - speedup * sqrt(ed * ed + ep * ep) > 1.0;
+  return speedup - tune_speedup_ci(def, pick) > 1.0;
 }
 
 size_t tune_next_to_verify(const tune_verify_state *v) {
@@ -69,7 +74,7 @@ size_t tune_next_to_verify(const tune_verify_state *v) {
   /* 1. The best that keeps the default's eden. */
   if (v->nv == 1) {
     size_t r = best_rank_at(v, v->grid[v->verified[0]].eden);
-    if (r != SIZE_MAX) return v->order[r];
+    if (r != none) return v->order[r];
   }
   /* 2. The model's best at another eden, until one is measured. */
   size_t def_eden = v->grid[v->verified[0]].eden;
@@ -92,7 +97,7 @@ size_t tune_next_to_verify(const tune_verify_state *v) {
   eden_neighbours(v, eden, &below, &above);
   size_t r_below = below && !eden_measured(v, below) ? best_rank_at(v, below) : none;
   size_t r_above = above && !eden_measured(v, above) ? best_rank_at(v, above) : none;
-  size_t r = none;
+  size_t r;
   if (eden == hi && eden != lo && r_above != none) r = r_above;
   else if (eden == lo && eden != hi && r_below != none) r = r_below;
   else r = r_above < r_below ? r_above : r_below;
