@@ -149,9 +149,12 @@ eph_status eph_tune_lua_run(const eph_tune_lua_request *req, FILE *out, eph_erro
     st = measure_lua(req, settings[i], inv, &m[i], err);
     if (st != EPH_OK) return st;
   }
-  int best = 0;
+  int fastest = 0;
   for (int i = 1; i < n; i++)
-    if (m[i].mean_s < m[best].mean_s) best = i;
+    if (m[i].mean_s < m[fastest].mean_s) fastest = i;
+  /* The same rule as the heap's advisor: a setting replaces the default
+   * only when it is clearly faster, not merely the fastest mean. */
+  int best = fastest && tune_clearly_faster(&m[0], &m[fastest]) ? fastest : 0;
   fprintf(out, "  verified   %d settings x %d invocations (wall time incl. start-up, 95%% CI):\n", n, inv);
   for (int i = 0; i < n; i++) {
     char rss[32];
@@ -161,12 +164,17 @@ eph_status eph_tune_lua_run(const eph_tune_lua_request *req, FILE *out, eph_erro
   }
   double sp = m[0].mean_s / m[best].mean_s;
   double ci = tune_speedup_ci(&m[0], &m[best]);
-  if (best == 0) fprintf(out, "recommendation: keep Lua's default (%s)\n", LUA_DEFAULT);
-  else {
+  if (best == 0) {
+    fprintf(out, "recommendation: keep Lua's default (%s)\n", LUA_DEFAULT);
+    if (fastest)
+      fprintf(out, "  fastest    %s at %.2fx (95%% CI %.2f-%.2fx): not clearly faster than the default\n",
+              settings[fastest], m[0].mean_s / m[fastest].mean_s,
+              m[0].mean_s / m[fastest].mean_s - tune_speedup_ci(&m[0], &m[fastest]),
+              m[0].mean_s / m[fastest].mean_s + tune_speedup_ci(&m[0], &m[fastest]));
+  } else {
     fprintf(out, "recommendation: ephemera lua --gc %s (or collectgarbage(\"%s\", ...) in the script)\n", settings[best],
             strncmp(settings[best], "incremental", 11) ? "generational" : "incremental");
-    fprintf(out, "  speed-up   %.2fx measured (95%% CI %.2f-%.2fx)%s\n", sp, sp - ci, sp + ci,
-            sp - ci <= 1.0 ? "; the interval includes 1.0x: within the noise" : "");
+    fprintf(out, "  speed-up   %.2fx measured (95%% CI %.2f-%.2fx)\n", sp, sp - ci, sp + ci);
   }
   if (req->kv)
     fprintf(out, "kv pick=%s speedup=%.4f speedup_ci=%.4f default_s=%.6f pick_s=%.6f advice=%s verified=%d invocations=%d\n",
