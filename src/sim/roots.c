@@ -73,3 +73,25 @@ uint32_t sim_root_at(const eph_sim_input *in, size_t slot, uint64_t when) {
   }
   return lo > in->root_start[slot] ? c[lo - 1].target : SIM_NONE;
 }
+
+uint32_t sim_root_at_from(const eph_sim_input *in, size_t slot, uint64_t when, uint64_t *seen) {
+  const sim_root_change *c = in->root_changes;
+  uint64_t first = in->root_start[slot], end = in->root_start[slot + 1];
+  uint64_t lo = first + *seen; /* c[first, lo) are at or before `when` */
+  if (lo < end && c[lo].time <= when) {
+    uint64_t step = 1; /* gallop: c[lo] is at or before; find a hi after */
+    while (lo + step < end && c[lo + step].time <= when) {
+      lo += step;
+      step *= 2;
+    }
+    uint64_t hi = lo + step < end ? lo + step : end;
+    lo++;
+    while (lo < hi) {
+      uint64_t mid = lo + (hi - lo) / 2;
+      if (c[mid].time <= when) lo = mid + 1;
+      else hi = mid;
+    }
+  }
+  *seen = lo - first;
+  return lo > first ? c[lo - 1].target : SIM_NONE;
+}

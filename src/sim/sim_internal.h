@@ -126,6 +126,11 @@ bool sim_roots_load(eph_sim_input *in, const struct eph_file *p, uint32_t (*find
 /* The object root slot `slot` holds at the collection inside the
  * allocation whose clock ends at `when` (SIM_NONE: none). */
 uint32_t sim_root_at(const eph_sim_input *in, size_t slot, uint64_t when);
+/* sim_root_at for a caller whose `when` never decreases: *seen (0 the
+ * first time, then left as this sets it) counts the slot's changes at or
+ * before the last `when`, and the search gallops on from there, so a slot
+ * that changes at every allocation costs a few probes per collection. */
+uint32_t sim_root_at_from(const eph_sim_input *in, size_t slot, uint64_t when, uint64_t *seen);
 
 /* Frees a cached pair of spur's state arrays (spur.c); NULL is fine. */
 struct spur_scratch;

@@ -67,6 +67,7 @@ typedef struct spur {
   uint8_t *remembered;     /* 1: in the remembered set; 2: only inside write_barrier, a candidate */
   size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
   simvec past, future, remset, live, marked;
+  uint64_t *root_seen;     /* per root slot: sim_root_at_from's count */
   uint32_t *cursor;        /* per slot: 1 + where slot_value_multi last found its value; 0 unknown */
   simvec cursored;         /* the slots whose cursor is set (zeroed again by scratch_give) */
   sim_oldvec old;
@@ -352,7 +353,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
   if (s->r.in->root_start) {
     /* Roots, in the scavenger's order (roots.c). */
     for (size_t k = 0; k < s->r.in->nroots; k++) {
-      uint32_t o = sim_root_at(s->r.in, k, s->root_time);
+      uint32_t o = sim_root_at_from(s->r.in, k, s->root_time, &s->root_seen[k]);
       if (in_from_space(s, o)) copy_object(s, o, tenure_age);
     }
   } else {
@@ -678,6 +679,7 @@ bool sim_spur_scratch_clean(const eph_sim_input *in) {
 static void spur_free(spur *s, struct spur_scratch *x) {
   scratch_give(s, x);
   free(s->mark);
+  free(s->root_seen);
   free(s->past.v);
   free(s->future.v);
   free(s->old.v);
@@ -713,8 +715,9 @@ eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const ui
     s.cursor = x->cursor;
   }
   s.mark = in->root_start ? NULL : calloc(in->n ? in->n : 1, 1);
+  s.root_seen = in->root_start ? calloc(in->nroots ? in->nroots : 1, sizeof *s.root_seen) : NULL;
   s.graph = in->ops != NULL;
-  if (!x || (!in->root_start && !s.mark)) {
+  if (!x || (in->root_start ? !s.root_seen : !s.mark)) {
     s.r.nomem = true;
     spur_free(&s, x);
     return sim_run_nomem(err);
