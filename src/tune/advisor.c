@@ -66,7 +66,8 @@ static void sim_costmodel(eph_sim_costmodel *cm) {
  * gc_measured is 0); order[] then lists them best first under the
  * objective, *nref of them within it.  out may be NULL.
  */
-static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in, double def_wall_s, double gc_measured,
+static eph_status refine(const eph_tune_objective *obj, const eph_tune_config *grid, const eph_sim_input *in,
+                         double def_wall_s, double gc_measured,
                          const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order, size_t feasible,
                          double budget_s, size_t *nref, FILE *out, eph_error *err) {
   size_t *which = malloc((feasible + 1) * sizeof *which), *sub_order = malloc((feasible + 1) * sizeof *sub_order);
@@ -88,6 +89,16 @@ static eph_status refine(const eph_tune_objective *obj, const eph_sim_input *in,
   size_t limit = one > 0 && budget_s / one < (double)feasible ? (size_t)(budget_s / one) : feasible;
   if (limit < REFINE) limit = REFINE;
   size_t n = 1, r = 0;
+  /* First the model's best at each eden size, so that the line search over
+   * eden (verify_order.c) has a simulated candidate at every size, not
+   * only at those the model favours (it does not see the mutator's side
+   * of a bigger eden, and can rank every smaller one below its top few). */
+  for (size_t q = 0; q < feasible && n < limit + 1; q++) {
+    bool seen = false;
+    for (size_t k = 0; k < n && !seen; k++)
+      seen = (k > 0 && grid[which[k]].eden == grid[order[q]].eden) || tune_same_outcome(&sims[order[q]], &sims[which[k]]);
+    if (!seen) which[n++] = order[q];
+  }
   for (; r < feasible && n < limit + 1; r++) {
     bool dup = false;
     for (size_t k = 0; k < n && !dup; k++) dup = order[r] == which[k] || tune_same_outcome(&sims[order[r]], &sims[which[k]]);
@@ -205,7 +216,7 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
           n, feasible, meas[0].mean_s, gc_measured, gc_assumed ? ", assumed 30%" : "", costs.scale);
   if (sim_in) {
     size_t nref = 0;
-    st = refine(&req->objective, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, REFINE_BUDGET_S,
+    st = refine(&req->objective, grid, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, REFINE_BUDGET_S,
                 &nref, out, err);
     if (st != EPH_OK) goto done;
     feasible = nref;
@@ -352,7 +363,7 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
     size_t feasible = eph_tune_rank(&time, sims, n, order);
     /* The simulator ranks the model's best, when it can read the profile. */
     size_t nref;
-    if (in && refine(&time, in, 0, 0, &costs, sims, order, feasible, 0, &nref, NULL, &e2) != EPH_OK)
+    if (in && refine(&time, grid, in, 0, 0, &costs, sims, order, feasible, 0, &nref, NULL, &e2) != EPH_OK)
       fprintf(out, "\n(the GC simulator failed on this profile: %s; the fast model's ranking follows)\n", e2.message);
     const eph_tune_sim *top = &sims[order[0]];
     char gc[160], peak[32];
