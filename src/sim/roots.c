@@ -63,17 +63,6 @@ bool sim_roots_load(eph_sim_input *in, const eph_file *p, uint32_t (*find)(const
   return true;
 }
 
-uint32_t sim_root_at(const eph_sim_input *in, size_t slot, uint64_t when) {
-  const sim_root_change *c = in->root_changes;
-  size_t lo = in->root_start[slot], hi = in->root_start[slot + 1]; /* the first change after `when` */
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (c[mid].time <= when) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo > in->root_start[slot] ? c[lo - 1].target : SIM_NONE;
-}
-
 uint32_t sim_root_at_from(const eph_sim_input *in, size_t slot, uint64_t when, uint64_t *seen) {
   const sim_root_change *c = in->root_changes;
   uint64_t first = in->root_start[slot], end = in->root_start[slot + 1];
@@ -94,4 +83,9 @@ uint32_t sim_root_at_from(const eph_sim_input *in, size_t slot, uint64_t when, u
   }
   *seen = lo - first;
   return lo > first ? c[lo - 1].target : SIM_NONE;
+}
+
+uint32_t sim_root_at(const eph_sim_input *in, size_t slot, uint64_t when) {
+  uint64_t seen = 0;
+  return sim_root_at_from(in, slot, when, &seen);
 }

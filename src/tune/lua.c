@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ephemera/bench.h"
 #include "lua_advice.h"
 #include "tune_internal.h"
 
@@ -79,13 +80,13 @@ static eph_status measure_lua(const eph_tune_lua_request *req, const char *setti
     if (rss > m->peak_heap) m->peak_heap = rss;
   }
   if (st == EPH_OK) {
+    eph_bench_stat w;
+    eph_bench_stat_of(wall, (size_t)inv, &w);
     m->n = inv;
-    eph_tune_mean_ci(wall, inv, &m->mean_s, &m->ci95_s);
-    m->min_s = m->max_s = wall[0];
-    for (int i = 1; i < inv; i++) {
-      if (wall[i] < m->min_s) m->min_s = wall[i];
-      if (wall[i] > m->max_s) m->max_s = wall[i];
-    }
+    m->mean_s = w.mean;
+    m->ci95_s = w.ci;
+    m->min_s = w.min;
+    m->max_s = w.max;
   }
   free(argv);
   free(wall);
@@ -166,11 +167,11 @@ eph_status eph_tune_lua_run(const eph_tune_lua_request *req, FILE *out, eph_erro
   double ci = tune_speedup_ci(&m[0], &m[best]);
   if (best == 0) {
     fprintf(out, "recommendation: keep Lua's default (%s)\n", LUA_DEFAULT);
-    if (fastest)
+    if (fastest) {
+      double sf = m[0].mean_s / m[fastest].mean_s, cf = tune_speedup_ci(&m[0], &m[fastest]);
       fprintf(out, "  fastest    %s at %.2fx (95%% CI %.2f-%.2fx): not clearly faster than the default\n",
-              settings[fastest], m[0].mean_s / m[fastest].mean_s,
-              m[0].mean_s / m[fastest].mean_s - tune_speedup_ci(&m[0], &m[fastest]),
-              m[0].mean_s / m[fastest].mean_s + tune_speedup_ci(&m[0], &m[fastest]));
+              settings[fastest], sf, sf - cf, sf + cf);
+    }
   } else {
     fprintf(out, "recommendation: ephemera lua --gc %s (or collectgarbage(\"%s\", ...) in the script)\n", settings[best],
             strncmp(settings[best], "incremental", 11) ? "generational" : "incremental");
