@@ -39,6 +39,7 @@ void eph_sim_input_free(eph_sim_input *in) {
   free(in->size_prefix);
   free(in->death_max1);
   free(in->death_max2);
+  for (int k = 0; k < SIM_LONG_LEVELS; k++) free(in->long_lived[k]);
   free(in->big);
   free(in->store_before);
   free(in->store_start);

@@ -8,6 +8,9 @@
  *   - death_max1/2: the latest death in each block of objects in birth
  *     order, so a scavenge finds eden's survivors by skipping blocks that
  *     died whole;
+ *   - long_lived: the objects that outlive 16 KiB, 64 KiB, 256 KiB, 1 MiB
+ *     of allocation, so a scavenge looks at those and at eden's last
+ *     allocations only;
  *   - big: the objects that could go to old space, so a configuration
  *     finds its old allocations without looking at every object;
  *   - slot_stores: the stores into each slot in program order, so a slot's
@@ -42,6 +45,14 @@ static bool prepare_deaths(eph_sim_input *in) {
     uint64_t d = in->death[i];
     if (d > in->death_max1[i / SIM_BLOCK1]) in->death_max1[i / SIM_BLOCK1] = d;
     if (d > in->death_max2[i / SIM_BLOCK2]) in->death_max2[i / SIM_BLOCK2] = d;
+  }
+  for (int k = 0; k < SIM_LONG_LEVELS; k++) {
+    size_t count = 0;
+    for (size_t i = 0; i < in->n; i++) count += in->death[i] - in->birth[i] > SIM_LONG[k];
+    in->long_lived[k] = malloc((count ? count : 1) * sizeof *in->long_lived[k]);
+    if (!in->long_lived[k]) return false;
+    for (size_t i = 0; i < in->n; i++)
+      if (in->death[i] - in->birth[i] > SIM_LONG[k]) in->long_lived[k][in->nlong_lived[k]++] = (uint32_t)i;
   }
   return true;
 }

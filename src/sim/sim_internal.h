@@ -53,6 +53,9 @@ typedef struct sim_root_change {
 #define SIM_BLOCK1 64u
 #define SIM_BLOCK2 4096u
 #define SIM_STORE_BLOCK 16u
+/* Lifetimes (in bytes allocated) above which objects are listed (long_lived). */
+#define SIM_LONG_LEVELS 4
+static const uint64_t SIM_LONG[SIM_LONG_LEVELS] = {16u << 10, 64u << 10, 256u << 10, 1u << 20};
 /* Minima of fwd_src over blocks of forward stores (prepare.c). */
 #define SIM_FWD_BLOCK1 16u
 #define SIM_FWD_BLOCK2 512u
@@ -87,6 +90,11 @@ struct eph_sim_input {
   uint64_t *size_prefix;  /* n + 1: bytes of objects 0..i-1 */
   uint64_t *death_max1;   /* the largest death in each SIM_BLOCK1 objects */
   uint64_t *death_max2;   /* ... in each SIM_BLOCK2 objects */
+  /* Per level k, the objects that live more than SIM_LONG[k] bytes of
+   * allocation, in birth order: among eden's objects born that long before
+   * a scavenge, only these can survive it. */
+  uint32_t *long_lived[SIM_LONG_LEVELS];
+  size_t nlong_lived[SIM_LONG_LEVELS];
   uint32_t *big;          /* objects that may go to old space (above), in birth order */
   size_t nbig;
   uint32_t *store_before; /* trace: stores the program made before object i's ALLOC */

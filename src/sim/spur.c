@@ -25,7 +25,9 @@
  * through the remembered set (nepotism), as the real one does.
  *
  * Speed: a configuration does not replay the program (spur_replay.c does,
- * and is the reference this file must equal bit for bit).  Young
+ * and is the reference this file must equal bit for bit).  A scavenge that
+ * tenures nothing is computed from survivor sets (spur_sets.c), without a
+ * Cheney scan; the others scan as below.  Young
  * allocations that fit eden are one binary search over the input's byte
  * prefix sums; eden is the birth-order range [eden_lo, next) and its
  * objects are SP_EDEN implicitly (space 0 inside the range); a scavenge
@@ -41,67 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spur_space.h"
-
-#define MAX_AGE 15 /* the header's age field saturates here (scavenge.c) */
-
-/* An object's state, one byte (a per-configuration array of one byte per
- * object is cleared at every run: the fewer, the faster): its space, its
- * age, and whether it is special (old, but not tenured by age). */
-#define SPACE_MASK 7u
-#define AGE_SHIFT 3
-#define AGE_MASK (15u << AGE_SHIFT)
-#define SPECIAL 0x80u
-
-/* A store into an old object: its rank, the object, its index in in->stores. */
-typedef struct pending {
-  uint32_t seq, o;
-  uint64_t k;
-} pending;
-
-typedef struct spur {
-  simrun r;
-  const eph_gc_params *p;
-  uint8_t *space;          /* space | age << AGE_SHIFT | SPECIAL (above) */
-  uint8_t *mark;           /* without the trace's roots only */
-  uint8_t *remembered;     /* 1: in the remembered set; 2: only inside write_barrier, a candidate */
-  size_t fwd_pos;          /* in->fwd: the first store not yet through the barrier */
-  simvec past, future, remset, live, marked;
-  uint64_t *root_seen;     /* per root slot: sim_root_at_from's count */
-  uint32_t *cursor;        /* per slot: 1 + where slot_value_multi last found its value; 0 unknown */
-  simvec cursored;         /* the slots whose cursor is set (zeroed again by scratch_give) */
-  sim_oldvec old;
-  size_t eden_lo, next;    /* eden is objects [eden_lo, next) not in old space */
-  uint64_t store_bound;    /* the stores made so far: ranks below this */
-  bool graph;              /* the input has the object graph (a trace) */
-  uint64_t root_time;      /* the clock of the allocation under way: the roots' state (roots.c) */
-  uint64_t young_max;      /* a target with more young bytes after it is not young (tenure x eden) */
-  pending *heap;           /* per old object, its next store not yet through the barrier */
-  size_t nheap, heap_cap;
-  pending *added;          /* write_barrier: objects to remember, with their first young store */
-  size_t nadded, added_cap;
-  spur_space sp; /* sizes, old-space accounting */
-  uint64_t eden_used, past_used, future_used;
-} spur;
-
-static inline unsigned space_bits(const spur *s, uint32_t o) { return s->space[o] & SPACE_MASK; }
-static inline void set_space(spur *s, uint32_t o, unsigned sp) {
-  s->space[o] = (uint8_t)((s->space[o] & ~SPACE_MASK) | sp);
-}
-static inline bool is_special(const spur *s, uint32_t o) { return s->space[o] & SPECIAL; }
-
-static uint64_t used(const spur *s) { return s->eden_used + s->past_used + s->sp.old_used; }
-
-static inline unsigned space_of(const spur *s, uint32_t o) {
-  unsigned sp = space_bits(s, o);
-  return sp == SP_DEAD && o >= s->eden_lo && o < s->next ? SP_EDEN : sp;
-}
-
-static inline bool in_from_space(const spur *s, uint32_t o) {
-  if (o == SIM_NONE) return false;
-  unsigned sp = space_of(s, o);
-  return sp == SP_EDEN || sp == SP_PAST;
-}
+#include "spur_state.h"
 
 static void heap_push(spur *s, pending x) {
   if (s->nheap == s->heap_cap) {
@@ -209,12 +151,13 @@ static inline void copy_object(spur *s, uint32_t o, unsigned tenure_age) {
   }
 }
 
+
 /* slot_value for a slot stored into several times: the last store below
  * store_bound (the first is below it).  store_bound only grows during a
  * run, so the search gallops on from where the slot's last one ended
  * (s->cursor, when there is one): a slot stored into at every step of the
  * program costs a few probes per scan, not a search over all its stores. */
-static uint32_t slot_value_multi(spur *s, uint64_t g) {
+uint32_t spur_slot_value_multi(spur *s, uint64_t g) {
   const eph_sim_input *in = s->r.in;
   const sim_store *st = in->slot_stores;
   uint64_t first = in->slot_store_start[g], b = in->slot_store_start[g + 1];
@@ -240,14 +183,6 @@ static uint32_t slot_value_multi(spur *s, uint64_t g) {
   return st[a].target;
 }
 
-/* Slot g's value now: the last store into it below store_bound.  Most
- * slots are stored into once (in->slot_one says so, and with what). */
-static inline uint32_t slot_value(spur *s, uint64_t g) {
-  sim_store one = s->r.in->slot_one[g];
-  if (one.seq >= s->store_bound) return SIM_NONE; /* not stored into yet */
-  return one.target != SIM_MULTI ? one.target : slot_value_multi(s, g);
-}
-
 /* scavenge.c scan_object: copies o's young targets; true if one is young
  * after.  The loop every survivor takes: one load of the slot's store,
  * one of the target's state byte. */
@@ -264,7 +199,7 @@ static bool scan_object(spur *s, uint32_t o, unsigned tenure_age) {
   for (; g < end; g++) {
     sim_store x = one[g];
     if (x.seq >= bound) continue; /* not stored into yet */
-    uint32_t t = x.target != SIM_MULTI ? x.target : slot_value_multi(s, g);
+    uint32_t t = x.target != SIM_MULTI ? x.target : spur_slot_value_multi(s, g);
     if (t == SIM_NONE) continue;
     unsigned sp = space[t] & SPACE_MASK;
     if (sp == SP_PAST || sp == SP_EDEN || (sp == SP_DEAD && t - eden_lo < eden_n)) {
@@ -516,7 +451,19 @@ static void end(spur *s) { sim_run_end(&s->r, used(s), s->sp.new_bytes + s->sp.o
 static void scavenge(spur *s) {
   write_barrier(s);
   begin(s, EPH_GC_SCAVENGE);
-  evacuate_young(s, false);
+  bool tenures = false;
+  if (s->sets_wait) {
+    s->sets_wait--;
+    evacuate_young(s, false);
+  } else if (spur_evacuate_by_sets(s, &tenures)) {
+    s->sets_backoff = 1;
+  } else {
+    if (!tenures) { /* overflow: likely again next time */
+      s->sets_wait = s->sets_backoff;
+      if (s->sets_backoff < 64) s->sets_backoff *= 2;
+    }
+    evacuate_young(s, false);
+  }
   end(s);
 }
 
@@ -705,7 +652,7 @@ bool sim_spur_fast_applies(const eph_sim_input *in, const eph_sim_config *cfg, c
 eph_status sim_spur(const eph_sim_input *in, const eph_sim_config *cfg, const uint64_t *death, eph_sim_result *res,
                     eph_error *err) {
   if (!sim_spur_fast_applies(in, cfg, death)) return sim_spur_replay(in, cfg, death, res, err);
-  spur s = {.p = &cfg->params};
+  spur s = {.p = &cfg->params, .sets_backoff = 1};
   eph_status st = sim_run_init(&s.r, in, cfg, death, res, false, err);
   if (st != EPH_OK) return st;
   struct spur_scratch *x = scratch_take(in);
