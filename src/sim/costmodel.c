@@ -14,6 +14,8 @@
 
 #define NFEAT 13
 #define MIN_RUNS 8 /* fewer runs than this leave the fit meaningless */
+#define IRLS_ROUNDS 30 /* reweightings of the least-absolute-error fit */
+#define IRLS_FLOOR 0.01 /* relative errors below 1 % weigh as 1 % */
 
 /* The built-in guesses: a scavenge costs ~20 us of fixed work, a full GC
  * ~100 us, copying ~0.3 ns per byte and ~5 ns per object, a slot ~1.5 ns,
@@ -150,6 +152,7 @@ eph_status eph_sim_costmodel_save(const char *path, const eph_sim_costmodel *cm,
 typedef struct run_sum {
   double x[NFEAT];
   double seconds;
+  double weight; /* the robust fit's weight (eph_sim_costmodel_fit) */
 } run_sum;
 
 static void add_observation(run_sum *r, const eph_sim_observation *o) {
@@ -172,8 +175,8 @@ static void add_observation(run_sum *r, const eph_sim_observation *o) {
 }
 
 /* Solves the weighted normal equations over the active features (weight
- * 1 / seconds: relative errors; Gaussian elimination with partial pivoting
- * on scaled columns).  False if singular. */
+ * weight / seconds^2: relative errors; Gaussian elimination with partial
+ * pivoting on scaled columns).  False if singular. */
 static bool solve(const run_sum *runs, size_t n, const bool active[NFEAT], const double scale[NFEAT],
                   double beta[NFEAT]) {
   double a[NFEAT][NFEAT + 1] = {{0}};
@@ -181,11 +184,11 @@ static bool solve(const run_sum *runs, size_t n, const bool active[NFEAT], const
   for (int j = 0; j < NFEAT; j++)
     if (active[j]) idx[m++] = j;
   for (size_t k = 0; k < n; k++) {
-    double w = 1 / runs[k].seconds;
+    double w = 1 / runs[k].seconds, u = runs[k].weight;
     for (int i = 0; i < m; i++) {
       double xi = runs[k].x[idx[i]] / scale[idx[i]] * w;
-      for (int j = 0; j < m; j++) a[i][j] += xi * runs[k].x[idx[j]] / scale[idx[j]] * w;
-      a[i][m] += xi * runs[k].seconds * w;
+      for (int j = 0; j < m; j++) a[i][j] += u * xi * runs[k].x[idx[j]] / scale[idx[j]] * w;
+      a[i][m] += u * xi * runs[k].seconds * w;
     }
   }
   for (int c = 0; c < m; c++) {
@@ -206,6 +209,33 @@ static bool solve(const run_sum *runs, size_t n, const bool active[NFEAT], const
   }
   for (int j = 0; j < NFEAT; j++) beta[j] = 0;
   for (int i = 0; i < m; i++) beta[idx[i]] = a[i][m] / a[i][i] / scale[idx[i]];
+  return true;
+}
+
+/* Non-negative weighted least squares over the features `active` allows;
+ * false if none is left. */
+static bool fit_nonnegative(const run_sum *runs, size_t n, const bool active[NFEAT], const double scale[NFEAT],
+                            double beta[NFEAT]) {
+  bool on[NFEAT];
+  for (int j = 0; j < NFEAT; j++) on[j] = active[j];
+  /* Non-negative least squares, the simple way: drop the most negative
+   * coefficient and refit until none is negative (a handful of features). */
+  for (;;) {
+    if (!solve(runs, n, on, scale, beta)) {
+      /* Collinear columns: drop the last active feature and retry. */
+      int last = -1;
+      for (int j = 0; j < NFEAT; j++)
+        if (on[j]) last = j;
+      if (last <= 0) return false;
+      on[last] = false;
+      continue;
+    }
+    int worst = -1;
+    for (int j = 0; j < NFEAT; j++)
+      if (on[j] && beta[j] < 0 && (worst < 0 || beta[j] * scale[j] < beta[worst] * scale[worst])) worst = j;
+    if (worst < 0) break;
+    on[worst] = false;
+  }
   return true;
 }
 
@@ -252,28 +282,24 @@ eph_status eph_sim_costmodel_fit(const eph_sim_observation *obs, size_t n, eph_s
     for (int j = 0; j < NFEAT; j++)
       if (fabs(runs[k].x[j]) > scale[j]) scale[j] = fabs(runs[k].x[j]);
   for (int j = 0; j < NFEAT; j++) active[j] = scale[j] > 0;
-  /* Non-negative least squares, the simple way: drop the most negative
-   * coefficient and refit until none is negative (a handful of features). */
+  /* Least absolute relative error, by iteratively reweighted least
+   * squares: GC times are noisy (a run's scavenges can take a third more
+   * on a busy machine), a squared error lets a few such runs pull every
+   * prediction, and the absolute error is what the median error measures. */
   double beta[NFEAT];
-  for (;;) {
-    if (!solve(runs, nruns, active, scale, beta)) {
-      /* Collinear columns: drop the last active feature and retry. */
-      int last = -1;
-      for (int j = 0; j < NFEAT; j++)
-        if (active[j]) last = j;
-      if (last <= 0) {
-        free(runs);
-        eph_error_fill(err, EPH_ERR_INVALID, "the observations cannot determine the cost model (all features collinear)");
-        return EPH_ERR_INVALID;
-      }
-      active[last] = false;
-      continue;
+  for (size_t k = 0; k < nruns; k++) runs[k].weight = 1;
+  for (int round = 0; round < IRLS_ROUNDS; round++) {
+    if (!fit_nonnegative(runs, nruns, active, scale, beta)) {
+      free(runs);
+      eph_error_fill(err, EPH_ERR_INVALID, "the observations cannot determine the cost model (all features collinear)");
+      return EPH_ERR_INVALID;
     }
-    int worst = -1;
-    for (int j = 0; j < NFEAT; j++)
-      if (active[j] && beta[j] < 0 && (worst < 0 || beta[j] * scale[j] < beta[worst] * scale[worst])) worst = j;
-    if (worst < 0) break;
-    active[worst] = false;
+    for (size_t k = 0; k < nruns; k++) {
+      double pred = 0;
+      for (int j = 0; j < NFEAT; j++) pred += beta[j] * runs[k].x[j];
+      double rel = fabs(pred - runs[k].seconds) / runs[k].seconds;
+      runs[k].weight = 1 / (rel > IRLS_FLOOR ? rel : IRLS_FLOOR);
+    }
   }
   eph_sim_costmodel m = {0};
   for (int j = 0; j < NFEAT; j++) *field(&m, j) = beta[j];
