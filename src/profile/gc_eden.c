@@ -95,9 +95,7 @@ static void arm_clock_point(eph_profiler *p, uint64_t now) {
   eph_heap_sample_next(p->h, 0, p->clocks.next_point > now ? p->clocks.next_point - now : 1);
 }
 
-/* CPUs this process may run on (its affinity mask, which taskset and
- * container cpusets narrow), or those online if that is unknown. */
-static long usable_cpus(void) {
+long prof_usable_cpus(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   return sysconf(_SC_NPROCESSORS_ONLN);
@@ -113,7 +111,7 @@ void prof_gc_walk_start(eph_profiler *p) {
   prof_sampler_walk_arm(p);
   arm_clock_point(p, p->eden_clock);
   unsigned threads = p->spec.threads;
-  if (!threads) threads = usable_cpus() > 1 ? 2 : 1;
+  if (!threads) threads = prof_usable_cpus() > 1 ? 2 : 1;
   p->walk_threads = threads;
   const char *min = getenv("EPHEMERA_WALK_PIECE_MIN");
   p->walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;

@@ -264,14 +264,21 @@ void eph_profile_caller_pop(eph_heap *h) {
 
 /* --- start and stop ------------------------------------------------------------- */
 
-/* Whether the file is written on a thread of its own (writer_async.c):
- * only when EPHEMERA_WRITER_THREAD=1.  Measured on a quiet 2-CPU machine
- * it makes the run slower, not faster (DataFrame at 100 %: 4.30 s against
- * 3.65 s, docs/gc-mode.md): copying each record for the thread and
- * sharing its batches across CPUs costs more than encoding it here. */
-static bool writer_thread_wanted(void) {
+/* Whether the file is written on a thread of its own (writer_async.c).
+ * EPHEMERA_WRITER_THREAD=1 asks for it in every mode, =0 in none; by
+ * default Merlin mode has it where a second CPU is usable, unless the
+ * spec says threads=1.  Measured on a
+ * quiet 2-CPU machine: Merlin on lambda 32.97 s -> 29.91 s with it, as a
+ * dead object's record there costs the program's thread a copy instead
+ * of its encoding; gc mode on DataFrame at 100 % 3.65 s -> 4.30 s
+ * (copying each record for the thread and sharing its batches across
+ * CPUs costs more than encoding it where the eden walk already has it in
+ * cache; docs/gc-mode.md), finalization mode no different (7.39-7.73 s
+ * against 7.46-7.59 s). */
+static bool writer_thread_wanted(const eph_profile_spec *spec) {
   const char *env = getenv("EPHEMERA_WRITER_THREAD");
-  return env && *env && strcmp(env, "0") != 0;
+  if (env && *env) return strcmp(env, "0") != 0;
+  return spec->mode == EPH_MODE_MERLIN && spec->threads != 1 && prof_usable_cpus() > 1;
 }
 
 static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char (*buf)[256],
@@ -342,7 +349,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     return err ? err->status : EPH_ERR_INVALID;
   }
   /* If the thread cannot start, the writer stays usable and writes at once. */
-  if (writer_thread_wanted()) (void)eph_writer_start_thread(p->out);
+  if (writer_thread_wanted(spec)) (void)eph_writer_start_thread(p->out);
   prof_clocks_start(p);
   {
     eph_status st = spec->mode == EPH_MODE_MERLIN         ? prof_merlin_mode_start(p, err)

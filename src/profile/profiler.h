@@ -285,6 +285,9 @@ size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size
                         const eph_stamp *now);
 
 /* gc_eden.c */
+/* CPUs this process may run on (its affinity mask, which taskset and
+ * container cpusets narrow), or those online if that is unknown. */
+long prof_usable_cpus(void);
 void prof_gc_walk_start(eph_profiler *p);
 void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
 size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open);
