@@ -267,8 +267,9 @@ void eph_profile_caller_pop(eph_heap *h) {
 /* Whether the file is written on a thread of its own (writer_async.c).
  * EPHEMERA_WRITER_THREAD=1 asks for it in every mode, =0 in none; by
  * default Merlin mode has it where a second CPU is usable, unless the
- * spec says threads=1.  Measured on a
- * quiet 2-CPU machine: Merlin on lambda 32.97 s -> 29.91 s with it, as a
+ * spec says threads=1.  Measured on a quiet 2-CPU machine (medians of
+ * three interleaved pairs, default size): Merlin on boids 7.65 s -> 6.87 s
+ * with it, lambda (n = 8) 2.66 s -> 2.55 s, gcbench 8.40 s -> 8.70 s, as a
  * dead object's record there costs the program's thread a copy instead
  * of its encoding; gc mode on DataFrame at 100 % 3.65 s -> 4.30 s
  * (copying each record for the thread and sharing its batches across
