@@ -88,6 +88,57 @@ uintptr_t eph_gc_dense_end(const eph_heap *h);
 void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data);
 
 /*
+ * A scavenge's evacuated spaces, for a tool that asks about every pointer
+ * it follows and walks every dead object (Merlin): eph_gc_where and
+ * eph_gc_each_dead without a call per object.  Private fields: use the
+ * functions below.
+ */
+typedef struct eph_gc_young {
+  uintptr_t start[2], top[2]; /* eden and the survivor space it left, as they were */
+  size_t trailer_bytes;
+} eph_gc_young;
+
+/*
+ * Only inside on_collect: in a scavenge, fills y and returns true; in a
+ * full GC returns false (its mark decides too: ask eph_gc_where and
+ * eph_gc_each_dead).
+ */
+bool eph_gc_young_begin(const eph_heap *h, eph_gc_young *y);
+
+/* eph_gc_where(h, obj, dead) in the scavenge y describes; obj a pointer. */
+static inline eph_value eph_gc_young_where(const eph_gc_young *y, eph_value obj, bool *dead) {
+  *dead = false;
+  if (obj - y->start[0] >= y->top[0] - y->start[0] && obj - y->start[1] >= y->top[1] - y->start[1]) return obj;
+  eph_header hdr = *eph_header_of(obj);
+  if (!(hdr & EPH_HDR_FORWARDED)) {
+    *dead = true;
+    return obj;
+  }
+  return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+}
+
+/*
+ * The dead objects of the scavenge y describes, in eph_gc_each_dead's
+ * order: *at starts at 0 (and `space` at 0); each call returns the next
+ * one, or 0 at the end.
+ */
+static inline eph_value eph_gc_young_next_dead(const eph_gc_young *y, int *space, uintptr_t *at) {
+  for (; *space < 2; (*space)++, *at = 0) {
+    uintptr_t p = *at ? *at : y->start[*space];
+    while (p < y->top[*space]) {
+      eph_header hdr = *(const eph_header *)p;
+      if (hdr & EPH_HDR_FORWARDED) {
+        p += eph_object_bytes((eph_value)(hdr & ~EPH_HDR_FORWARDED)) + y->trailer_bytes;
+      } else {
+        *at = p + eph_object_bytes((eph_value)p) + y->trailer_bytes;
+        return (eph_value)p;
+      }
+    }
+  }
+  return 0;
+}
+
+/*
  * The trailer of obj: the heap's params.trailer_words words after its
  * payload (zero at allocation, moved with the object, never traced).
  */

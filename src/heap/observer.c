@@ -88,6 +88,16 @@ void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *
 
 eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) { return where(h, obj, dead, false); }
 
+bool eph_gc_young_begin(const eph_heap *h, eph_gc_young *y) {
+  if (h->phase != PHASE_EVACUATED) return false;
+  for (int i = 0; i < 2; i++) {
+    y->start[i] = (uintptr_t)h->evacuated[i].start;
+    y->top[i] = (uintptr_t)h->evacuated[i].top;
+  }
+  y->trailer_bytes = h->fast.trailer_bytes;
+  return true;
+}
+
 uintptr_t eph_gc_dense_end(const eph_heap *h) {
   return (uintptr_t)(h->phase == PHASE_MARKED ? h->dense_end : h->old_base);
 }
