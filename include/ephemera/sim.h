@@ -249,9 +249,11 @@ typedef struct eph_sim_observation {
 
 /*
  * Fits the model to n observations: their features and times are summed
- * per run, and the coefficients (non-negative) minimise the runs' squared
- * *relative* errors, so that a 1 ms run counts as much as a 100 ms one
- * (runs under EPH_SIM_FIT_MIN_SECONDS of GC are left out: timer noise).
+ * per run, and the coefficients (non-negative) minimise the sum of the
+ * runs' absolute *relative* errors (least squares reweighted by each run's
+ * inverse error), so that a 1 ms run counts as much as a 100 ms one and a
+ * few runs a busy machine slowed do not pull the rest (runs under
+ * EPH_SIM_FIT_MIN_SECONDS of GC are left out: timer noise).
  * Fills cm (0 for a feature never observed), fit_error = the RMS relative
  * error over the runs fitted, samples = their number, slots_per_byte.
  * EPH_ERR_INVALID with a message if fewer than 8 runs qualify or the
