@@ -88,52 +88,69 @@ uintptr_t eph_gc_dense_end(const eph_heap *h);
 void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data);
 
 /*
- * A scavenge's evacuated spaces, for a tool that asks about every pointer
- * it follows and walks every dead object (Merlin): eph_gc_where and
+ * What a collection found, for a tool that asks about every pointer it
+ * follows and walks every dead object (Merlin): eph_gc_where and
  * eph_gc_each_dead without a call per object.  Private fields: use the
  * functions below.
  */
-typedef struct eph_gc_young {
-  uintptr_t start[2], top[2]; /* eden and the survivor space it left, as they were */
+typedef struct eph_gc_view {
+  uintptr_t start[2], top[2];  /* the spaces it evacuated (eden, the survivor space left), as they were */
+  uintptr_t old_base, old_top; /* a full GC: old space, whose mark bits decide */
+  const uint64_t *mark_bits;   /* a full GC: one bit per old-space word; NULL in a scavenge */
   size_t trailer_bytes;
-} eph_gc_young;
+} eph_gc_view;
 
-/*
- * Only inside on_collect: in a scavenge, fills y and returns true; in a
- * full GC returns false (its mark decides too: ask eph_gc_where and
- * eph_gc_each_dead).
- */
-bool eph_gc_young_begin(const eph_heap *h, eph_gc_young *y);
+/* Only inside on_collect: fills v for this collection. */
+void eph_gc_view_begin(const eph_heap *h, eph_gc_view *v);
 
-/* eph_gc_where(h, obj, dead) in the scavenge y describes; obj a pointer. */
-static inline eph_value eph_gc_young_where(const eph_gc_young *y, eph_value obj, bool *dead) {
+/* eph_gc_where(h, obj, dead) in the collection v describes; obj a pointer. */
+static inline eph_value eph_gc_view_where(const eph_gc_view *v, eph_value obj, bool *dead) {
   *dead = false;
-  if (obj - y->start[0] >= y->top[0] - y->start[0] && obj - y->start[1] >= y->top[1] - y->start[1]) return obj;
-  eph_header hdr = *eph_header_of(obj);
-  if (!(hdr & EPH_HDR_FORWARDED)) {
-    *dead = true;
-    return obj;
+  if (obj - v->start[0] < v->top[0] - v->start[0] || obj - v->start[1] < v->top[1] - v->start[1]) {
+    eph_header hdr = *eph_header_of(obj);
+    if (!(hdr & EPH_HDR_FORWARDED)) {
+      *dead = true;
+      return obj;
+    }
+    obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED); /* a full GC may yet find the copy dead */
   }
-  return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  if (v->mark_bits && (obj & 7) == 0 && obj - v->old_base < v->old_top - v->old_base) {
+    size_t w = (size_t)(obj - v->old_base) / sizeof(eph_value);
+    *dead = !((v->mark_bits[w >> 6] >> (w & 63)) & 1u);
+  }
+  return obj;
 }
 
 /*
- * The dead objects of the scavenge y describes, in eph_gc_each_dead's
- * order: *at starts at 0 (and `space` at 0); each call returns the next
- * one, or 0 at the end.
+ * The dead objects of the collection v describes, in eph_gc_each_dead's
+ * order (by their addresses before it): *space and *at start at 0; each
+ * call returns the next one, or 0 at the end.
  */
-static inline eph_value eph_gc_young_next_dead(const eph_gc_young *y, int *space, uintptr_t *at) {
+static inline eph_value eph_gc_view_next_dead(const eph_gc_view *v, int *space, uintptr_t *at) {
   for (; *space < 2; (*space)++, *at = 0) {
-    uintptr_t p = *at ? *at : y->start[*space];
-    while (p < y->top[*space]) {
+    uintptr_t p = *at ? *at : v->start[*space];
+    while (p < v->top[*space]) {
       eph_header hdr = *(const eph_header *)p;
       if (hdr & EPH_HDR_FORWARDED) {
-        p += eph_object_bytes((eph_value)(hdr & ~EPH_HDR_FORWARDED)) + y->trailer_bytes;
+        p += eph_object_bytes((eph_value)(hdr & ~EPH_HDR_FORWARDED)) + v->trailer_bytes;
       } else {
-        *at = p + eph_object_bytes((eph_value)p) + y->trailer_bytes;
+        *at = p + eph_object_bytes((eph_value)p) + v->trailer_bytes;
         return (eph_value)p;
       }
     }
+  }
+  if (*space == 2 && v->mark_bits) {
+    uintptr_t p = *at ? *at : v->old_base;
+    while (p < v->old_top) {
+      size_t w = (size_t)(p - v->old_base) / sizeof(eph_value);
+      uintptr_t next = p + eph_object_bytes((eph_value)p) + v->trailer_bytes;
+      if (!((v->mark_bits[w >> 6] >> (w & 63)) & 1u)) {
+        *at = next;
+        return (eph_value)p;
+      }
+      p = next;
+    }
+    *at = p;
   }
   return 0;
 }

@@ -88,14 +88,18 @@ void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *
 
 eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) { return where(h, obj, dead, false); }
 
-bool eph_gc_young_begin(const eph_heap *h, eph_gc_young *y) {
-  if (h->phase != PHASE_EVACUATED) return false;
+void eph_gc_view_begin(const eph_heap *h, eph_gc_view *v) {
+  *v = (eph_gc_view){.trailer_bytes = h->fast.trailer_bytes};
+  if (h->phase == PHASE_NONE) return;
   for (int i = 0; i < 2; i++) {
-    y->start[i] = (uintptr_t)h->evacuated[i].start;
-    y->top[i] = (uintptr_t)h->evacuated[i].top;
+    v->start[i] = (uintptr_t)h->evacuated[i].start;
+    v->top[i] = (uintptr_t)h->evacuated[i].top;
   }
-  y->trailer_bytes = h->fast.trailer_bytes;
-  return true;
+  if (h->phase == PHASE_MARKED) {
+    v->old_base = (uintptr_t)h->old_base;
+    v->old_top = (uintptr_t)h->old_top;
+    v->mark_bits = h->mark_bits;
+  }
 }
 
 uintptr_t eph_gc_dense_end(const eph_heap *h) {

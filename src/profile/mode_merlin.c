@@ -262,8 +262,7 @@ static void sort_dead(eph_profiler *p) {
 
 /* Passes s's stamp to the targets of its pointer slots; dead targets that
  * it raised are pushed (their own targets may need it too). */
-static size_t pass_on(eph_profiler *p, const eph_gc_young *young, eph_value s, eph_gc_kind kind, size_t top) {
-  eph_heap *h = p->h;
+static size_t pass_on(eph_profiler *p, const eph_gc_view *view, eph_value s, eph_gc_kind kind, size_t top) {
   uint64_t ts = stamp_of(s);
   size_t n = eph_size_bytes(s) / sizeof(eph_value);
   for (size_t i = 0; i < n; i++) {
@@ -272,7 +271,7 @@ static size_t pass_on(eph_profiler *p, const eph_gc_young *young, eph_value s, e
     bool dead;
     /* Where t is now: a full GC's evacuation may have promoted it before
      * the mark found it dead; its bytes (and trailer) are then at the copy. */
-    t = young ? eph_gc_young_where(young, t, &dead) : eph_gc_where(h, t, &dead);
+    t = eph_gc_view_where(view, t, &dead);
     if (dead) {
       if (stamp_of(t) < ts) {
         eph_trailer(t)[1] = ts;
@@ -296,12 +295,12 @@ static size_t pass_on(eph_profiler *p, const eph_gc_young *young, eph_value s, e
  * collection began (it was then searched from, at its raised stamp),
  * with a depth-first search of whatever that raises; returns the number
  * of objects it passed on from. */
-static size_t search_from(eph_profiler *p, const eph_gc_young *young, size_t i, eph_gc_kind kind) {
+static size_t search_from(eph_profiler *p, const eph_gc_view *view, size_t i, eph_gc_kind kind) {
   if (stamp_of(p->dead[i].obj) != p->dead[i].stamp) return 0; /* raised: done */
-  size_t searched = 1, top = pass_on(p, young, p->dead[i].obj, kind, 0);
+  size_t searched = 1, top = pass_on(p, view, p->dead[i].obj, kind, 0);
   while (top) {
     eph_value s = p->stack[--top];
-    top = pass_on(p, young, s, kind, top);
+    top = pass_on(p, view, s, kind, top);
     searched++;
   }
   return searched;
@@ -323,11 +322,11 @@ static size_t search_from(eph_profiler *p, const eph_gc_young *young, size_t i, 
  * there are sources (stamps rising against the pointers, say a long chain
  * whose newest end died last), the rest goes in the paper's order.
  */
-static void propagate(eph_profiler *p, const eph_gc_young *young, eph_gc_kind kind) {
+static void propagate(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind) {
   size_t budget = 4 * p->ndead + 1024, searched = 0, i = p->ndead;
   while (i-- > 0) {
     if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
-    searched += search_from(p, young, i, kind);
+    searched += search_from(p, view, i, kind);
     if (EPH_UNLIKELY(searched > budget)) break;
   }
   if (i == SIZE_MAX) return;
@@ -336,7 +335,7 @@ static void propagate(eph_profiler *p, const eph_gc_young *young, eph_gc_kind ki
   sort_dead(p);
   for (i = p->ndead; i-- > 0;) {
     if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
-    search_from(p, young, i, kind);
+    search_from(p, view, i, kind);
   }
 }
 
@@ -353,24 +352,18 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   for (size_t i = 0; i < p->seen_len; i++)
     if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
   p->ndead = 0;
-  /* A scavenge's fates and dead are read inline (a call per pointer and
-   * per dead object was a fifth of lambda's time); a full GC asks. */
-  eph_gc_young y;
-  const eph_gc_young *young = eph_gc_young_begin(p->h, &y) ? &y : NULL;
+  /* Fates and the dead are read inline (a call per pointer followed and
+   * per dead object was a fifth of lambda's time). */
+  eph_gc_view view;
+  eph_gc_view_begin(p->h, &view);
   int space = 0;
   uintptr_t at = 0;
-  if (young)
-    for (eph_value o; (o = eph_gc_young_next_dead(young, &space, &at));) collect_source(p, o);
-  else
-    eph_gc_each_dead(p->h, collect_source, p);
-  propagate(p, young, kind);
+  for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));) collect_source(p, o);
+  propagate(p, &view, kind);
   /* Records in address order (allocation order, for young objects): births
    * then come in order, which the file codes in fewer bytes. */
   space = 0, at = 0;
-  if (young)
-    for (eph_value o; (o = eph_gc_young_next_dead(young, &space, &at));) write_dead(p, o);
-  else
-    eph_gc_each_dead(p->h, write_dead, p);
+  for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));) write_dead(p, o);
 }
 
 static void censor(void *data, eph_value obj) {

@@ -425,7 +425,7 @@ void fz_arm_fate(fuzz *fz) {
   fz->m.fate_gcs = fz->gcs_seen;
 }
 
-/* eph_gc_young_next_dead must name eph_gc_each_dead's objects, in its order. */
+/* eph_gc_view_next_dead must name eph_gc_each_dead's objects, in its order. */
 typedef struct dead_list {
   eph_value *v;
   size_t n, cap;
@@ -441,17 +441,17 @@ static void note_dead(void *data, eph_value obj) {
   l->v[l->n++] = obj;
 }
 
-static void check_young_dead(fuzz *fz, const eph_gc_young *young) {
+static void check_view_dead(fuzz *fz, const eph_gc_view *view) {
   dead_list l = {0};
   eph_gc_each_dead(fz->h, note_dead, &l);
   size_t i = 0;
   int space = 0;
   uintptr_t at = 0;
-  for (eph_value o; (o = eph_gc_young_next_dead(young, &space, &at)); i++)
+  for (eph_value o; (o = eph_gc_view_next_dead(view, &space, &at)); i++)
     if (i >= l.n || l.v[i] != o)
-      fz_fail(fz, "on_collect: eph_gc_young_next_dead's object %zu is %#" PRIxPTR ", eph_gc_each_dead's %#" PRIxPTR, i, o,
+      fz_fail(fz, "on_collect: eph_gc_view_next_dead's object %zu is %#" PRIxPTR ", eph_gc_each_dead's %#" PRIxPTR, i, o,
               i < l.n ? l.v[i] : (eph_value)0);
-  if (i != l.n) fz_fail(fz, "on_collect: eph_gc_young_next_dead gave %zu dead objects, eph_gc_each_dead %zu", i, l.n);
+  if (i != l.n) fz_fail(fz, "on_collect: eph_gc_view_next_dead gave %zu dead objects, eph_gc_each_dead %zu", i, l.n);
   free(l.v);
 }
 
@@ -460,11 +460,9 @@ void fz_fate_on_collect(fuzz *fz, eph_gc_kind kind) {
   fz_model *m = &fz->m;
   if (!m->fate_armed) return;
   m->fate_armed = false;
-  eph_gc_young scavenged;
-  bool have_young = eph_gc_young_begin(fz->h, &scavenged);
-  if (have_young != (kind == EPH_GC_SCAVENGE))
-    fz_fail(fz, "on_collect (%s): eph_gc_young_begin says %d", kind == EPH_GC_FULL ? "full GC" : "scavenge", (int)have_young);
-  if (have_young) check_young_dead(fz, &scavenged);
+  eph_gc_view view;
+  eph_gc_view_begin(fz->h, &view);
+  check_view_dead(fz, &view);
   for (uint32_t mid = 0; mid < m->nobjs; mid++) {
     fz_obj *o = &m->objs[mid];
     if (!o->id || o->addr_gc != fz->gcs_seen) continue; /* no current address for it */
@@ -479,12 +477,12 @@ void fz_fate_on_collect(fuzz *fz, eph_gc_kind kind) {
     if (at != loc || dead != (f == EPH_NIL))
       fz_fail(fz, "on_collect: eph_gc_where(%s at %#" PRIxPTR ") = %#" PRIxPTR " dead %d; locate %#" PRIxPTR ", fate %#" PRIxPTR,
               describe_obj(fz, mid, d, sizeof d), o->addr, at, (int)dead, loc, f);
-    if (have_young) { /* and the scavenge's inline answer */
-      bool ydead;
-      eph_value yat = eph_gc_young_where(&scavenged, o->addr, &ydead);
-      if (yat != at || ydead != dead)
-        fz_fail(fz, "on_collect: eph_gc_young_where(%s at %#" PRIxPTR ") = %#" PRIxPTR " dead %d; eph_gc_where %#" PRIxPTR " dead %d",
-                describe_obj(fz, mid, d, sizeof d), o->addr, yat, (int)ydead, at, (int)dead);
+    { /* and the inline answer */
+      bool vdead;
+      eph_value vat = eph_gc_view_where(&view, o->addr, &vdead);
+      if (vat != at || vdead != dead)
+        fz_fail(fz, "on_collect: eph_gc_view_where(%s at %#" PRIxPTR ") = %#" PRIxPTR " dead %d; eph_gc_where %#" PRIxPTR " dead %d",
+                describe_obj(fz, mid, d, sizeof d), o->addr, vat, (int)vdead, at, (int)dead);
     }
     if (kind == EPH_GC_FULL && !young) { /* and eph_gc_old_fates, the batched answer for old objects */
       eph_value batched;
