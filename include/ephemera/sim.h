@@ -135,6 +135,9 @@ typedef struct eph_sim_costmodel {
   /* s per object a scavenge moves, per doubling of eden beyond 256 KiB:
    * survivors spread over a bigger eden are further out of the caches. */
   double per_object_far;
+  /* The same per byte moved (copied or promoted): large survivors spread
+   * over a bigger eden cost more cache lines each (kvstore's). */
+  double per_byte_far;
   double per_slot_scanned;  /* s per pointer slot a scavenge scans in a copied or promoted object */
   double per_remembered_slot; /* s per pointer slot a scavenge scans in a remembered-set entry */
   double per_slot_traced;   /* s per pointer slot a full GC scans (its evacuation and mark) */
@@ -173,6 +176,7 @@ typedef struct eph_sim_result {
   uint64_t remembered_scanned;   /* remembered-set entries scanned by scavenges */
   uint64_t objects_moved;        /* objects copied or promoted */
   double objects_far;            /* objects scavenges moved x log2(eden / 256K), at least 0 (spur) */
+  double bytes_far;              /* bytes scavenges moved x log2(eden / 256K), at least 0 (spur) */
   uint64_t slots_scanned;        /* pointer slots scanned by scavenges in copied objects (trace input; else 0) */
   uint64_t remembered_slots;     /* pointer slots scanned by scavenges in remembered-set entries (idem) */
   uint64_t slots_traced;         /* pointer slots scanned by full GCs (trace input; else 0) */

@@ -205,14 +205,14 @@ static int calibrate(int argc, char **argv) {
     return 1;
   }
   printf("cost model (s): per scavenge %.3g, per full GC %.3g; per byte copied %.3g, promoted %.3g;\n"
-         "  per object moved %.3g, and per doubling of eden past 256K %.3g;\n"
+         "  per object moved %.3g, and per doubling of eden past 256K %.3g per object, %.3g per byte;\n"
          "  per slot scanned %.3g, in the remembered set %.3g, traced %.3g;\n"
          "  per byte marked %.3g, compacted %.3g;\n"
          "  per remembered entry %.3g; per MiB committed %.3g (0: a coefficient the fit found no use for)\n"
          "fit error %.1f%% (relative RMS over %u runs); per-run GC time error median %.1f%%\n"
          "wrote %s\n",
          cm.per_scavenge, cm.per_full_gc, cm.per_byte_copied, cm.per_byte_promoted, cm.per_object_moved,
-         cm.per_object_far, cm.per_slot_scanned, cm.per_remembered_slot, cm.per_slot_traced, cm.per_byte_marked, cm.per_byte_compacted, cm.per_remembered,
+         cm.per_object_far, cm.per_byte_far, cm.per_slot_scanned, cm.per_remembered_slot, cm.per_slot_traced, cm.per_byte_marked, cm.per_byte_compacted, cm.per_remembered,
          cm.per_mib_committed, 100 * cm.fit_error, cm.samples, 100 * median, out);
   return 0;
 }

@@ -12,7 +12,7 @@
 
 #include "sim_internal.h"
 
-#define NFEAT 13
+#define NFEAT 14
 #define MIN_RUNS 8 /* fewer runs than this leave the fit meaningless */
 #define IRLS_ROUNDS 30 /* reweightings of the least-absolute-error fit */
 #define IRLS_FLOOR 0.01 /* relative errors below 1 % weigh as 1 % */
@@ -29,6 +29,7 @@ void eph_sim_costmodel_default(eph_sim_costmodel *cm) {
       .per_byte_promoted = 0.4e-9,
       .per_object_moved = 5e-9,
       .per_object_far = 1e-9,
+      .per_byte_far = 0,
       .per_slot_scanned = 1.5e-9,
       .per_remembered_slot = 1.5e-9,
       .per_slot_traced = 3e-9,
@@ -47,13 +48,14 @@ double eph_sim_eden_distance(uint64_t eden_bytes) {
 
 static const char *const KEYS[NFEAT] = {
     "per_scavenge",    "per_full_gc",         "per_byte_copied", "per_byte_promoted",  "per_object_moved",
-    "per_object_far",
+    "per_object_far",  "per_byte_far",
     "per_slot_scanned", "per_remembered_slot", "per_slot_traced", "per_byte_marked",   "per_byte_compacted",
     "per_remembered",  "per_mib_committed"};
 
 static double *field(eph_sim_costmodel *cm, int i) {
   double *f[NFEAT] = {&cm->per_scavenge,       &cm->per_full_gc,         &cm->per_byte_copied,
                       &cm->per_byte_promoted,  &cm->per_object_moved,    &cm->per_object_far,
+                      &cm->per_byte_far,
                       &cm->per_slot_scanned,
                       &cm->per_remembered_slot, &cm->per_slot_traced,    &cm->per_byte_marked,
                       &cm->per_byte_compacted, &cm->per_remembered,      &cm->per_mib_committed};
@@ -163,6 +165,7 @@ static void add_observation(run_sum *r, const eph_sim_observation *o) {
                      o->promoted,
                      o->objects,
                      full ? 0 : o->objects * eph_sim_eden_distance((uint64_t)o->eden_bytes),
+                     full ? 0 : (o->copied + o->promoted) * eph_sim_eden_distance((uint64_t)o->eden_bytes),
                      full ? 0 : o->slots - o->remembered_slots,
                      full ? 0 : o->remembered_slots,
                      full ? o->slots : 0,

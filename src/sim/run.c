@@ -135,8 +135,11 @@ void sim_run_end(simrun *r, uint64_t used_after, uint64_t committed) {
   } else {
     res->slots_scanned += c->slots;
     res->remembered_slots += c->remembered_slots;
-    if (r->cfg->collector == EPH_SIM_SPUR)
-      res->objects_far += (double)c->objects * eph_sim_eden_distance(r->cfg->params.eden_bytes);
+    if (r->cfg->collector == EPH_SIM_SPUR) {
+      double distance = eph_sim_eden_distance(r->cfg->params.eden_bytes);
+      res->objects_far += (double)c->objects * distance;
+      res->bytes_far += (double)(c->copied + c->promoted) * distance;
+    }
   }
   res->collection_mib += (double)committed / (1024.0 * 1024.0);
   if (!r->cfg->keep_events) return;
@@ -285,6 +288,7 @@ double eph_sim_predict(const eph_sim_costmodel *cm, const eph_sim_result *r) {
   return cm->per_scavenge * (double)r->scavenges + cm->per_full_gc * (double)r->full_gcs +
          cm->per_byte_copied * (double)r->bytes_copied + cm->per_byte_promoted * (double)r->bytes_promoted +
          cm->per_object_moved * (double)r->objects_moved + cm->per_object_far * r->objects_far +
+         cm->per_byte_far * r->bytes_far +
          cm->per_slot_scanned * scanned +
          cm->per_remembered_slot * remembered +
          cm->per_slot_traced * traced + cm->per_byte_marked * (double)r->bytes_marked +

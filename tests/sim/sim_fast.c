@@ -38,7 +38,7 @@ static bool same_results(const eph_sim_result *a, const eph_sim_result *b) {
   SAME(scavenges) SAME(full_gcs) SAME(bytes_allocated) SAME(bytes_allocated_old) SAME(bytes_copied)
   SAME(bytes_promoted) SAME(bytes_overflowed) SAME(bytes_marked) SAME(bytes_compacted) SAME(remembered)
   SAME(peak_committed) SAME(peak_used) SAME(heap_bytes) SAME(mark_cons) SAME(space_time) SAME(collection_mib)
-  SAME(remembered_scanned) SAME(objects_moved) SAME(objects_far) SAME(slots_scanned) SAME(remembered_slots) SAME(slots_traced) SAME(exhausted) SAME(nevents)
+  SAME(remembered_scanned) SAME(objects_moved) SAME(objects_far) SAME(bytes_far) SAME(slots_scanned) SAME(remembered_slots) SAME(slots_traced) SAME(exhausted) SAME(nevents)
   if (!same) return false;
   for (size_t i = 0; i < a->nevents; i++) {
     const eph_sim_event *x = &a->events[i], *y = &b->events[i];

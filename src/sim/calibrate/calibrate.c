@@ -99,6 +99,7 @@ static double predict(const eph_sim_costmodel *cm, const eph_sim_observation *o)
       .bytes_promoted = (uint64_t)o->promoted,
       .objects_moved = (uint64_t)o->objects,
       .objects_far = full ? 0 : o->objects * eph_sim_eden_distance((uint64_t)o->eden_bytes),
+      .bytes_far = full ? 0 : (o->copied + o->promoted) * eph_sim_eden_distance((uint64_t)o->eden_bytes),
       .slots_scanned = full ? 0 : (uint64_t)(o->slots - o->remembered_slots),
       .remembered_slots = full ? 0 : (uint64_t)o->remembered_slots,
       .slots_traced = full ? (uint64_t)o->slots : 0,
