@@ -241,21 +241,9 @@ static void mark_young_targets(spur *s) {
 /* s->live: eden's objects whose death is after the clock, in birth order;
  * whole blocks that died before it are skipped. */
 static void find_live_eden(spur *s) {
-  const eph_sim_input *in = s->r.in;
-  uint64_t t = s->r.clock;
-  const uint64_t *death = s->r.death;
+  uint64_t bytes = 0;
   s->live.len = 0;
-  size_t i = s->eden_lo, hi = s->next;
-  while (i < hi) {
-    if (i % SIM_BLOCK2 == 0 && i + SIM_BLOCK2 <= hi && in->death_max2[i / SIM_BLOCK2] <= t) {
-      i += SIM_BLOCK2;
-    } else if (i % SIM_BLOCK1 == 0 && i + SIM_BLOCK1 <= hi && in->death_max1[i / SIM_BLOCK1] <= t) {
-      i += SIM_BLOCK1;
-    } else {
-      if (death[i] > t && space_bits(s, (uint32_t)i) == SP_DEAD) simvec_push(&s->r, &s->live, (uint32_t)i);
-      i++;
-    }
-  }
+  spur_eden_live(s, s->eden_lo, s->next, &s->live, &bytes, UINT64_MAX);
 }
 
 /* became_old() for the objects this collection tenured by overflow, old

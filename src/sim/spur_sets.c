@@ -32,9 +32,7 @@ static bool add_dead_targets(spur *s, uint32_t o, uint64_t *bytes, bool *tenures
   return true;
 }
 
-/* Pushes eden's objects in [i, hi) whose death is after the clock onto
- * s->future, adding their bytes; false once those pass the survivor space. */
-static bool eden_scan(spur *s, size_t i, size_t hi, uint64_t *bytes) {
+bool spur_eden_live(spur *s, size_t i, size_t hi, simvec *out, uint64_t *bytes, uint64_t cap) {
   const eph_sim_input *in = s->r.in;
   uint64_t t = s->r.clock;
   while (i < hi) {
@@ -45,8 +43,8 @@ static bool eden_scan(spur *s, size_t i, size_t hi, uint64_t *bytes) {
     } else {
       if (s->r.death[i] > t && space_bits(s, (uint32_t)i) == SP_DEAD) {
         *bytes += in->size[i];
-        if (*bytes > s->sp.surv_cap) return false;
-        simvec_push(&s->r, &s->future, (uint32_t)i);
+        if (*bytes > cap) return false;
+        simvec_push(&s->r, out, (uint32_t)i);
       }
       i++;
     }
@@ -106,7 +104,7 @@ static bool eden_survivors(spur *s, uint64_t *bytes) {
       }
     }
   }
-  return eden_scan(s, best_cut, hi, bytes);
+  return spur_eden_live(s, best_cut, hi, &s->future, bytes, s->sp.surv_cap);
 }
 
 /* spur_state.h.  The survivors are gathered first (the survivor space's

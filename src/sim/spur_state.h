@@ -83,6 +83,12 @@ static inline uint32_t slot_value(spur *s, uint64_t g) {
   return one.target != SIM_MULTI ? one.target : spur_slot_value_multi(s, g);
 }
 
+/* Pushes eden's objects in [i, hi) whose death is after the clock onto
+ * out, in birth order, adding their bytes to *bytes; skips blocks that
+ * died whole (the input's death maxima).  False once *bytes passes cap
+ * (spur_sets.c). */
+bool spur_eden_live(spur *s, size_t i, size_t hi, simvec *out, uint64_t *bytes, uint64_t cap);
+
 /* A scavenge by survivor sets (spur_sets.c): true if done; false, having
  * changed nothing, when a survivor would be tenured, by age (*tenures
  * set) or by overflow, and the Cheney scan must decide. */
