@@ -103,6 +103,12 @@ typedef struct eph_gc_view {
 /* Only inside on_collect: fills v for this collection. */
 void eph_gc_view_begin(const eph_heap *h, eph_gc_view *v);
 
+/* Whether old-space object obj is marked in the full GC v describes. */
+static inline bool eph_gc_view_marked(const eph_gc_view *v, uintptr_t obj) {
+  size_t w = (size_t)(obj - v->old_base) / sizeof(eph_value);
+  return (v->mark_bits[w >> 6] >> (w & 63)) & 1u;
+}
+
 /* eph_gc_where(h, obj, dead) in the collection v describes; obj a pointer. */
 static inline eph_value eph_gc_view_where(const eph_gc_view *v, eph_value obj, bool *dead) {
   *dead = false;
@@ -114,10 +120,7 @@ static inline eph_value eph_gc_view_where(const eph_gc_view *v, eph_value obj, b
     }
     obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED); /* a full GC may yet find the copy dead */
   }
-  if (v->mark_bits && (obj & 7) == 0 && obj - v->old_base < v->old_top - v->old_base) {
-    size_t w = (size_t)(obj - v->old_base) / sizeof(eph_value);
-    *dead = !((v->mark_bits[w >> 6] >> (w & 63)) & 1u);
-  }
+  if (v->mark_bits && (obj & 7) == 0 && obj - v->old_base < v->old_top - v->old_base) *dead = !eph_gc_view_marked(v, obj);
   return obj;
 }
 
@@ -142,9 +145,8 @@ static inline eph_value eph_gc_view_next_dead(const eph_gc_view *v, int *space, 
   if (*space == 2 && v->mark_bits) {
     uintptr_t p = *at ? *at : v->old_base;
     while (p < v->old_top) {
-      size_t w = (size_t)(p - v->old_base) / sizeof(eph_value);
       uintptr_t next = p + eph_object_bytes((eph_value)p) + v->trailer_bytes;
-      if (!((v->mark_bits[w >> 6] >> (w & 63)) & 1u)) {
+      if (!eph_gc_view_marked(v, p)) {
         *at = next;
         return (eph_value)p;
       }

@@ -63,27 +63,13 @@ void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind) {
   ephh_update_alloc_limit(h);
 }
 
-/* Walks [start, top) of a space the collection evacuated: an object whose
- * header is a forwarding address survived (its size is read from the copy). */
-static void each_dead_evacuated(eph_heap *h, const eph_space *s, void (*fn)(void *, eph_value), void *data) {
-  for (char *p = s->start; p < s->top;) {
-    eph_header hdr = *(eph_header *)(void *)p;
-    if (hdr & EPH_HDR_FORWARDED) {
-      p += ephh_span(h, (eph_value)(hdr & ~EPH_HDR_FORWARDED));
-    } else {
-      fn(data, (eph_value)p);
-      p = ephh_next_object(h, p);
-    }
-  }
-}
-
+/* The same walk as a tool's inline one (observer.h eph_gc_view_next_dead). */
 void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
-  if (h->phase == PHASE_NONE) return;
-  each_dead_evacuated(h, &h->evacuated[0], fn, data);
-  each_dead_evacuated(h, &h->evacuated[1], fn, data);
-  if (h->phase != PHASE_MARKED) return;
-  for (char *p = h->old_base; p < h->old_top; p = ephh_next_object(h, p))
-    if (!ephh_full_is_marked(h, (eph_value)p)) fn(data, (eph_value)p);
+  eph_gc_view v;
+  eph_gc_view_begin(h, &v);
+  int space = 0;
+  uintptr_t at = 0;
+  for (eph_value o; (o = eph_gc_view_next_dead(&v, &space, &at));) fn(data, o);
 }
 
 eph_value eph_gc_where(eph_heap *h, eph_value obj, bool *dead) { return where(h, obj, dead, false); }

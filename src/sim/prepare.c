@@ -46,14 +46,17 @@ static bool prepare_deaths(eph_sim_input *in) {
     if (d > in->death_max1[i / SIM_BLOCK1]) in->death_max1[i / SIM_BLOCK1] = d;
     if (d > in->death_max2[i / SIM_BLOCK2]) in->death_max2[i / SIM_BLOCK2] = d;
   }
+  /* The lists: one pass counts every level, one fills them. */
+  size_t count[SIM_LONG_LEVELS] = {0};
+  for (size_t i = 0; i < in->n; i++)
+    for (int k = 0; k < SIM_LONG_LEVELS && in->death[i] - in->birth[i] > SIM_LONG[k]; k++) count[k]++;
   for (int k = 0; k < SIM_LONG_LEVELS; k++) {
-    size_t count = 0;
-    for (size_t i = 0; i < in->n; i++) count += in->death[i] - in->birth[i] > SIM_LONG[k];
-    in->long_lived[k] = malloc((count ? count : 1) * sizeof *in->long_lived[k]);
+    in->long_lived[k] = malloc((count[k] ? count[k] : 1) * sizeof *in->long_lived[k]);
     if (!in->long_lived[k]) return false;
-    for (size_t i = 0; i < in->n; i++)
-      if (in->death[i] - in->birth[i] > SIM_LONG[k]) in->long_lived[k][in->nlong_lived[k]++] = (uint32_t)i;
   }
+  for (size_t i = 0; i < in->n; i++)
+    for (int k = 0; k < SIM_LONG_LEVELS && in->death[i] - in->birth[i] > SIM_LONG[k]; k++)
+      in->long_lived[k][in->nlong_lived[k]++] = (uint32_t)i;
   return true;
 }
 

@@ -53,7 +53,7 @@ typedef struct sim_root_change {
 #define SIM_BLOCK1 64u
 #define SIM_BLOCK2 4096u
 #define SIM_STORE_BLOCK 16u
-/* Lifetimes (in bytes allocated) above which objects are listed (long_lived). */
+/* Lifetimes (in bytes allocated) above which objects are listed (long_lived), ascending. */
 #define SIM_LONG_LEVELS 4
 static const uint64_t SIM_LONG[SIM_LONG_LEVELS] = {16u << 10, 64u << 10, 256u << 10, 1u << 20};
 /* Minima of fwd_src over blocks of forward stores (prepare.c). */

@@ -312,19 +312,7 @@ static void evacuate_young(spur *s, bool tenure_all) {
     }
   }
   promoted_stores(s, old_scan_from);
-  /* rebuild_remembered_set: keep those still pointing into new space. */
-  size_t keep = 0;
-  for (size_t i = 0; i < s->remset.len; i++) {
-    uint32_t o = s->remset.v[i];
-    bool young = false;
-    for (uint64_t g = s->r.in->slot_start[o]; g < s->r.in->slot_start[o + 1] && !young; g++) {
-      uint32_t x = slot_value(s, g);
-      young = x != SIM_NONE && space_bits(s, x) == SP_FUTURE;
-    }
-    if (young) s->remset.v[keep++] = o;
-    else s->remembered[o] = 0;
-  }
-  s->remset.len = keep;
+  (void)spur_rebuild_remset(s, SP_FUTURE); /* its slots: counted by the scan */
   /* The flip: what was not copied is garbage (eden's implicitly, as the
    * range moves on); future becomes past. */
   for (size_t i = 0; i < s->past.len; i++) {
@@ -332,11 +320,34 @@ static void evacuate_young(spur *s, bool tenure_all) {
     if (space_bits(s, o) == SP_PAST) s->space[o] = 0; /* dead: all bits clear (scratch_give) */
   }
   for (size_t i = 0; i < s->future.len; i++) set_space(s, s->future.v[i], SP_PAST);
+  spur_flip(s, s->future_used);
+}
+
+uint64_t spur_rebuild_remset(spur *s, unsigned young_space) {
+  size_t keep = 0;
+  uint64_t slots = 0;
+  for (size_t i = 0; i < s->remset.len; i++) {
+    uint32_t o = s->remset.v[i];
+    uint64_t g = s->r.in->slot_start[o], end = s->r.in->slot_start[o + 1];
+    bool young = false;
+    slots += end - g;
+    for (; g < end && !young; g++) {
+      uint32_t x = slot_value(s, g);
+      young = x != SIM_NONE && space_bits(s, x) == young_space;
+    }
+    if (young) s->remset.v[keep++] = o;
+    else s->remembered[o] = 0;
+  }
+  s->remset.len = keep;
+  return slots;
+}
+
+void spur_flip(spur *s, uint64_t survivor_bytes) {
   simvec tmp = s->past;
   s->past = s->future;
   s->future = tmp;
   s->future.len = 0;
-  s->past_used = s->future_used;
+  s->past_used = survivor_bytes;
   s->future_used = 0;
   s->eden_lo = s->next;
   s->eden_used = 0;

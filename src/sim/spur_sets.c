@@ -40,13 +40,8 @@ bool spur_eden_live(spur *s, size_t i, size_t hi, simvec *out, uint64_t *bytes, 
       i += SIM_BLOCK2;
     } else if (i % SIM_BLOCK1 == 0 && i + SIM_BLOCK1 <= hi && in->death_max1[i / SIM_BLOCK1] <= t) {
       i += SIM_BLOCK1;
-    } else {
-      if (s->r.death[i] > t && space_bits(s, (uint32_t)i) == SP_DEAD) {
-        *bytes += in->size[i];
-        if (*bytes > cap) return false;
-        simvec_push(&s->r, out, (uint32_t)i);
-      }
-      i++;
+    } else if (!spur_take_if_live(s, t, (uint32_t)i++, out, bytes, cap)) {
+      return false;
     }
   }
   return true;
@@ -93,17 +88,8 @@ static bool eden_survivors(spur *s, uint64_t *bytes) {
     size_t cost = 2 * (to - from) + (hi - cut); /* a listed object costs about two scanned */
     if (cost < best_cost) best_cost = cost, best_cut = cut, best_from = from, best_to = to, best = k;
   }
-  if (best >= 0) {
-    const uint32_t *list = in->long_lived[best];
-    for (size_t a = best_from; a < best_to; a++) {
-      uint32_t o = list[a];
-      if (s->r.death[o] > t && space_bits(s, o) == SP_DEAD) {
-        *bytes += in->size[o];
-        if (*bytes > s->sp.surv_cap) return false;
-        simvec_push(&s->r, &s->future, o);
-      }
-    }
-  }
+  for (size_t a = best_from; a < best_to; a++)
+    if (!spur_take_if_live(s, t, in->long_lived[best][a], &s->future, bytes, s->sp.surv_cap)) return false;
   return spur_eden_live(s, best_cut, hi, &s->future, bytes, s->sp.surv_cap);
 }
 
@@ -164,27 +150,7 @@ bool spur_evacuate_by_sets(spur *s, bool *tenures) {
   s->r.cur.copied += bytes;
   s->r.cur.slots += slots;
   s->r.cur.remembered_scanned = s->remset.len;
-  size_t keep = 0;
-  for (size_t i = 0; i < s->remset.len; i++) {
-    uint32_t o = s->remset.v[i];
-    uint64_t g = in->slot_start[o], end = in->slot_start[o + 1];
-    s->r.cur.remembered_slots += end - g;
-    bool young = false;
-    for (; g < end && !young; g++) {
-      uint32_t x = slot_value(s, g);
-      young = x != SIM_NONE && space_bits(s, x) == SP_PAST;
-    }
-    if (young) s->remset.v[keep++] = o;
-    else s->remembered[o] = 0;
-  }
-  s->remset.len = keep;
-  simvec tmp = s->past;
-  s->past = s->future;
-  s->future = tmp;
-  s->future.len = 0;
-  s->past_used = bytes;
-  s->future_used = 0;
-  s->eden_lo = s->next;
-  s->eden_used = 0;
+  s->r.cur.remembered_slots += spur_rebuild_remset(s, SP_PAST);
+  spur_flip(s, bytes);
   return true;
 }

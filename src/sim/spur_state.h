@@ -89,6 +89,27 @@ static inline uint32_t slot_value(spur *s, uint64_t g) {
  * (spur_sets.c). */
 bool spur_eden_live(spur *s, size_t i, size_t hi, simvec *out, uint64_t *bytes, uint64_t cap);
 
+/* scavenge.c rebuild_remembered_set: keeps the remembered objects with a
+ * slot naming an object in space young_space (where the survivors are
+ * now), forgets the others; returns the slots the remembered objects had
+ * between them (spur.c). */
+uint64_t spur_rebuild_remset(spur *s, unsigned young_space);
+
+/* The end of a scavenge: future becomes past, holding survivor_bytes, and
+ * eden starts empty after the last allocation (spur.c). */
+void spur_flip(spur *s, uint64_t survivor_bytes);
+
+/* Pushes o onto out, adding its bytes to *bytes, if its death is after t
+ * (the clock; a parameter, so that a caller's loop keeps it in a register)
+ * and it is still in eden (not allocated old); false once *bytes passes cap. */
+static inline bool spur_take_if_live(spur *s, uint64_t t, uint32_t o, simvec *out, uint64_t *bytes, uint64_t cap) {
+  if (s->r.death[o] <= t || space_bits(s, o) != SP_DEAD) return true;
+  *bytes += s->r.in->size[o];
+  if (*bytes > cap) return false;
+  simvec_push(&s->r, out, o);
+  return true;
+}
+
 /* A scavenge by survivor sets (spur_sets.c): true if done; false, having
  * changed nothing, when a survivor would be tenured, by age (*tenures
  * set) or by overflow, and the Cheney scan must decide. */
