@@ -232,6 +232,25 @@ void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
  */
 void eph_heap_set_eden_walk(eph_heap *h, bool on);
 bool eph_heap_eden_walk(const eph_heap *h);
+/*
+ * Eden pairs, in eden-walk mode: a scavenge leaves the eden it evacuated
+ * as it was (its dead objects, its survivors' forwarding headers, its
+ * part of the site log) and the mutator allocates in a second eden of the
+ * same size until the next scavenge, which swaps them back.  A walk begun
+ * in on_collect of a scavenge (not of a full GC) so stays valid until the
+ * next collection begins (on_gc_start), and may run on another thread
+ * meanwhile: it reads the retired eden, its log and its survivors' headers
+ * where they were copied, none of which the mutator changes (the write
+ * barrier may set the remembered flag in a promoted survivor's header,
+ * which holds no bit the walk reads).  The second eden is committed
+ * while the mode is on: the tool's memory, counted in heap_committed.
+ * Turn it off only when no walk of a retired eden is under way; turning
+ * eden-walk mode off turns it off.  false: not in eden-walk mode, or no
+ * memory (the mode stays as it was).
+ */
+bool eph_heap_set_eden_pair(eph_heap *h, bool on);
+bool eph_heap_eden_pair(const eph_heap *h);
+
 /* Bytes the site log holds (allocated for the mode; the tool's cost). */
 size_t eph_heap_site_log_bytes(const eph_heap *h);
 

@@ -15,7 +15,7 @@
 #define EPH_POISON_BYTE 0xDC
 
 static void poison_evacuated(eph_heap *h) {
-  for (int i = 0; i < 2; i++) {
+  for (int i = ephh_eden_retired(h) ? 1 : 0; i < 2; i++) { /* a retired eden is the tool's to walk */
     eph_space *s = &h->evacuated[i];
     if (s->top > s->start) memset(s->start, EPH_POISON_BYTE, (size_t)(s->top - s->start));
     s->top = s->start;

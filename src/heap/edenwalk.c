@@ -26,6 +26,7 @@ void eph_site_log_grow(eph_heap *h) {
 }
 
 void eph_heap_set_eden_walk(eph_heap *h, bool on) {
+  if (!on) eph_heap_set_eden_pair(h, false);
   h->eden_walk_from = on ? h->fast.alloc_top : NULL;
   if (on) {
     if (!h->site_log_base) eph_site_log_grow(h);
@@ -38,7 +39,9 @@ void eph_heap_set_eden_walk(eph_heap *h, bool on) {
 
 bool eph_heap_eden_walk(const eph_heap *h) { return ephh_eden_walk_on(h); }
 
-size_t eph_heap_site_log_bytes(const eph_heap *h) { return h->site_log_cap * sizeof *h->site_log_base; }
+size_t eph_heap_site_log_bytes(const eph_heap *h) {
+  return (h->site_log_cap + h->spare_log_cap) * sizeof *h->site_log_base;
+}
 
 /* An old-space allocation: an EPH_AT just logged for it must not pass to
  * the next young object, which would be allocated at the same top. */
@@ -66,13 +69,32 @@ void ephh_eden_walk_after_gc(eph_heap *h) {
   eph_site *pending = NULL;
   if (h->fast.site_log > h->site_log_base && h->fast.site_log[-1].at == (uintptr_t)h->evacuated[0].top)
     pending = h->fast.site_log[-1].site;
+  if (ephh_eden_retired(h)) { /* the retired eden keeps its log for the walk; the other is emptied */
+    eph_site_mark *base = h->site_log_base;
+    size_t cap = h->site_log_cap;
+    h->site_log_base = h->spare_log_base, h->site_log_cap = h->spare_log_cap;
+    h->spare_log_base = base, h->spare_log_cap = cap;
+    h->fast.site_log_end = h->site_log_base + h->site_log_cap;
+  }
   h->fast.site_log = h->site_log_base;
   h->eden_walk_from = NULL;
   if (pending) *h->fast.site_log++ = (eph_site_mark){(uintptr_t)h->fast.alloc_top, pending};
 }
 
+/* Pair mode's second log, before its first swap. */
+bool ephh_eden_walk_spare_log(eph_heap *h) {
+  if (h->spare_log_base) return true;
+  size_t cap = h->site_log_cap ? h->site_log_cap : 4096;
+  h->spare_log_base = malloc(cap * sizeof *h->spare_log_base);
+  h->spare_log_cap = h->spare_log_base ? cap : 0;
+  return h->spare_log_base != NULL;
+}
+
 void ephh_eden_walk_free(eph_heap *h) {
   free(h->site_log_base);
+  free(h->spare_log_base);
+  h->spare_log_base = NULL;
+  h->spare_log_cap = 0;
   h->site_log_base = NULL;
   h->fast.site_log = h->fast.site_log_end = NULL;
 }

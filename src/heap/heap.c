@@ -169,10 +169,15 @@ eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
   h->params = *p;
   h->params.trailer_words = trailer;
   if (eden_changed) {
+    bool pair = h->eden_pair;
     ephh_full_gc(h); /* empties new space */
     ephh_new_space_release(h);
     eph_status st = ephh_new_space_init(h, p->eden_bytes);
     if (st != EPH_OK) return st;
+    if (pair && !eph_heap_set_eden_pair(h, true)) {
+      ephh_set_error(h, EPH_ERR_NOMEM, "cannot commit the second eden of a pair (%zu bytes)", p->eden_bytes);
+      return EPH_ERR_NOMEM;
+    }
   }
   ephh_set_full_threshold(h);
   ephh_update_alloc_limit(h);

@@ -91,9 +91,14 @@ struct eph_heap {
 
   /* new space */
   char *new_base;
-  size_t new_bytes;
+  size_t new_bytes;    /* eden and the survivor spaces */
+  size_t new_reserved; /* and the second eden after them (newspace.c) */
   size_t survivor_bytes;
   eph_space eden, past, future; /* eden.top is unused: see fast.alloc_top */
+  /* eden pairs (eph_heap_set_eden_pair): the eden not in use, committed
+   * while eden_pair is on; after a scavenge the one it evacuated */
+  eph_space spare_eden;
+  bool eden_pair;
 
   /* old space */
   char *old_base, *old_top;
@@ -166,6 +171,9 @@ struct eph_heap {
    * before the mode was set) */
   eph_site_mark *site_log_base;
   size_t site_log_cap;
+  /* in pair mode, the retired eden's log (swapped with the one above) */
+  eph_site_mark *spare_log_base;
+  size_t spare_log_cap;
   char *eden_walk_from;
 
   /* the poll at safe points (eph_heap_set_poll, poll.c) */
@@ -234,6 +242,7 @@ static inline eph_value ephh_init_object(char *p, eph_class_id cls, eph_format f
 
 /* newspace.c */
 eph_status ephh_new_space_init(eph_heap *h, size_t eden_bytes);
+void ephh_new_space_swap_eden(eph_heap *h);
 void ephh_new_space_release(eph_heap *h);
 
 /* oldspace.c */
@@ -256,7 +265,13 @@ static inline bool ephh_in_old(const eph_heap *h, eph_value v) {
 static inline bool ephh_eden_walk_on(const eph_heap *h) { return h->fast.site_log != NULL; }
 void ephh_eden_walk_after_gc(eph_heap *h);
 void ephh_eden_walk_free(eph_heap *h);
+bool ephh_eden_walk_spare_log(eph_heap *h);
 void ephh_eden_walk_note_old(eph_heap *h);
+/* The last collection was a scavenge in pair mode: the eden it evacuated
+ * is the spare now, left as it was. */
+static inline bool ephh_eden_retired(const eph_heap *h) {
+  return h->eden_pair && h->evacuated[0].start == h->spare_eden.start;
+}
 
 /* ephemeron.c */
 void ephh_vec_grow(eph_heap *h, eph_value_vec *v);

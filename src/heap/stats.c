@@ -13,7 +13,7 @@ uint64_t ephh_heap_used(const eph_heap *h) {
 }
 
 void ephh_note_committed(eph_heap *h) {
-  h->stats.heap_committed = h->new_bytes + h->old_committed;
+  h->stats.heap_committed = h->new_bytes + h->old_committed + (h->eden_pair ? (size_t)(h->spare_eden.end - h->spare_eden.start) : 0);
   if (h->stats.heap_committed > h->stats.peak_committed) h->stats.peak_committed = h->stats.heap_committed;
 }
 

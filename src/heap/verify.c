@@ -146,7 +146,7 @@ static void check_remset(verifier *v) {
 
 eph_status eph_heap_verify(eph_heap *h) {
   verifier v = {.h = h};
-  size_t new_words = h->new_bytes / EPH_WORD, old_words = ephh_old_used(h) / EPH_WORD;
+  size_t new_words = h->fast.young_size / EPH_WORD, /* either eden of a pair */ old_words = ephh_old_used(h) / EPH_WORD;
   v.new_starts = calloc(new_words / 64 + 1, sizeof(uint64_t));
   v.old_starts = calloc(old_words / 64 + 1, sizeof(uint64_t));
   if (!v.new_starts || !v.old_starts) {

@@ -5,6 +5,9 @@
  * eph_gc_fate says so; old-space allocations must reach on_alloc instead.
  * A random mutator checks it against its own list of allocations, with
  * the collections eden's size brings, stress modes and the verifier.
+ * With eden pairs the walk a scavenge began is walked again just before
+ * the next collection, after the mutator went on in the other eden: it
+ * must see the same objects, fates and sites.
  */
 #include "heap_test.h"
 
@@ -16,8 +19,19 @@ typedef struct allocation {
   eph_site *site;
 } allocation;
 
+typedef struct walked_object {
+  eph_value was, now;
+  bool dead;
+  eph_site *site;
+} walked_object;
+
 typedef struct walk_check {
   eph_heap *h;
+  bool pair;                   /* eden pairs: walk the retired eden again before the next collection */
+  eph_eden_walk retired;
+  bool retired_pending;
+  walked_object seen[MAX_YOUNG]; /* what the walk in on_collect saw, to compare */
+  size_t rewalks;
   allocation young[MAX_YOUNG]; /* young allocations since the last collection */
   size_t nyoung;
   size_t walked;               /* in the walk under way */
@@ -37,6 +51,7 @@ static void on_alloc(void *data, eph_heap *h, eph_value obj) {
 
 static void on_eden_object(walk_check *c, eph_value was, eph_value now, bool dead, eph_site *site) {
   assert_true(c->walked < c->nyoung);
+  c->seen[c->walked] = (walked_object){was, now, dead, site};
   const allocation *a = &c->young[c->walked++];
   assert_int_equal(was, a->addr);
   assert_ptr_equal(site, a->site);
@@ -48,12 +63,37 @@ static void on_eden_object(walk_check *c, eph_value was, eph_value now, bool dea
   else c->live_seen++;
 }
 
-static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
+/* Pair mode: the last scavenge's eden, walked again now that the mutator
+ * has allocated in the other one, shows what it showed then. */
+static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)kind;
+  walk_check *c = data;
+  if (!c->retired_pending) return;
+  c->retired_pending = false;
+  eph_value was, now;
+  bool dead;
+  eph_site *site;
+  size_t i = 0;
+  while (eph_gc_eden_walk_next(&c->retired, &was, &now, &dead, &site)) {
+    assert_true(i < c->walked);
+    assert_int_equal(was, c->seen[i].was);
+    assert_int_equal(now, c->seen[i].now);
+    assert_int_equal(dead, c->seen[i].dead);
+    assert_ptr_equal(site, c->seen[i].site);
+    assert_false(eph_is_ptr(was) && was - (eph_value)eph__fast(h)->alloc_top < 64); /* not the eden in use */
+    i++;
+  }
+  assert_int_equal(i, c->walked);
+  c->rewalks++;
+}
+
+static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   walk_check *c = data;
   c->walked = 0;
   eph_eden_walk w;
   eph_gc_eden_walk_begin(h, &w);
+  c->retired = w;
+  c->retired_pending = c->pair && kind == EPH_GC_SCAVENGE;
   eph_value was, now;
   bool dead;
   eph_site *site;
@@ -63,32 +103,45 @@ static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   c->walks++;
 }
 
-/* Watches h in eden-walk mode, from now on. */
-static walk_check *watch(eph_heap *h) {
+/* Watches h in eden-walk mode, from now on; pair: with eden pairs. */
+static walk_check *watch(eph_heap *h, bool pair) {
   walk_check *c = calloc(1, sizeof *c);
   assert_non_null(c);
   c->h = h;
-  eph_observer obs = {.data = c, .on_alloc = on_alloc, .on_collect = on_collect, .on_alloc_is_leaf = true};
+  c->pair = pair;
+  eph_observer obs = {
+      .data = c, .on_alloc = on_alloc, .on_gc_start = on_gc_start, .on_collect = on_collect, .on_alloc_is_leaf = true};
   eph_heap_set_observer(h, &obs);
   eph_heap_sample_next(h, 0, 0);
+  assert_false(eph_heap_set_eden_pair(h, true)); /* not in eden-walk mode yet */
   eph_heap_set_eden_walk(h, true);
   assert_true(eph_heap_eden_walk(h));
+  if (pair) {
+    eph_heap_stats before, after;
+    eph_heap_stats_get(h, &before);
+    assert_true(eph_heap_set_eden_pair(h, true));
+    assert_true(eph_heap_eden_pair(h));
+    eph_heap_stats_get(h, &after);
+    assert_true(after.heap_committed > before.heap_committed); /* the second eden counts */
+  }
   return c;
 }
 
-static walk_check *start(const char *spec) {
+static walk_check *start_with(const char *spec, bool pair) {
   eph_heap *h = heap_with(spec);
   P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
   B = eph_class_register(h, "Bytes", EPH_FORMAT_BYTES);
-  return watch(h);
+  return watch(h, pair);
 }
 
 static void finish(walk_check *c) {
   eph_collect(c->h, EPH_GC_FULL); /* walks the last allocations */
   assert_int_equal(c->nyoung, 0);
   assert_int_equal(c->old_seen, c->old_expected);
+  if (c->pair) assert_true(c->rewalks > 0);
   eph_heap_set_observer(c->h, NULL);
   assert_false(eph_heap_eden_walk(c->h)); /* removing the observer ends the mode */
+  assert_false(eph_heap_eden_pair(c->h));
   eph_heap_free(c->h);
   free(c);
 }
@@ -146,8 +199,8 @@ static eph_value random_alloc(walk_check *c, uint64_t *rng) {
   return obj;
 }
 
-static void random_mutator(const char *spec, int steps, uint64_t seed) {
-  walk_check *c = start(spec);
+static void random_mutator_with(const char *spec, int steps, uint64_t seed, bool pair) {
+  walk_check *c = start_with(spec, pair);
   eph_heap *h = c->h;
   eph_value roots[NROOTS];
   EPH_FRAME(h);
@@ -171,6 +224,25 @@ static void random_mutator(const char *spec, int steps, uint64_t seed) {
   EPH_UNFRAME(h);
   assert_true(c->walks > 0);
   assert_true(c->dead_seen > 0 && c->live_seen > 0);
+  finish(c);
+}
+
+static void random_mutator(const char *spec, int steps, uint64_t seed) {
+  random_mutator_with(spec, steps, seed, false);
+  random_mutator_with(spec, steps, seed, true);
+}
+
+/* Pair mode across a change of eden's size (a new mapping, pair kept). */
+static void test_pair_across_resize(void **state) {
+  (void)state;
+  walk_check *c = start_with("eden=64K,verify=1", true);
+  eph_heap *h = c->h;
+  for (int i = 0; i < 20000; i++) note(c, eph_alloc(h, P, 3), NULL);
+  eph_gc_params p = *eph_heap_params(h);
+  p.eden_bytes = 128 * KiB;
+  assert_int_equal(eph_heap_set_params(h, &p), EPH_OK);
+  assert_true(eph_heap_eden_pair(h));
+  for (int i = 0; i < 20000; i++) note(c, eph_alloc(h, P, 3), NULL);
   finish(c);
 }
 
@@ -200,7 +272,7 @@ static void test_starts_at_mode(void **state) {
   eph_heap *h = heap_with(NULL);
   P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
   for (int i = 0; i < 100; i++) eph_alloc(h, P, 2);
-  walk_check *c = watch(h);
+  walk_check *c = watch(h, false);
   EPH_AT(h);
   eph_site *s = eph__fast(h)->site;
   note(c, eph_alloc(h, P, 1), s);
@@ -215,7 +287,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_small_eden), cmocka_unit_test(test_random_default),
       cmocka_unit_test(test_random_stress),     cmocka_unit_test(test_random_stress_full),
-      cmocka_unit_test(test_starts_at_mode),
+      cmocka_unit_test(test_starts_at_mode),    cmocka_unit_test(test_pair_across_resize),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
