@@ -188,10 +188,8 @@ static void free_writer(eph_writer *w) {
   free(w->sites);
   for (size_t i = 0; i < w->stacks_cap; i++) free(w->stacks[i].callers);
   free(w->stacks);
-  if (!w->parent) {
-    free(w->class_bits);
-    free(w->site_bits);
-  }
+  free(w->class_bits);
+  free(w->site_bits);
   ephf_buf_free(&w->spool);
   free(w->path);
   free(w);
@@ -587,13 +585,25 @@ eph_writer *eph_writer_fork(eph_writer *parent) {
   return f;
 }
 
+static bool copy_bits(uint64_t **bits, size_t *words, const uint64_t *from, size_t from_words) {
+  if (*words != from_words) {
+    uint64_t *nb = realloc(*bits, from_words * sizeof *nb);
+    if (!nb) return false;
+    *bits = nb;
+    *words = from_words;
+  }
+  memcpy(*bits, from, from_words * sizeof *from);
+  return true;
+}
+
 void eph_writer_fork_sync(eph_writer *f) {
   if (!f || !f->parent || f->q) return; /* a queued fork checks nothing: the writer's thread does */
   const eph_writer *w = f->parent;
-  f->class_bits = w->class_bits;
-  f->class_words = w->class_words;
-  f->site_bits = w->site_bits;
-  f->site_words = w->site_words;
+  /* copies, not the parent's: the parent may declare (and grow them) while
+   * the fork's thread checks against them */
+  if (!copy_bits(&f->class_bits, &f->class_words, w->class_bits, w->class_words) ||
+      !copy_bits(&f->site_bits, &f->site_words, w->site_bits, w->site_words))
+    f->class_words = f->site_words = 0; /* out of memory: every record fails, and its thread gives it back */
   f->batch = w->batch;
   f->batch.synced = f->batch.au_synced = false; /* f's record context is its own */
 }

@@ -55,7 +55,7 @@ struct eph_writer {
   size_t class_words, site_words;
   /* A fork (eph_writer_fork): no file; its chunks go to `spool` until
    * eph_writer_join appends them to the parent's.  The bitmaps above are
-   * the parent's, borrowed. */
+   * copies of the parent's at the last eph_writer_fork_sync. */
   eph_writer *parent;
   ephf_buf spool;
   /* Declared tables, indexed by id. */

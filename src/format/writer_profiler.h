@@ -44,8 +44,8 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t si
  * eph_writer_record, are encoded in memory by the thread that writes them,
  * against the classes and sites the parent had declared at the last
  * eph_writer_fork_sync.  Until eph_writer_join, the parent may take
- * records (from one other thread) but must not declare classes or sites,
- * start a batch or be closed.  eph_writer_join appends the fork's records
+ * records and declare classes and sites (from one other thread; records
+ * of the fork naming those fail) but must not start a batch or be closed.  eph_writer_join appends the fork's records
  * to the file after the parent's so far; the fork stays, empty, for the
  * next round (sync it first).  Free a fork with eph_writer_close.
  */

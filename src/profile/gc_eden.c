@@ -21,6 +21,17 @@
  * run, neither may declare a class or site in the file: a piece stops at
  * the first object that needs one, and this thread, alone again,
  * finishes it.
+ *
+ * With eden pairs (eph_heap_set_eden_pair) the walk need not end with
+ * the scavenge: the second thread walks the retired eden while the
+ * mutator goes on in the other, and the next collection (on_gc_start)
+ * or the profile's stop finishes it (prof_gc_walk_finish): this thread
+ * takes the pieces left, keeps them all, then settles that collection.
+ * What the walk reads of the profiler is fixed when it starts: the
+ * old-space allocations of its eden (p->old_allocs, handed over), the
+ * clock tables of its range (a copy), and the classes and sites the
+ * file had (a copy, and a site id bound); a site it has not seen is
+ * looked up under sites_lock, which the main thread takes to add one.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* sched_getaffinity */
@@ -42,6 +53,19 @@ typedef struct walk_pos {
   uint64_t clock;
   size_t next_old;
 } walk_pos;
+
+/* The old-space allocations since eden was last empty, as a walk reads
+ * them: a copy, since the profiler's fields beside them change while the
+ * other thread walks (the young list grows as pieces are kept). */
+typedef struct eden_olds {
+  const struct old_alloc *at;
+  size_t n;
+  uint64_t eden_clock;
+} eden_olds;
+
+static inline eden_olds eden_olds_of(const eph_profiler *p) {
+  return (eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock};
+}
 
 /* A piece of a shared walk.  Stopped: at pos lies an object the piece
  * may not write (its class or site is new to the file, or the writer
@@ -66,8 +90,6 @@ typedef struct walk_thread {
   struct prof_site_cache_entry *site_cache; /* SITE_CACHE entries */
   bool main;
   unsigned joined;    /* pieces [0, joined) are in the file and the lists */
-  const walk_pos *start; /* each piece's start */
-  const eph_stamp *now;
   size_t *keep;
   bool *span_open;
 } walk_thread;
@@ -77,12 +99,29 @@ typedef struct walk_thread {
 /* What the shared walk keeps between collections. */
 struct walk_split {
   walk_piece piece[PIECES_MAX];
+  walk_pos start[PIECES_MAX]; /* each piece's start */
   unsigned npieces;
   atomic_uint next_piece;
   ephs_clock_cache clock; /* the second thread's */
+  ephs_clock_cache main_clock; /* this thread's, finishing a walk that ran on */
   struct prof_site_cache_entry site_cache[SITE_CACHE];
   bool busy;     /* the second thread runs: the pieces' memory is in use */
   size_t memory; /* prof_gc_eden_memory before it started */
+  pthread_t thread;
+  walk_thread second;  /* the second thread's, copied to its stack as it starts */
+  bool running_on; /* the walk runs on past its scavenge: prof_gc_walk_finish ends it */
+
+  /* what the walk reads, fixed at its start */
+  eden_olds olds;
+  struct old_alloc *olds_buf; /* a walk that runs on: p->old_allocs, handed over */
+  size_t olds_cap;
+  const ephs_clocks *tables;   /* p->clocks, or for a walk that runs on: */
+  ephs_clocks tables_copy;     /* what they held for its range */
+  const uint8_t *classes;      /* p->class_written, or for a walk that runs on a copy: */
+  uint8_t *classes_buf;
+  size_t nclasses, classes_cap;
+  uint32_t site_limit;         /* the sites declared at the start: ids up to this */
+  eph_stamp now;               /* the scavenge walked */
 };
 
 /* Sharing costs a thread start (tens of microseconds): only for an eden
@@ -115,6 +154,12 @@ void prof_gc_walk_start(eph_profiler *p) {
   p->walk_threads = threads;
   const char *min = getenv("EPHEMERA_WALK_PIECE_MIN");
   p->walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
+  /* Eden pairs let the walk run on while the mutator does.  Not with a
+   * class filter: the walk would read its table while the mutator adds
+   * to it.  EPHEMERA_EDEN_PAIR=0 turns them off (each scavenge's walk
+   * then ends in it, shared or not). */
+  const char *pair = getenv("EPHEMERA_EDEN_PAIR");
+  if (threads > 1 && !p->spec.classes[0] && !(pair && strcmp(pair, "0") == 0)) (void)eph_heap_set_eden_pair(p->h, true);
 }
 
 void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
@@ -132,19 +177,6 @@ void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
 /* The birth word of an object whose allocation ended at `clock`. */
 static inline uint64_t birth_word(uint64_t clock, uint32_t site_id) {
   return (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
-}
-
-/* The old-space allocations since eden was last empty, as a walk reads
- * them: a copy, since the profiler's fields beside them change while the
- * other thread walks (the young list grows as pieces are kept). */
-typedef struct eden_olds {
-  const struct old_alloc *at;
-  size_t n;
-  uint64_t eden_clock;
-} eden_olds;
-
-static inline eden_olds eden_olds_of(const eph_profiler *p) {
-  return (eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock};
 }
 
 /* Counts into pos's clock the old-space allocations made when eden's top
@@ -166,10 +198,10 @@ static inline bool next_object(const eden_olds *olds, walk_pos *pos, eph_value *
 
 /* Walks the rest of pos's range on this thread alone, the sampler
  * choosing, tables declared as met.  Returns the young entries kept. */
-static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_stamp *now, size_t keep,
-                         bool *span_open) {
+static size_t walk_alone(eph_profiler *p, const eden_olds *of, walk_pos *pos, bool full, const eph_stamp *now,
+                         size_t keep, bool *span_open) {
   walk_pos q = *pos; /* a copy no call sees: its fields can live in registers */
-  eden_olds olds = eden_olds_of(p);
+  eden_olds olds = *of;
   eph_value was, at;
   bool dead;
   eph_site *site;
@@ -189,23 +221,23 @@ static size_t walk_alone(eph_profiler *p, walk_pos *pos, bool full, const eph_st
 
 /* --- the split walk ------------------------------------------------------------ */
 
-/* The profile's id of site s if the file has it (0 for none), through
- * cache c; false if s is new. */
-static inline bool known_site(const eph_profiler *p, struct prof_site_cache_entry *cache, const eph_site *s, uint32_t *id) {
+/* The profile's id of site s if the file had it when the walk started (0
+ * for none), through t's cache; false if not. */
+static inline bool known_site(const walk_thread *t, const eph_site *s, uint32_t *id) {
   if (!s) return *id = 0, true;
-  struct prof_site_cache_entry *c = prof_site_cache_entry(cache, s);
+  struct prof_site_cache_entry *c = prof_site_cache_entry(t->site_cache, s);
   if (c->site != s) {
-    uint32_t found = prof_site_find(p, s);
+    uint32_t found = prof_site_find_shared(t->p, s);
     if (!found) return false;
     c->site = s;
     c->id = found;
   }
   *id = c->id;
-  return true;
+  return c->id <= t->split->site_limit;
 }
 
-static inline bool known_class(const eph_profiler *p, eph_class_id cls) {
-  return cls < p->class_written_len && p->class_written[cls];
+static inline bool known_class(const struct walk_split *s, eph_class_id cls) {
+  return cls < s->nclasses && s->classes[cls];
 }
 
 /* Not prof_grow: it notes the profiler's memory, which only the main
@@ -229,11 +261,11 @@ static void keep_for_later(walk_piece *piece, eph_value to, uint64_t birth) {
  * entry or whose class the filter has not looked up. */
 static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
   eph_profiler *p = t->p;
+  const struct walk_split *split = t->split;
   walk_pos q = piece->pos;
-  eden_olds olds = eden_olds_of(p);
+  eden_olds olds = split->olds;
   eph_writer *out = piece->out;
   ephs_clock_cache *clock = t->clock;
-  struct prof_site_cache_entry *site_cache = t->site_cache;
   uint64_t samples = 0, deaths = 0;
   for (;;) {
     walk_pos before = q;
@@ -252,7 +284,7 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
       if (selected != 1 || !prof_sampler_walk_draw(p, q.clock)) continue;
     }
     uint32_t site_id; /* a survivor's class is written with its record, later */
-    if (EPH_UNLIKELY((dead && !known_class(p, cls)) || !known_site(p, site_cache, site, &site_id))) {
+    if (EPH_UNLIKELY((dead && !known_class(split, cls)) || !known_site(t, site, &site_id))) {
       q = before;
       piece->stopped = true;
       break;
@@ -260,7 +292,7 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
     uint64_t birth = birth_word(q.clock, site_id);
     if (dead) {
       size_t size = eph_object_bytes(at);
-      eph_stamp b = prof_clocks_stamp_in(p, birth & BIRTH_MASK, clock);
+      eph_stamp b = prof_stamp_in(split->tables, birth & BIRTH_MASK, clock);
       eph_status st = eph_writer_batch_record(out, cls, (uint32_t)(birth >> BIRTH_BITS), size,
                                               prof_sampler_weight(p, size), &b, true);
       if (EPH_UNLIKELY(st != EPH_OK)) { /* the thread alone writes it again, and reports */
@@ -301,17 +333,16 @@ static void join_done(walk_thread *t, bool alone) {
     if (!atomic_load_explicit(&piece->done, memory_order_acquire) || (piece->stopped && !alone)) return;
     prof_write_error(p, eph_writer_join(piece->out));
     for (size_t k = 0; k < piece->nsurvivors; k++)
-      *t->keep = prof_gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *t->keep, t->span_open, t->now);
+      *t->keep = prof_gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *t->keep, t->span_open, &s->now);
     p->stats.samples += piece->samples;
     p->stats.deaths += piece->deaths;
-    if (piece->stopped) *t->keep = walk_alone(p, &piece->pos, false, t->now, *t->keep, t->span_open);
+    if (piece->stopped) *t->keep = walk_alone(p, &s->olds, &piece->pos, false, &s->now, *t->keep, t->span_open);
     if (i + 1 < s->npieces) {
       walk_pos end = piece->pos;
-      const walk_pos *next = &t->start[i + 1];
+      const walk_pos *next = &s->start[i + 1];
       /* old-space allocations made with eden's top at the cut belong to both
        * (the next piece starts after them; this one did not get to them) */
-      eden_olds olds = eden_olds_of(p);
-      count_olds(&olds, &end, next->w.next);
+      count_olds(&s->olds, &end, next->w.next);
       if (end.w.next != next->w.next) walk_broken("address", end.w.next, next->w.next);
       if (end.clock != next->clock) walk_broken("clock", end.clock, next->clock);
     }
@@ -351,14 +382,14 @@ static const eph_site_mark *mark_at_or_past(const eph_site_mark *lo, const eph_s
  * allocation's at or below it plus the bytes since (eden's objects lie
  * end to end: no trailers in this mode).
  */
-static unsigned cut(const eph_profiler *p, const walk_pos *whole, walk_pos *pieces) {
+static unsigned cut(const eph_profiler *p, const eden_olds *of, const walk_pos *whole, walk_pos *pieces) {
   const eph_eden_walk *w = &whole->w;
   uintptr_t range = w->top - w->next, min = p->walk_piece_min;
+  pieces[0] = *whole;
   if (w->trailer_bytes || w->full || range < 2 * min) return 1;
   unsigned want = range / min < PIECES_MAX ? (unsigned)(range / min) : PIECES_MAX;
-  eden_olds olds = eden_olds_of(p);
+  eden_olds olds = *of;
   unsigned n = 1;
-  pieces[0] = *whole;
   for (unsigned k = 1; k < want; k++) {
     walk_pos *prev = &pieces[n - 1];
     const eph_site_mark *m = mark_at_or_past(prev->w.mark, w->marks_end, w->next + range / want * k);
@@ -392,17 +423,47 @@ static struct walk_split *split_state(eph_profiler *p) {
   return p->split = s;
 }
 
-/* The walk shared with a second thread, if eden is worth cutting and the
- * thread starts; false (nothing done) otherwise. */
-static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, size_t *keep, bool *span_open) {
-  walk_pos start[PIECES_MAX];
-  unsigned n = cut(p, pos, start);
-  struct walk_split *s;
-  if (n < 2 || !(s = split_state(p))) return false;
+/* What the walk reads that the mutator may change meanwhile, fixed now
+ * (running_on) or read in place (the walk ends in this collection). */
+static bool fix_inputs(eph_profiler *p, struct walk_split *s, bool running_on, const eph_stamp *now) {
+  s->now = *now;
+  s->site_limit = p->next_site_id;
+  if (!running_on) {
+    s->olds = eden_olds_of(p);
+    s->tables = &p->clocks;
+    s->classes = p->class_written; /* no class is declared while both threads walk */
+    s->nclasses = p->class_written_len;
+    return true;
+  }
+  if (!ephs_clocks_copy_range(&s->tables_copy, &p->clocks, p->eden_clock, now->bytes)) return false;
+  s->tables = &s->tables_copy;
+  s->classes_buf = prof_grow(p, s->classes_buf, &s->classes_cap, p->class_written_len, 1);
+  if (p->class_written_len) memcpy(s->classes_buf, p->class_written, p->class_written_len);
+  s->classes = s->classes_buf;
+  s->nclasses = p->class_written_len;
+  /* the old-space allocations: p's array is the walk's, p gets the spare */
+  struct old_alloc *olds = p->old_allocs;
+  size_t cap = p->old_allocs_cap;
+  p->old_allocs = s->olds_buf, p->old_allocs_cap = s->olds_cap;
+  s->olds_buf = olds, s->olds_cap = cap;
+  s->olds = (eden_olds){olds, p->nold_allocs, p->eden_clock};
+  return true;
+}
+
+/* Cuts eden into pieces and starts the second thread on them; false
+ * (nothing done) if eden is not worth cutting or the thread does not
+ * start.  running_on: the walk goes on after this collection. */
+static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_stamp *now, bool running_on) {
+  struct walk_split *s = split_state(p);
+  if (!s) return false;
+  eden_olds olds = eden_olds_of(p);
+  unsigned n = cut(p, &olds, pos, s->start);
+  if (n < 2 && !running_on) return false;
+  if (!fix_inputs(p, s, running_on, now)) return false;
   for (unsigned i = 0; i < n; i++) {
     walk_piece *piece = &s->piece[i];
     eph_writer_fork_sync(piece->out);
-    piece->pos = start[i];
+    piece->pos = s->start[i];
     piece->nsurvivors = 0;
     piece->stopped = false;
     atomic_store_explicit(&piece->done, false, memory_order_relaxed);
@@ -411,21 +472,53 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
   atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
   s->memory = prof_gc_eden_memory(p);
   s->busy = true;
-  s->clock = p->clocks.cache[0];
-  walk_thread second = {.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
-  walk_thread self = {.p = p, .split = s, .clock = &p->clocks.cache[0], .site_cache = p->site_cache, .main = true,
-                      .start = start, .now = now, .keep = keep, .span_open = span_open};
-  pthread_t thread;
-  if (pthread_create(&thread, NULL, second_thread_main, &second) != 0) {
+  s->clock = running_on ? (ephs_clock_cache){0} : p->clocks.cache[0];
+  s->second = (walk_thread){.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
+  if (pthread_create(&s->thread, NULL, second_thread_main, &s->second) != 0) {
     s->busy = false;
+    if (running_on) { /* give the old-space allocations back */
+      struct old_alloc *o = p->old_allocs;
+      size_t cap = p->old_allocs_cap;
+      p->old_allocs = s->olds_buf, p->old_allocs_cap = s->olds_cap;
+      s->olds_buf = o, s->olds_cap = cap;
+    }
     return false;
   }
-  walk_pieces(&self);
-  pthread_join(thread, NULL);
-  s->busy = false;
-  join_done(&self, true); /* alone again: the rest, stopped pieces finished here */
-  *pos = s->piece[n - 1].pos;
+  s->running_on = running_on;
   return true;
+}
+
+/* This thread takes the pieces left, waits for the second, and keeps
+ * every piece; returns where the walk ended. */
+static walk_pos walk_split_end(eph_profiler *p, size_t *keep, bool *span_open) {
+  struct walk_split *s = p->split;
+  bool running_on = s->running_on;
+  walk_thread self = {.p = p, .split = s, .clock = running_on ? &s->main_clock : &p->clocks.cache[0],
+                      .site_cache = p->site_cache, .main = true, .keep = keep, .span_open = span_open};
+  if (running_on) s->main_clock = (ephs_clock_cache){0};
+  walk_pieces(&self);
+  pthread_join(s->thread, NULL);
+  s->busy = false;
+  s->running_on = false;
+  join_done(&self, true); /* alone again: the rest, stopped pieces finished here */
+  walk_pos end = s->piece[s->npieces - 1].pos;
+  count_olds(&s->olds, &end, UINTPTR_MAX); /* those after the last young object */
+  if (end.clock != s->now.bytes) { /* every byte allocated is an object walked or an old allocation */
+    fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's was %llu\n",
+            (unsigned long long)end.clock, (unsigned long long)s->now.bytes);
+    abort();
+  }
+  return end;
+}
+
+void prof_gc_walk_finish(eph_profiler *p) {
+  struct walk_split *s = p->split;
+  if (!s || !s->running_on) return;
+  size_t keep = p->young.len;
+  bool span_open = false;
+  walk_split_end(p, &keep, &span_open);
+  p->young.len = p->young_settled = keep; /* all survived the scavenge walked (young_until) */
+  prof_note_memory(p);
 }
 
 /* After a collection: walks what eden held (see the top); returns the
@@ -433,15 +526,19 @@ static bool walk_shared(eph_profiler *p, walk_pos *pos, const eph_stamp *now, si
 size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
   walk_pos pos = {.clock = p->eden_clock};
   eph_gc_eden_walk_begin(p->h, &pos.w);
-  bool split = p->walk_threads > 1 && !full && p->batch_kind != EPH_DEATH_CENSORED &&
-               walk_shared(p, &pos, now, &keep, &span_open);
-  if (!split) keep = walk_alone(p, &pos, full, now, keep, &span_open);
-  eden_olds olds = eden_olds_of(p);
-  count_olds(&olds, &pos, UINTPTR_MAX); /* those after the last young object */
-  if (pos.clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
-    fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
-            (unsigned long long)pos.clock, (unsigned long long)now->bytes);
-    abort();
+  bool shared = p->walk_threads > 1 && !full && p->batch_kind != EPH_DEATH_CENSORED;
+  bool running_on = shared && eph_heap_eden_pair(p->h) && pos.w.top - pos.w.next >= p->walk_piece_min;
+  if (shared && walk_split_start(p, &pos, now, running_on)) {
+    if (!running_on) walk_split_end(p, &keep, &span_open);
+  } else {
+    keep = walk_alone(p, &(eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock}, &pos, full, now, keep, &span_open);
+    eden_olds olds = eden_olds_of(p);
+    count_olds(&olds, &pos, UINTPTR_MAX); /* those after the last young object */
+    if (pos.clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
+      fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
+              (unsigned long long)pos.clock, (unsigned long long)now->bytes);
+      abort();
+    }
   }
   p->nold_allocs = 0;
   p->eden_clock = now->bytes;
@@ -450,8 +547,12 @@ size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, siz
 }
 
 void prof_gc_eden_free(eph_profiler *p) {
+  prof_gc_walk_finish(p);
   struct walk_split *s = p->split;
   if (!s) return;
+  free(s->olds_buf);
+  free(s->classes_buf);
+  ephs_clocks_free(&s->tables_copy);
   for (unsigned i = 0; i < PIECES_MAX; i++) {
     eph_writer_close(s->piece[i].out, NULL);
     free(s->piece[i].survivors);
@@ -464,7 +565,9 @@ size_t prof_gc_eden_memory(const eph_profiler *p) {
   const struct walk_split *s = p->split;
   if (!s) return 0;
   if (s->busy) return s->memory;
-  size_t n = sizeof *s;
+  size_t n = sizeof *s + s->olds_cap * sizeof *s->olds_buf + s->classes_cap +
+             s->tables_copy.points_cap * sizeof *s->tables_copy.points + s->tables_copy.index_cap * sizeof(uint32_t) +
+             s->tables_copy.steps_cap * sizeof *s->tables_copy.steps;
   for (unsigned i = 0; i < PIECES_MAX; i++)
     n += s->piece[i].survivors_cap * sizeof(tracked) + eph_writer_memory(s->piece[i].out);
   return n;

@@ -248,6 +248,7 @@ void prof_gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
 }
 
 void prof_gc_mode_stop(eph_profiler *p) {
+  prof_gc_walk_finish(p);
   eph_stamp end = prof_now(p);
   prof_batch(p, &end, NULL, EPH_DEATH_CENSORED);
   for (size_t i = 0; i < p->young.len; i++) prof_batch_record(p, p->young.items[i].addr, p->young.items[i].birth, false);

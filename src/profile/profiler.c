@@ -85,7 +85,23 @@ uint32_t prof_site_find(const eph_profiler *p, const eph_site *s) {
 
 /* Sites are numbered per profile (not in eph_site.id: two heaps in one
  * process may profile the same call site). */
+uint32_t prof_site_find_shared(eph_profiler *p, const eph_site *s) {
+  pthread_mutex_lock(&p->sites_lock);
+  uint32_t id = prof_site_find(p, s);
+  pthread_mutex_unlock(&p->sites_lock);
+  return id;
+}
+
+static uint32_t site_id_locked(eph_profiler *p, const eph_site *s);
+
 uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s) {
+  pthread_mutex_lock(&p->sites_lock);
+  uint32_t id = site_id_locked(p, s);
+  pthread_mutex_unlock(&p->sites_lock);
+  return id;
+}
+
+static uint32_t site_id_locked(eph_profiler *p, const eph_site *s) {
   site_map *m = &p->sites;
   if (2 * (m->len + 1) > m->cap) {
     site_map bigger = {.cap = m->cap ? 2 * m->cap : 256};
@@ -173,6 +189,7 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
     prof_merlin_on_gc_start(p);
     return;
   }
+  prof_gc_walk_finish(p); /* the last scavenge's eden, walked on while the mutator ran */
   /* The wall clock before the pause: births just before a collection are
    * interpolated up to here, not into the pause. */
   uint64_t now = prof_clock(p);
@@ -332,6 +349,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   p->h = h;
   p->spec = *spec;
+  pthread_mutex_init(&p->sites_lock, NULL);
   p->count_weight = (double)spec->sample_every;
   ephs_rng_init(&p->rng, spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1);
   p->start_ns = prof_wall_ns();
@@ -346,6 +364,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   size_t n = build_meta(p, pairs, 64, buf, meta, nmeta);
   p->out = eph_writer_open(spec->out, pairs, n, spec->compress, err);
   if (!p->out) {
+    pthread_mutex_destroy(&p->sites_lock);
     free(p);
     return err ? err->status : EPH_ERR_INVALID;
   }
@@ -360,6 +379,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
       eph_writer_close(p->out, NULL);
       unlink(spec->out);
       prof_clocks_free(p);
+      pthread_mutex_destroy(&p->sites_lock);
       free(p);
       return st;
     }
@@ -443,6 +463,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->dead_tmp);
   free(p->stack);
   prof_clocks_free(p);
+  pthread_mutex_destroy(&p->sites_lock);
   char out[sizeof p->spec.out];
   snprintf(out, sizeof out, "%s", p->spec.out);
   free(p);

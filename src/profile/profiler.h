@@ -15,6 +15,7 @@
 #ifndef EPH_PROFILER_H
 #define EPH_PROFILER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -154,6 +155,7 @@ typedef struct eph_profiler {
 
   site_map sites;
   uint32_t next_site_id;
+  pthread_mutex_t sites_lock; /* taken to change `sites`, and by gc mode's walk thread to read it */
   /* Call stacks (spec.stacks, stacks.c): the calls EPH_CALLER marked,
    * outermost first (ncallers counts past the array; those are not kept),
    * and the stacks met so far. */
@@ -226,6 +228,11 @@ static inline eph_stamp prof_clocks_stamp_in(eph_profiler *p, uint64_t bytes, ep
   ephs_clock_stamp s = ephs_clocks_stamp(&p->clocks, bytes, c);
   return (eph_stamp){.bytes = bytes, .wall_ns = s.wall_ns, .scavenges = s.minor, .full_gcs = s.major};
 }
+/* The same from tables t (p->clocks, or a copy of a range of them). */
+static inline eph_stamp prof_stamp_in(const ephs_clocks *t, uint64_t bytes, ephs_clock_cache *c) {
+  ephs_clock_stamp s = ephs_clocks_stamp(t, bytes, c);
+  return (eph_stamp){.bytes = bytes, .wall_ns = s.wall_ns, .scavenges = s.minor, .full_gcs = s.major};
+}
 static inline eph_stamp prof_clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
   return prof_clocks_stamp_in(p, bytes, &p->clocks.cache[k]);
 }
@@ -291,6 +298,9 @@ long prof_usable_cpus(void);
 void prof_gc_walk_start(eph_profiler *p);
 void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
 size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open);
+/* Ends a walk of the last scavenge's eden still running on the second
+ * thread (eden pairs): at the next collection's start and the stop. */
+void prof_gc_walk_finish(eph_profiler *p);
 void prof_gc_eden_free(eph_profiler *p);
 size_t prof_gc_eden_memory(const eph_profiler *p); /* bytes the split walk holds */
 
@@ -307,6 +317,8 @@ uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s);
 uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls);
 /* The profile's id of site s, or 0 if it has none yet (changes nothing). */
 uint32_t prof_site_find(const eph_profiler *p, const eph_site *s);
+/* The same from another thread while this one runs (sites_lock). */
+uint32_t prof_site_find_shared(eph_profiler *p, const eph_site *s);
 
 /* The file's id of a class, declaring it in the file on first use. */
 static inline uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {

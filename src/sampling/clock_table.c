@@ -4,6 +4,8 @@
  */
 #include "clock_table.h"
 
+#include <string.h>
+
 #define CLOCK_POINT_SHIFT 16                 /* initial bytes between readings: 64 KiB */
 #define CLOCK_POINTS_MAX ((size_t)1 << 18)   /* 6 MiB of points */
 #define CLOCK_BUCKETS_PER_POINT 4            /* the index may hold 4x as many buckets as points */
@@ -95,6 +97,41 @@ bool ephs_clocks_step(ephs_clocks *c, uint64_t bytes, bool major) {
   c->steps[c->nsteps++] = s;
   for (size_t i = 0; i < EPHS_CLOCK_CACHES; i++) c->cache[i].step_span = 0; /* they may have been open-ended */
   return true;
+}
+
+/* The points (a, b] that hold (lo, hi] are copied as they are (slopes
+ * included), re-indexed from the first; the steps, few, all. */
+bool ephs_clocks_copy_range(ephs_clocks *dst, const ephs_clocks *src, uint64_t lo, uint64_t hi) {
+  const ephs_clock_point *pt = src->points;
+  size_t first = 0, last, hi_i = src->npoints; /* the last at or before lo: pt[first] */
+  while (hi_i - first > 1) {
+    size_t mid = first + (hi_i - first) / 2;
+    if (pt[mid].bytes <= lo) first = mid;
+    else hi_i = mid;
+  }
+  for (last = first; last + 1 < src->npoints && pt[last].bytes < hi; last++) {} /* the first at or after hi */
+  size_t n = last - first + 1;
+  ephs_clock_point *points = dst->points;
+  uint32_t *index = dst->index;
+  ephs_clock_step *steps = dst->steps;
+  size_t points_cap = dst->points_cap, index_cap = dst->index_cap, steps_cap = dst->steps_cap;
+  *dst = *src;
+  dst->points = points, dst->points_cap = points_cap;
+  dst->index = index, dst->index_cap = index_cap, dst->index_len = 0;
+  dst->steps = steps, dst->steps_cap = steps_cap;
+  for (size_t i = 0; i < EPHS_CLOCK_CACHES; i++) dst->cache[i] = (ephs_clock_cache){0};
+  if (!reserve(dst, (void **)&dst->points, &dst->points_cap, n, sizeof *dst->points) ||
+      !reserve(dst, (void **)&dst->steps, &dst->steps_cap, src->nsteps ? src->nsteps : 1, sizeof *dst->steps))
+    goto fail;
+  for (size_t i = 0; i < n; i++) dst->points[i] = pt[first + i];
+  dst->npoints = n;
+  if (src->nsteps) memcpy(dst->steps, src->steps, src->nsteps * sizeof *src->steps);
+  for (size_t i = 0; i < n; i++)
+    if (!index_point(dst, i)) goto fail;
+  return true;
+fail:
+  ephs_clocks_free(dst);
+  return false;
 }
 
 void ephs_clocks_free(ephs_clocks *c) {

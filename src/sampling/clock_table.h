@@ -107,6 +107,12 @@ bool ephs_clocks_point(ephs_clocks *c, uint64_t bytes, uint64_t wall_ns);
 /* A collection at `bytes`: major or minor.  Returns false when out of
  * memory. */
 bool ephs_clocks_step(ephs_clocks *c, uint64_t bytes, bool major);
+/* Makes dst (empty, or made by an earlier call: its memory is reused) a
+ * copy of what src holds for the points of the byte clock in (lo, hi]:
+ * every stamp dst gives there is the one src gives, while src goes on
+ * growing (or thins) on another thread.  dst's memory comes from src's
+ * allocator.  Returns false when out of memory (dst is then empty). */
+bool ephs_clocks_copy_range(ephs_clocks *dst, const ephs_clocks *src, uint64_t lo, uint64_t hi);
 /* Frees the tables through the allocator; c is empty afterwards. */
 void ephs_clocks_free(ephs_clocks *c);
 

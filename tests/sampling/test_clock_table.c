@@ -182,11 +182,47 @@ static void refused_allocation(void **state) {
   ephs_clocks_free(&c);
 }
 
+/* A copy of a range stamps every point in it as the original does, also
+ * after the original grew (and thinned) since; copies reuse memory. */
+static void copied_range(void **state) {
+  (void)state;
+  ephs_clocks c, copy = {0};
+  grows_left = SIZE_MAX;
+  assert_true(ephs_clocks_init(&c, heap_alloc, EPHS_STEPS_STRICTLY_BEFORE, 0, 0, 0, 0));
+  uint64_t bytes = 0, wall = 0;
+  for (int round = 0; round < 40; round++) {
+    uint64_t lo = bytes;
+    for (int i = 0; i < 2000; i++) {
+      bytes += 1 + next() % 70000;
+      wall += next() % 100000;
+      if (next() % 50 == 0) { /* a collection: a step between two points at one count */
+        assert_true(ephs_clocks_point(&c, bytes, wall));
+        assert_true(ephs_clocks_step(&c, bytes, next() % 4 == 0));
+        wall += 5000;
+      }
+      assert_true(ephs_clocks_point(&c, bytes, wall));
+    }
+    uint64_t hi = bytes;
+    assert_true(ephs_clocks_copy_range(&copy, &c, lo, hi));
+    assert_true(copy.npoints <= 2002 * 2);
+    for (int q = 0; q < 3000; q++) {
+      uint64_t x = lo + 1 + next() % (hi - lo);
+      ephs_clock_stamp a = ephs_clocks_stamp(&c, x, &c.cache[0]), b = ephs_clocks_stamp(&copy, x, &copy.cache[0]);
+      assert_int_equal(a.wall_ns, b.wall_ns);
+      assert_int_equal(a.minor, b.minor);
+      assert_int_equal(a.major, b.major);
+    }
+  }
+  ephs_clocks_free(&copy);
+  ephs_clocks_free(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(steps_strictly_before), cmocka_unit_test(steps_at_or_before),
       cmocka_unit_test(new_step_seen),         cmocka_unit_test(wall_interpolated),
       cmocka_unit_test(thinning_bounded),      cmocka_unit_test(refused_allocation),
+      cmocka_unit_test(copied_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
