@@ -332,8 +332,7 @@ static void join_done(walk_thread *t, bool alone) {
     walk_piece *piece = &s->piece[i];
     if (!atomic_load_explicit(&piece->done, memory_order_acquire) || (piece->stopped && !alone)) return;
     prof_write_error(p, eph_writer_join(piece->out));
-    for (size_t k = 0; k < piece->nsurvivors; k++)
-      *t->keep = prof_gc_keep_survivor(p, piece->survivors[k].addr, piece->survivors[k].birth, *t->keep, t->span_open, &s->now);
+    *t->keep = prof_gc_keep_survivors(p, piece->survivors, piece->nsurvivors, *t->keep, t->span_open, &s->now);
     p->stats.samples += piece->samples;
     p->stats.deaths += piece->deaths;
     if (piece->stopped) *t->keep = walk_alone(p, &s->olds, &piece->pos, false, &s->now, *t->keep, t->span_open);

@@ -211,6 +211,22 @@ size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size
   return keep;
 }
 
+/* The same for n survivors at once (an eden walk's piece): the young list
+ * grows once, and a call per survivor was most of joining a piece. */
+size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
+                              const eph_stamp *now) {
+  tracked *young = p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + n, sizeof *p->young.items);
+  for (size_t i = 0; i < n; i++) {
+    if (eph_is_young(p->h, t[i].addr)) {
+      young[keep++] = t[i];
+      continue;
+    }
+    if (!*span_open) open_span(p, now), *span_open = true;
+    push_old(p, t[i].addr, t[i].birth);
+  }
+  return keep;
+}
+
 /* Any collection: young entries die, stay young, or are promoted (appended
  * to the old list with their final addresses, in a span of their own). */
 static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const eph_stamp *now) {

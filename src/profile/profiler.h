@@ -290,6 +290,8 @@ void prof_gc_mode_stop(eph_profiler *p);
  * collection's span.  Returns the young entries kept so far. */
 size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
                         const eph_stamp *now);
+size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
+                              const eph_stamp *now);
 
 /* gc_eden.c */
 /* CPUs this process may run on (its affinity mask, which taskset and
