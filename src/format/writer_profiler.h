@@ -45,9 +45,10 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t si
  * against the classes and sites the parent had declared at the last
  * eph_writer_fork_sync.  Until eph_writer_join, the parent may take
  * records and declare classes and sites (from one other thread; records
- * of the fork naming those fail) but must not start a batch or be closed.  eph_writer_join appends the fork's records
- * to the file after the parent's so far; the fork stays, empty, for the
- * next round (sync it first).  Free a fork with eph_writer_close.
+ * of the fork naming those fail) but must not start a batch or be
+ * closed.  eph_writer_join appends the fork's records to the file after
+ * the parent's so far; the fork stays, empty, for the next round (sync
+ * it first).  Free a fork with eph_writer_close.
  */
 eph_writer *eph_writer_fork(eph_writer *parent); /* NULL: out of memory, or parent is a fork */
 void eph_writer_fork_sync(eph_writer *fork);

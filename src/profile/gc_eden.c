@@ -103,7 +103,6 @@ struct walk_split {
   unsigned npieces;
   atomic_uint next_piece;
   ephs_clock_cache clock; /* the second thread's */
-  ephs_clock_cache main_clock; /* this thread's, finishing a walk that ran on */
   struct prof_site_cache_entry site_cache[SITE_CACHE];
   bool busy;     /* the second thread runs: the pieces' memory is in use */
   size_t memory; /* prof_gc_eden_memory before it started */
@@ -422,13 +421,33 @@ static struct walk_split *split_state(eph_profiler *p) {
   return p->split = s;
 }
 
+/* Trades p's old-space allocations for the walk's spare array: handed over
+ * as a walk that runs on starts, given back if its thread does not. */
+static void swap_olds(eph_profiler *p, struct walk_split *s) {
+  struct old_alloc *olds = p->old_allocs;
+  size_t cap = p->old_allocs_cap;
+  p->old_allocs = s->olds_buf, p->old_allocs_cap = s->olds_cap;
+  s->olds_buf = olds, s->olds_cap = cap;
+}
+
+/* A walk must end where the heap's clock stood at its collection: every
+ * byte allocated since eden was last empty is an object walked or an
+ * old-space allocation. */
+static void check_walk_end(const eden_olds *olds, walk_pos end, uint64_t clock) {
+  count_olds(olds, &end, UINTPTR_MAX); /* those after the last young object */
+  if (end.clock == clock) return;
+  fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
+          (unsigned long long)end.clock, (unsigned long long)clock);
+  abort();
+}
+
 /* What the walk reads that the mutator may change meanwhile, fixed now
  * (running_on) or read in place (the walk ends in this collection). */
 static bool fix_inputs(eph_profiler *p, struct walk_split *s, bool running_on, const eph_stamp *now) {
   s->now = *now;
   s->site_limit = p->next_site_id;
+  s->olds = eden_olds_of(p);
   if (!running_on) {
-    s->olds = eden_olds_of(p);
     s->tables = &p->clocks;
     s->classes = p->class_written; /* no class is declared while both threads walk */
     s->nclasses = p->class_written_len;
@@ -440,12 +459,7 @@ static bool fix_inputs(eph_profiler *p, struct walk_split *s, bool running_on, c
   if (p->class_written_len) memcpy(s->classes_buf, p->class_written, p->class_written_len);
   s->classes = s->classes_buf;
   s->nclasses = p->class_written_len;
-  /* the old-space allocations: p's array is the walk's, p gets the spare */
-  struct old_alloc *olds = p->old_allocs;
-  size_t cap = p->old_allocs_cap;
-  p->old_allocs = s->olds_buf, p->old_allocs_cap = s->olds_cap;
-  s->olds_buf = olds, s->olds_cap = cap;
-  s->olds = (eden_olds){olds, p->nold_allocs, p->eden_clock};
+  swap_olds(p, s); /* p's array is the walk's now, p gets the spare */
   return true;
 }
 
@@ -475,12 +489,7 @@ static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_sta
   s->second = (walk_thread){.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
   if (pthread_create(&s->thread, NULL, second_thread_main, &s->second) != 0) {
     s->busy = false;
-    if (running_on) { /* give the old-space allocations back */
-      struct old_alloc *o = p->old_allocs;
-      size_t cap = p->old_allocs_cap;
-      p->old_allocs = s->olds_buf, p->old_allocs_cap = s->olds_cap;
-      s->olds_buf = o, s->olds_cap = cap;
-    }
+    if (running_on) swap_olds(p, s); /* give the old-space allocations back */
     return false;
   }
   s->running_on = running_on;
@@ -488,26 +497,18 @@ static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_sta
 }
 
 /* This thread takes the pieces left, waits for the second, and keeps
- * every piece; returns where the walk ended. */
-static walk_pos walk_split_end(eph_profiler *p, size_t *keep, bool *span_open) {
+ * every piece. */
+static void walk_split_end(eph_profiler *p, size_t *keep, bool *span_open) {
   struct walk_split *s = p->split;
-  bool running_on = s->running_on;
-  walk_thread self = {.p = p, .split = s, .clock = running_on ? &s->main_clock : &p->clocks.cache[0],
+  ephs_clock_cache copy_cache = {0}; /* for the copied tables of a walk that ran on */
+  walk_thread self = {.p = p, .split = s, .clock = s->running_on ? &copy_cache : &p->clocks.cache[0],
                       .site_cache = p->site_cache, .main = true, .keep = keep, .span_open = span_open};
-  if (running_on) s->main_clock = (ephs_clock_cache){0};
   walk_pieces(&self);
   pthread_join(s->thread, NULL);
   s->busy = false;
   s->running_on = false;
   join_done(&self, true); /* alone again: the rest, stopped pieces finished here */
-  walk_pos end = s->piece[s->npieces - 1].pos;
-  count_olds(&s->olds, &end, UINTPTR_MAX); /* those after the last young object */
-  if (end.clock != s->now.bytes) { /* every byte allocated is an object walked or an old allocation */
-    fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's was %llu\n",
-            (unsigned long long)end.clock, (unsigned long long)s->now.bytes);
-    abort();
-  }
-  return end;
+  check_walk_end(&s->olds, s->piece[s->npieces - 1].pos, s->now.bytes);
 }
 
 void prof_gc_walk_finish(eph_profiler *p) {
@@ -530,14 +531,9 @@ size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, siz
   if (shared && walk_split_start(p, &pos, now, running_on)) {
     if (!running_on) walk_split_end(p, &keep, &span_open);
   } else {
-    keep = walk_alone(p, &(eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock}, &pos, full, now, keep, &span_open);
     eden_olds olds = eden_olds_of(p);
-    count_olds(&olds, &pos, UINTPTR_MAX); /* those after the last young object */
-    if (pos.clock != now->bytes) { /* every byte allocated since is an object walked or an old allocation */
-      fprintf(stderr, "ephemera: profiler: eden walk ends at clock %llu, the heap's is %llu\n",
-              (unsigned long long)pos.clock, (unsigned long long)now->bytes);
-      abort();
-    }
+    keep = walk_alone(p, &olds, &pos, full, now, keep, &span_open);
+    check_walk_end(&olds, pos, now->bytes);
   }
   p->nold_allocs = 0;
   p->eden_clock = now->bytes;

@@ -195,24 +195,10 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
   open_span(p, now);
 }
 
-/* A tracked object that survived this collection, now at `to`: young
- * entry `keep` (the young list is rebuilt in place) or, promoted, appended
- * to the old list in this collection's span.  Returns the young entries
- * kept so far. */
-size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
-                        const eph_stamp *now) {
-  if (eph_is_young(p->h, to)) {
-    p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + 1, sizeof *p->young.items);
-    p->young.items[keep] = (tracked){to, birth};
-    return keep + 1;
-  }
-  if (!*span_open) open_span(p, now), *span_open = true;
-  push_old(p, to, birth);
-  return keep;
-}
-
-/* The same for n survivors at once (an eden walk's piece): the young list
- * grows once, and a call per survivor was most of joining a piece. */
+/* Tracked objects that survived this collection, now at t[i].addr: young
+ * entries from `keep` on (the young list is rebuilt in place; it grows
+ * once) or, promoted, appended to the old list in this collection's span.
+ * Returns the young entries kept so far. */
 size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
                               const eph_stamp *now) {
   tracked *young = p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + n, sizeof *p->young.items);
@@ -225,6 +211,11 @@ size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_
     push_old(p, t[i].addr, t[i].birth);
   }
   return keep;
+}
+
+size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
+                        const eph_stamp *now) {
+  return prof_gc_keep_survivors(p, &(tracked){to, birth}, 1, keep, span_open, now);
 }
 
 /* Any collection: young entries die, stay young, or are promoted (appended

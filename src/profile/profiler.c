@@ -83,8 +83,6 @@ uint32_t prof_site_find(const eph_profiler *p, const eph_site *s) {
   return p->sites.keys[i] ? p->sites.ids[i] : 0;
 }
 
-/* Sites are numbered per profile (not in eph_site.id: two heaps in one
- * process may profile the same call site). */
 uint32_t prof_site_find_shared(eph_profiler *p, const eph_site *s) {
   pthread_mutex_lock(&p->sites_lock);
   uint32_t id = prof_site_find(p, s);
@@ -92,15 +90,8 @@ uint32_t prof_site_find_shared(eph_profiler *p, const eph_site *s) {
   return id;
 }
 
-static uint32_t site_id_locked(eph_profiler *p, const eph_site *s);
-
-uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s) {
-  pthread_mutex_lock(&p->sites_lock);
-  uint32_t id = site_id_locked(p, s);
-  pthread_mutex_unlock(&p->sites_lock);
-  return id;
-}
-
+/* Sites are numbered per profile (not in eph_site.id: two heaps in one
+ * process may profile the same call site). */
 static uint32_t site_id_locked(eph_profiler *p, const eph_site *s) {
   site_map *m = &p->sites;
   if (2 * (m->len + 1) > m->cap) {
@@ -131,6 +122,13 @@ static uint32_t site_id_locked(eph_profiler *p, const eph_site *s) {
     prof_write_error(p, eph_writer_site(p->out, m->ids[i], s->file, s->line, s->function));
   }
   return m->ids[i];
+}
+
+uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s) {
+  pthread_mutex_lock(&p->sites_lock);
+  uint32_t id = site_id_locked(p, s);
+  pthread_mutex_unlock(&p->sites_lock);
+  return id;
 }
 
 /* --- records ------------------------------------------------------------------ */

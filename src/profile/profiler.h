@@ -224,14 +224,13 @@ void prof_clocks_free(eph_profiler *p);
  * before it), with cache c: it reads p's tables and writes only c, so a
  * thread with a cache of its own may take stamps while the tables stand
  * still (in on_collect). */
-static inline eph_stamp prof_clocks_stamp_in(eph_profiler *p, uint64_t bytes, ephs_clock_cache *c) {
-  ephs_clock_stamp s = ephs_clocks_stamp(&p->clocks, bytes, c);
-  return (eph_stamp){.bytes = bytes, .wall_ns = s.wall_ns, .scavenges = s.minor, .full_gcs = s.major};
-}
 /* The same from tables t (p->clocks, or a copy of a range of them). */
 static inline eph_stamp prof_stamp_in(const ephs_clocks *t, uint64_t bytes, ephs_clock_cache *c) {
   ephs_clock_stamp s = ephs_clocks_stamp(t, bytes, c);
   return (eph_stamp){.bytes = bytes, .wall_ns = s.wall_ns, .scavenges = s.minor, .full_gcs = s.major};
+}
+static inline eph_stamp prof_clocks_stamp_in(eph_profiler *p, uint64_t bytes, ephs_clock_cache *c) {
+  return prof_stamp_in(&p->clocks, bytes, c);
 }
 static inline eph_stamp prof_clocks_stamp_with(eph_profiler *p, uint64_t bytes, unsigned k) {
   return prof_clocks_stamp_in(p, bytes, &p->clocks.cache[k]);
@@ -285,9 +284,10 @@ void prof_gc_mode_free(eph_profiler *p);
 void prof_gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void prof_gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
 void prof_gc_mode_stop(eph_profiler *p);
-/* A tracked object that survived this collection, now at `to`: young
- * entry `keep` or, promoted, appended to the old list in this
- * collection's span.  Returns the young entries kept so far. */
+/* Tracked objects that survived this collection, now at t[i].addr: young
+ * entries from `keep` on or, promoted, appended to the old list in this
+ * collection's span.  Returns the young entries kept so far.  The single
+ * one: prof_gc_keep_survivor. */
 size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
                         const eph_stamp *now);
 size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
