@@ -177,9 +177,13 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
     }
     size_t n = left < FATE_BATCH ? left : FATE_BATCH;
     const old_entry *e = old_at(l, i);
-    for (size_t k = 0; k < n; k++) addr[k] = unpack(p, &e[k], &birth[k]);
+    for (size_t k = 0; k < n; k++) {
+      __builtin_prefetch(&e[k + FATE_BATCH]); /* the next batch: the list is read once, cold */
+      addr[k] = unpack(p, &e[k], &birth[k]);
+    }
     eph_gc_old_fates(p->h, addr, to, n);
     for (size_t k = 0; k < n; k++, i++) {
+      if (k + 16 < n && to[k + 16] == EPH_NIL) __builtin_prefetch((const void *)addr[k + 16]); /* its header */
       if (to[k] != EPH_NIL) {
         put(p, keep++, to[k], birth[k]);
         continue;
