@@ -261,6 +261,7 @@ typedef struct eph_eden_walk {
   const eph_site_mark *mark, *marks_end; /* the site log, in address order */
   size_t trailer_bytes;
   bool full;                             /* a full GC: its mark decides what is dead */
+  eph_header header;                     /* the last object's, where it is now */
 } eph_eden_walk;
 
 /*
@@ -290,8 +291,17 @@ static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_v
   *dead = !(hdr & EPH_HDR_FORWARDED);
   *now = *dead ? (eph_value)p : (eph_value)(hdr & ~EPH_HDR_FORWARDED);
   if (w->full) *now = eph_gc_where(w->h, (eph_value)p, dead); /* evacuated, yet maybe unmarked */
-  w->next = p + eph_object_bytes(*now) + w->trailer_bytes;
+  /* A survivor's header, read once: with eden pairs a tool's thread walks
+   * while the mutator runs, and may set the copy's remembered bit. */
+  w->header = *now == (eph_value)p ? hdr : __atomic_load_n(eph_header_of(*now), __ATOMIC_RELAXED);
+  w->next = p + sizeof(eph_header) + (((size_t)(w->header >> EPH_HDR_SIZE_SHIFT) + 7u) & ~(size_t)7u) + w->trailer_bytes;
   return true;
+}
+
+/* The class of the object eph_gc_eden_walk_next returned last, and the
+ * bytes it occupies (header and payload): what the walk read of it. */
+static inline eph_class_id eph_gc_eden_walk_class(const eph_eden_walk *w) {
+  return (eph_class_id)((w->header >> EPH_HDR_CLASS_SHIFT) & (EPH_MAX_CLASSES - 1));
 }
 
 /* Installs obs (copied), or removes the observer when obs is NULL. */

@@ -93,7 +93,7 @@ static inline void remember_if_needed(eph_heap *h, eph_value e, eph_value key, e
   eph_header *hdr = eph_header_of(e);
   if (*hdr & EPH_HDR_REMEMBERED) return;
   if (EPH_LIKELY(h->remset_len < h->remset_cap)) {
-    *hdr |= EPH_HDR_REMEMBERED;
+    __atomic_store_n(hdr, *hdr | EPH_HDR_REMEMBERED, __ATOMIC_RELAXED); /* as remset.c's */
     h->remset[h->remset_len++] = e;
   } else {
     eph_remember_slow(h, e);

@@ -78,6 +78,8 @@ typedef struct walk_piece {
   size_t nsurvivors, survivors_cap;
   uint64_t samples, deaths;
   bool stopped;
+  bool written;           /* its records are in the file already (write_ahead) */
+  eph_status write_status; /* ... with this outcome, for the main thread to report */
   atomic_bool done; /* walked: the fields above are the main thread's to read */
 } walk_piece;
 
@@ -109,6 +111,9 @@ struct walk_split {
   pthread_t thread;
   walk_thread second;  /* the second thread's, copied to its stack as it starts */
   bool running_on; /* the walk runs on past its scavenge: prof_gc_walk_finish ends it */
+  bool out_open;   /* under sites_lock: the collection's end is in the file, its walk's records may follow, */
+  bool finishing;  /* ... unless the main thread has begun to finish the walk (it joins the pieces) */
+  size_t out_memory; /* the writer's memory when the walk started (the second thread may change it) */
 
   /* what the walk reads, fixed at its start */
   eden_olds olds;
@@ -191,7 +196,7 @@ static inline bool next_object(const eden_olds *olds, walk_pos *pos, eph_value *
                                eph_site **site) {
   if (!eph_gc_eden_walk_next(&pos->w, was, at, dead, site)) return false;
   count_olds(olds, pos, (uintptr_t)*was);
-  pos->clock += eph_object_bytes(*at);
+  pos->clock += pos->w.next - (uintptr_t)*was - pos->w.trailer_bytes; /* its bytes, as the walk read them */
   return true;
 }
 
@@ -272,7 +277,7 @@ static void walk_piece_run(const walk_thread *t, walk_piece *piece) {
     bool dead;
     eph_site *site;
     if (!next_object(&olds, &q, &was, &at, &dead, &site)) break;
-    eph_class_id cls = eph_class_of(at);
+    eph_class_id cls = eph_gc_eden_walk_class(&q.w); /* not at's header again: the mutator may write it */
     if (!p->take_all) {
       int selected = prof_sampler_class_state(p, cls);
       if (EPH_UNLIKELY(!selected)) { /* a class the filter has not looked up yet */
@@ -330,7 +335,7 @@ static void join_done(walk_thread *t, bool alone) {
     unsigned i = t->joined;
     walk_piece *piece = &s->piece[i];
     if (!atomic_load_explicit(&piece->done, memory_order_acquire) || (piece->stopped && !alone)) return;
-    prof_write_error(p, eph_writer_join(piece->out));
+    prof_write_error(p, piece->written ? piece->write_status : eph_writer_join(piece->out));
     *t->keep = prof_gc_keep_survivors(p, piece->survivors, piece->nsurvivors, *t->keep, t->span_open, &s->now);
     p->stats.samples += piece->samples;
     p->stats.deaths += piece->deaths;
@@ -357,10 +362,46 @@ static void walk_pieces(walk_thread *t) {
   }
 }
 
+/*
+ * A walk that runs on writes its pieces' records itself, in order, up to
+ * the first that stopped, once the collection's end is in the file: the
+ * spools are in this CPU's cache, and copying them into the file from the
+ * other cost the mutator's thread about 1 % of DataFrame's run.  Meanwhile
+ * the main thread writes the file only to declare sites, under the same
+ * lock; a writer with a thread of its own is left to the main thread.
+ */
+static void write_ahead(walk_thread *t) {
+  eph_profiler *p = t->p;
+  struct walk_split *s = t->split;
+  pthread_mutex_lock(&p->sites_lock);
+  if (s->out_open && !s->finishing)
+    for (unsigned i = 0; i < s->npieces; i++) {
+      walk_piece *piece = &s->piece[i];
+      if (!atomic_load_explicit(&piece->done, memory_order_acquire) || piece->stopped) break;
+      piece->write_status = eph_writer_join(piece->out);
+      piece->written = true;
+    }
+  pthread_mutex_unlock(&p->sites_lock);
+}
+
 static void *second_thread_main(void *arg) {
   walk_thread self = *(walk_thread *)arg; /* on its own stack: the main thread's is busy */
   walk_pieces(&self);
+  if (self.split->running_on && !eph_writer_has_thread(self.p->out)) write_ahead(&self);
   return NULL;
+}
+
+void prof_gc_walk_note_gc_end(eph_profiler *p) {
+  struct walk_split *s = p->split;
+  if (!s || !s->running_on) return;
+  pthread_mutex_lock(&p->sites_lock);
+  s->out_open = true;
+  pthread_mutex_unlock(&p->sites_lock);
+}
+
+size_t prof_writer_memory(eph_profiler *p) {
+  const struct walk_split *s = p->split;
+  return s && s->running_on ? s->out_memory : eph_writer_memory(p->out);
 }
 
 /* The first EPH_AT mark in [lo, hi) at or past address `at`, or hi. */
@@ -478,21 +519,23 @@ static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_sta
     eph_writer_fork_sync(piece->out);
     piece->pos = s->start[i];
     piece->nsurvivors = 0;
-    piece->stopped = false;
+    piece->stopped = piece->written = false;
     atomic_store_explicit(&piece->done, false, memory_order_relaxed);
   }
   s->npieces = n;
   atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
   s->memory = prof_gc_eden_memory(p);
+  s->out_memory = eph_writer_memory(p->out);
+  s->out_open = s->finishing = false;
+  s->running_on = running_on; /* before the thread starts: it reads it */
   s->busy = true;
   s->clock = running_on ? (ephs_clock_cache){0} : p->clocks.cache[0];
   s->second = (walk_thread){.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
   if (pthread_create(&s->thread, NULL, second_thread_main, &s->second) != 0) {
-    s->busy = false;
+    s->busy = s->running_on = false;
     if (running_on) swap_olds(p, s); /* give the old-space allocations back */
     return false;
   }
-  s->running_on = running_on;
   return true;
 }
 
@@ -500,6 +543,11 @@ static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_sta
  * every piece. */
 static void walk_split_end(eph_profiler *p, size_t *keep, bool *span_open) {
   struct walk_split *s = p->split;
+  if (s->running_on) { /* from here on the pieces are this thread's to join */
+    pthread_mutex_lock(&p->sites_lock);
+    s->finishing = true;
+    pthread_mutex_unlock(&p->sites_lock);
+  }
   ephs_clock_cache copy_cache = {0}; /* for the copied tables of a walk that ran on */
   walk_thread self = {.p = p, .split = s, .clock = s->running_on ? &copy_cache : &p->clocks.cache[0],
                       .site_cache = p->site_cache, .main = true, .keep = keep, .span_open = span_open};

@@ -206,8 +206,12 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
 size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
                               const eph_stamp *now) {
   tracked *young = p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + n, sizeof *p->young.items);
+  const eph_heap *h = p->h;
   for (size_t i = 0; i < n; i++) {
-    if (eph_is_young(p->h, t[i].addr)) {
+    /* t is a walk piece's, written on the other CPU: its lines come from
+     * that CPU's cache, which the hardware prefetcher does not fetch ahead */
+    if (i + 32 < n) __builtin_prefetch(&t[i + 32]);
+    if (eph_is_young(h, t[i].addr)) {
       young[keep++] = t[i];
       continue;
     }
@@ -240,7 +244,12 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
       prof_batch_record(p, at, t.birth, !exact && i >= p->young_settled);
       continue;
     }
-    keep = prof_gc_keep_survivor(p, to, t.birth, keep, &span_open, now);
+    if (eph_is_young(p->h, to)) { /* in place: keep <= i */
+      items[keep++] = (tracked){to, t.birth};
+      continue;
+    }
+    if (!span_open) open_span(p, now), span_open = true; /* promoted */
+    push_old(p, to, t.birth);
   }
   if (eph_heap_eden_walk(p->h)) keep = prof_gc_settle_eden(p, full, now, keep, span_open);
   p->young.len = keep;

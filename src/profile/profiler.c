@@ -34,7 +34,7 @@ void prof_note_memory(eph_profiler *p) {
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
                p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0) +
-               eph_writer_memory(p->out) + prof_gc_eden_memory(p);
+               prof_writer_memory(p) + prof_gc_eden_memory(p);
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
 }
@@ -216,6 +216,7 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
     prof_clocks_point(p, now); /* after the pause */
   }
   prof_write_error(p, eph_writer_gc(p->out, ev));
+  prof_gc_walk_note_gc_end(p);
 }
 
 /* A class filter name that no class of the program has selects nothing:

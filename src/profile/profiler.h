@@ -303,6 +303,11 @@ size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, siz
 /* Ends a walk of the last scavenge's eden still running on the second
  * thread (eden pairs): at the next collection's start and the stop. */
 void prof_gc_walk_finish(eph_profiler *p);
+/* The collection's end event is in the file: a walk running on may write
+ * its records from now on (on_gc_end, after the event). */
+void prof_gc_walk_note_gc_end(eph_profiler *p);
+/* The writer's memory, as the main thread may read it while a walk runs on. */
+size_t prof_writer_memory(eph_profiler *p);
 void prof_gc_eden_free(eph_profiler *p);
 size_t prof_gc_eden_memory(const eph_profiler *p); /* bytes the split walk holds */
 

@@ -60,9 +60,12 @@ uint32_t prof_stack_site(eph_profiler *p, const eph_site *s, uint32_t site) {
   uint32_t *copy = malloc(n * sizeof *copy);
   if (!copy) return site;
   memcpy(copy, f, n * sizeof *copy);
+  /* under the lock: a walk running on may be writing the file (gc_eden.c) */
+  pthread_mutex_lock(&p->sites_lock);
   uint32_t id = ++p->next_site_id; /* stacks take ids from the sites' sequence */
   prof_write_error(p, eph_writer_site(p->out, id, s->file, s->line, s->function));
   prof_write_error(p, eph_writer_stack(p->out, id, f + 1, n - 1));
+  pthread_mutex_unlock(&p->sites_lock);
   size_t j = h & (p->stacks_cap - 1);
   while (p->stacks[j].hash) j = (j + 1) & (p->stacks_cap - 1);
   p->stacks[j] = (prof_stack){h, id, (uint32_t)n, copy};
