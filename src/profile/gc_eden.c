@@ -114,6 +114,7 @@ struct walk_split {
   bool out_open;   /* under sites_lock: the collection's end is in the file, its walk's records may follow, */
   bool finishing;  /* ... unless the main thread has begun to finish the walk (it joins the pieces) */
   size_t out_memory; /* the writer's memory when the walk started (the second thread may change it) */
+  size_t young_len, old_room; /* young entries, and room left in the old list's blocks, then */
 
   /* what the walk reads, fixed at its start */
   eden_olds olds;
@@ -387,7 +388,22 @@ static void write_ahead(walk_thread *t) {
 static void *second_thread_main(void *arg) {
   walk_thread self = *(walk_thread *)arg; /* on its own stack: the main thread's is busy */
   walk_pieces(&self);
-  if (self.split->running_on && !eph_writer_has_thread(self.p->out)) write_ahead(&self);
+  struct walk_split *s = self.split;
+  if (s->running_on) {
+    if (!eph_writer_has_thread(self.p->out)) write_ahead(&self);
+    pthread_mutex_lock(&self.p->sites_lock);
+    bool waited_for = s->finishing;
+    pthread_mutex_unlock(&self.p->sites_lock);
+    if (waited_for) return NULL; /* the main thread waits for this one: no more work here */
+    /* The old list grows at the next collection by about the young
+     * entries there were and the survivors walked: blocks for them now,
+     * while the mutator runs (their page faults are then not its). */
+    size_t survivors = 0;
+    for (unsigned i = 0; i < s->npieces; i++)
+      if (atomic_load_explicit(&s->piece[i].done, memory_order_acquire)) survivors += s->piece[i].nsurvivors;
+    size_t grows = s->young_len + survivors;
+    prof_gc_spare_blocks(self.p, grows > s->old_room ? grows - s->old_room : 0);
+  }
   return NULL;
 }
 
@@ -526,6 +542,8 @@ static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_sta
   atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
   s->memory = prof_gc_eden_memory(p);
   s->out_memory = eph_writer_memory(p->out);
+  s->young_len = p->young.len;
+  s->old_room = p->old.nblocks * OLD_BLOCK - p->old.len;
   s->out_open = s->finishing = false;
   s->running_on = running_on; /* before the thread starts: it reads it */
   s->busy = true;

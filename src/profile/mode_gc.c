@@ -18,6 +18,7 @@
  * tracked as they are allocated: after each collection gc_eden.c walks
  * what eden held.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -64,11 +65,58 @@ static inline eph_value unpack(const eph_profiler *p, const old_entry *e, uint64
   return p->old_base + ((lo & OFFSET_MASK) << 3);
 }
 
+#define BLOCK_BYTES (OLD_BLOCK * sizeof(old_entry))
+
+/* A spare block if there is one (its pages already written), else a new one. */
+static old_entry *new_block(old_list *l) {
+  atomic_fetch_add_explicit(&l->blocks_made, 1, memory_order_relaxed);
+  for (unsigned i = 0; i < OLD_SPARES; i++) {
+    old_entry *b = atomic_exchange_explicit(&l->spares[i], NULL, memory_order_acquire);
+    if (b) return b;
+  }
+  return malloc(BLOCK_BYTES);
+}
+
+/* Keeps block b as a spare if a slot is free, else frees it. */
+static void spare_or_free(old_list *l, old_entry *b) {
+  for (unsigned i = 0; i < OLD_SPARES; i++) {
+    old_entry *none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&l->spares[i], &none, b, memory_order_release, memory_order_relaxed))
+      return;
+  }
+  free(b);
+}
+
+void prof_gc_spare_blocks(eph_profiler *p, size_t entries) {
+  old_list *l = &p->old;
+  size_t want = (entries + OLD_BLOCK - 1) / OLD_BLOCK;
+  size_t made = atomic_load_explicit(&l->blocks_made, memory_order_relaxed), lately = made - l->blocks_made_seen;
+  l->blocks_made_seen = made;
+  if (want < lately) want = lately; /* what the young list and the survivors do not tell: old-space allocations */
+  for (unsigned i = 0; i < OLD_SPARES && want; i++) {
+    if (atomic_load_explicit(&l->spares[i], memory_order_relaxed)) {
+      want--;
+      continue;
+    }
+    want--;
+    volatile char *b = malloc(BLOCK_BYTES);
+    if (!b) return;
+    for (size_t at = 0; at < BLOCK_BYTES; at += 4096) b[at] = 0; /* its pages, faulted in here */
+    spare_or_free(l, (old_entry *)b);
+  }
+}
+
+size_t prof_gc_spare_memory(eph_profiler *p) {
+  size_t n = 0;
+  for (unsigned i = 0; i < OLD_SPARES; i++) n += atomic_load_explicit(&p->old.spares[i], memory_order_relaxed) != NULL;
+  return n * BLOCK_BYTES;
+}
+
 static void push_old(eph_profiler *p, eph_value addr, uint64_t birth) {
   old_list *l = &p->old;
   if (l->len == l->nblocks * OLD_BLOCK) {
     l->blocks = prof_grow(p, l->blocks, &l->blocks_cap, l->nblocks + 1, sizeof *l->blocks);
-    old_entry *b = malloc(OLD_BLOCK * sizeof *b);
+    old_entry *b = new_block(l);
     if (!b) {
       fprintf(stderr, "ephemera: profiler: out of memory for tracked objects\n");
       abort();
@@ -83,7 +131,7 @@ static void push_old(eph_profiler *p, eph_value addr, uint64_t birth) {
 static void trim_old(eph_profiler *p) {
   old_list *l = &p->old;
   size_t need = (l->len + OLD_BLOCK - 1) >> OLD_BLOCK_BITS;
-  while (l->nblocks > need) free(l->blocks[--l->nblocks].entries);
+  while (l->nblocks > need) spare_or_free(l, l->blocks[--l->nblocks].entries);
 }
 
 eph_status prof_gc_mode_start(eph_profiler *p, eph_error *err) {
@@ -105,6 +153,7 @@ void prof_gc_mode_free(eph_profiler *p) {
   p->old.len = 0;
   trim_old(p);
   free(p->old.blocks);
+  for (unsigned i = 0; i < OLD_SPARES; i++) free(atomic_exchange(&p->old.spares[i], NULL));
 }
 
 /* Starts a span of old entries last known alive at `until`, unless the

@@ -16,6 +16,7 @@
 #define EPH_PROFILER_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -58,7 +59,7 @@ typedef struct tracked_vec {
 typedef struct old_entry {
   uint32_t w[3];
 } old_entry;
-#define OLD_BLOCK_BITS 16
+#define OLD_BLOCK_BITS 14
 #define OLD_BLOCK ((size_t)1 << OLD_BLOCK_BITS)
 
 typedef struct old_block {
@@ -66,9 +67,18 @@ typedef struct old_block {
   uint64_t max_offset; /* the highest word offset of its entries: a full GC skips a block below its dense prefix */
 } old_block;
 
+/* Blocks faulted in ahead on gc mode's second thread (prof_gc_spare_blocks):
+ * fresh pages cost the thread that first writes them, and the old list
+ * grows by about a block a collection, in bursts (on DataFrame, 27 000
+ * page faults of the main thread's run). */
+#define OLD_SPARES 64
+
 typedef struct old_list {
   old_block *blocks;
   size_t nblocks, blocks_cap, len;
+  _Atomic(old_entry *) spares[OLD_SPARES]; /* NULL or a block to take (atomic_exchange) */
+  atomic_size_t blocks_made;  /* blocks the main thread took, spare or new: its rate */
+  size_t blocks_made_seen;    /* the second thread's: blocks_made when it last looked */
 } old_list;
 
 /* Pointer -> id map for allocation sites (open addressing). */
@@ -292,6 +302,12 @@ size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size
                         const eph_stamp *now);
 size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
                               const eph_stamp *now);
+/* Makes sure the old list has spare blocks (pages written once) for
+ * `entries` more entries, and at least as many as it took since the last
+ * call, as far as its spare slots go; from gc mode's second thread while
+ * the mutator runs. */
+void prof_gc_spare_blocks(eph_profiler *p, size_t entries);
+size_t prof_gc_spare_memory(eph_profiler *p);
 
 /* gc_eden.c */
 /* CPUs this process may run on (its affinity mask, which taskset and
