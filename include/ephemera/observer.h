@@ -118,7 +118,7 @@ static inline eph_value eph_gc_view_where(const eph_gc_view *v, eph_value obj, b
       *dead = true;
       return obj;
     }
-    obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED); /* a full GC may yet find the copy dead */
+    obj = eph_forwarded_to(hdr); /* a full GC may yet find the copy dead */
   }
   if (v->mark_bits && (obj & 7) == 0 && obj - v->old_base < v->old_top - v->old_base) *dead = !eph_gc_view_marked(v, obj);
   return obj;
@@ -134,8 +134,8 @@ static inline eph_value eph_gc_view_next_dead(const eph_gc_view *v, int *space, 
     uintptr_t p = *at ? *at : v->start[*space];
     while (p < v->top[*space]) {
       eph_header hdr = *(const eph_header *)p;
-      if (hdr & EPH_HDR_FORWARDED) {
-        p += eph_object_bytes((eph_value)(hdr & ~EPH_HDR_FORWARDED)) + v->trailer_bytes;
+      if (hdr & EPH_HDR_FORWARDED) { /* a survivor: its size without reading its copy */
+        p += eph_forwarded_bytes(hdr); /* its trailer included */
       } else {
         *at = p + eph_object_bytes((eph_value)p) + v->trailer_bytes;
         return (eph_value)p;
@@ -289,7 +289,7 @@ static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_v
   eph_header hdr = *eph_header_of((eph_value)p);
   *was = (eph_value)p;
   *dead = !(hdr & EPH_HDR_FORWARDED);
-  *now = *dead ? (eph_value)p : (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  *now = *dead ? (eph_value)p : eph_forwarded_to(hdr);
   if (w->full) *now = eph_gc_where(w->h, (eph_value)p, dead); /* evacuated, yet maybe unmarked */
   /* A survivor's header, read once: with eden pairs a tool's thread walks
    * while the mutator runs, and may set the copy's remembered bit. */

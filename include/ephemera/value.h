@@ -92,6 +92,25 @@ static inline eph_header eph_make_header(eph_class_id cls, eph_format fmt, size_
 }
 
 static inline eph_header *eph_header_of(eph_value obj) { return (eph_header *)obj; }
+
+/*
+ * A forwarding header (EPH_HDR_FORWARDED set: the object was copied during
+ * the collection now running) holds the copy's address and, in its top 16
+ * bits, the words the object occupies with its trailer: a walk over an
+ * evacuated space skips a survivor without reading its copy.  Only young
+ * objects are copied, smaller than 256 KiB (EPH_LARGE_OBJECT_MAX), and
+ * heap addresses lie below 2^48 (the heap reserves none above).
+ */
+#define EPH_FWD_WORDS_SHIFT 48
+static inline eph_header eph_make_forwarding(uintptr_t copy, size_t bytes) { /* bytes: a multiple of 8 */
+  return (eph_header)copy | EPH_HDR_FORWARDED | (eph_header)bytes << (EPH_FWD_WORDS_SHIFT - 3);
+}
+static inline eph_value eph_forwarded_to(eph_header hdr) {
+  return (eph_value)(hdr & ((UINT64_C(1) << EPH_FWD_WORDS_SHIFT) - 1) & ~(eph_header)7);
+}
+/* The bytes the object occupies with its trailer, from its forwarding
+ * header alone. */
+static inline size_t eph_forwarded_bytes(eph_header hdr) { return (size_t)(hdr >> EPH_FWD_WORDS_SHIFT) * 8; }
 static inline eph_class_id eph_class_of(eph_value obj) {
   return (eph_class_id)((*eph_header_of(obj) >> EPH_HDR_CLASS_SHIFT) & (EPH_MAX_CLASSES - 1));
 }

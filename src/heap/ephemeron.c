@@ -206,7 +206,7 @@ eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_valu
  * ephemeron mourned in the same batch keeps it alive): then from its copy. */
 static eph_value tombstone(eph_value key) {
   eph_header hdr = *eph_header_of(key);
-  if (hdr & EPH_HDR_FORWARDED) key = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  if (hdr & EPH_HDR_FORWARDED) key = eph_forwarded_to(hdr);
   return eph_tombstone_of(key);
 }
 

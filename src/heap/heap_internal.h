@@ -42,6 +42,9 @@
 /* Trailer words a tool may ask for (Merlin needs 2): a bound on the bytes
  * every object carries for nothing the program asked. */
 #define EPH_MAX_TRAILER_WORDS 4
+/* a young object's words fit a forwarding header's 16 bits (value.h) */
+_Static_assert(EPH_LARGE_OBJECT_MAX / 8 + 1 + EPH_MAX_TRAILER_WORDS < (1u << (64 - EPH_FWD_WORDS_SHIFT)),
+               "young objects too large to forward");
 /* First sizes of tables that double as they fill: a frame's worth of
  * shadow-stack roots, and the classes of a small program. */
 #define EPH_ROOTS_INITIAL 256

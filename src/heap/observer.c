@@ -31,7 +31,7 @@ eph_value eph_gc_locate(eph_heap *h, eph_value obj) {
   if (!eph_is_ptr(obj) || h->phase == PHASE_NONE) return obj;
   if (ephh_in_space(&h->evacuated[0], obj) || ephh_in_space(&h->evacuated[1], obj)) {
     eph_header hdr = *eph_header_of(obj);
-    if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+    if (hdr & EPH_HDR_FORWARDED) return eph_forwarded_to(hdr);
   }
   return obj;
 }
@@ -48,7 +48,7 @@ static inline eph_value where(const eph_heap *h, eph_value obj, bool *dead, bool
       *dead = true;
       return obj;
     }
-    obj = (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+    obj = eph_forwarded_to(hdr);
     if (h->phase == PHASE_EVACUATED) return obj;
   }
   if (h->phase == PHASE_MARKED && ephh_in_old(h, obj)) {

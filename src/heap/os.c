@@ -8,9 +8,17 @@
 
 #include "heap_internal.h"
 
+/* Every heap address lies below 2^48 (EPH_FWD_WORDS_SHIFT): a forwarding
+ * header keeps the object's size above it.  Linux maps below 2^47 unless
+ * asked for more; a range above is refused like one that could not be had. */
 static void *map_none(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+  if (p == MAP_FAILED) return NULL;
+  if (((uintptr_t)p + bytes) >> EPH_FWD_WORDS_SHIFT) {
+    munmap(p, bytes);
+    return NULL;
+  }
+  return p;
 }
 
 /* Reserves a huge page more than asked and trims both ends, so that the

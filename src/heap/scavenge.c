@@ -63,7 +63,7 @@ static inline void copy_words(char *dest, const char *src, size_t bytes) {
  * cost as much as the copy of a small object. */
 static inline __attribute__((always_inline)) eph_value copy_object(scavenger *s, eph_value obj) {
   eph_header hdr = *eph_header_of(obj);
-  if (hdr & EPH_HDR_FORWARDED) return (eph_value)(hdr & ~EPH_HDR_FORWARDED);
+  if (hdr & EPH_HDR_FORWARDED) return eph_forwarded_to(hdr);
   eph_heap *h = s->h;
   /* eph_object_bytes from the header already read */
   size_t bytes = sizeof(eph_header) + (((size_t)(hdr >> EPH_HDR_SIZE_SHIFT) + 7u) & ~(size_t)7u) + h->fast.trailer_bytes;
@@ -81,7 +81,7 @@ static inline __attribute__((always_inline)) eph_value copy_object(scavenger *s,
   s->objects++;
   *(eph_header *)(void *)dest = (hdr & ~EPH_HDR_AGE_MASK) | ((eph_header)age << EPH_HDR_AGE_SHIFT);
   copy_words(dest + sizeof(eph_header), (const char *)obj + sizeof(eph_header), bytes - sizeof(eph_header));
-  *eph_header_of(obj) = (eph_header)(uintptr_t)dest | EPH_HDR_FORWARDED;
+  *eph_header_of(obj) = eph_make_forwarding((uintptr_t)dest, bytes);
   return (eph_value)dest;
 }
 
