@@ -240,9 +240,10 @@ bool eph_heap_eden_walk(const eph_heap *h);
  * in on_collect of a scavenge (not of a full GC) so stays valid until the
  * next collection begins (on_gc_start), and may run on another thread
  * meanwhile: it reads the retired eden, its log and its survivors' headers
- * where they were copied, none of which the mutator changes (the write
- * barrier may set the remembered flag in a promoted survivor's header,
- * which holds no bit the walk reads).  The second eden is committed
+ * where they were copied, none of which the mutator changes but for the
+ * remembered flag of a promoted survivor, which the write barrier sets
+ * with a relaxed-atomic store (eph_gc_eden_walk_next reads the header so
+ * too, and needs no other bit of it).  The second eden is committed
  * while the mode is on: the tool's memory, counted in heap_committed.
  * Turn it off only when no walk of a retired eden is under way; turning
  * eden-walk mode off turns it off.  false: not in eden-walk mode, or no
@@ -294,12 +295,12 @@ static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_v
   /* A survivor's header, read once: with eden pairs a tool's thread walks
    * while the mutator runs, and may set the copy's remembered bit. */
   w->header = *now == (eph_value)p ? hdr : __atomic_load_n(eph_header_of(*now), __ATOMIC_RELAXED);
-  w->next = p + sizeof(eph_header) + (((size_t)(w->header >> EPH_HDR_SIZE_SHIFT) + 7u) & ~(size_t)7u) + w->trailer_bytes;
+  w->next = p + eph_header_object_bytes(w->header) + w->trailer_bytes;
   return true;
 }
 
-/* The class of the object eph_gc_eden_walk_next returned last, and the
- * bytes it occupies (header and payload): what the walk read of it. */
+/* The class of the object eph_gc_eden_walk_next returned last, from the
+ * header the walk read of it. */
 static inline eph_class_id eph_gc_eden_walk_class(const eph_eden_walk *w) {
   return (eph_class_id)((w->header >> EPH_HDR_CLASS_SHIFT) & (EPH_MAX_CLASSES - 1));
 }

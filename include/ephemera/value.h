@@ -126,10 +126,12 @@ static inline size_t eph_size_bytes(eph_value obj) { return (size_t)(*eph_header
 static inline size_t eph_slot_count(eph_value obj) {
   return eph_format_of(obj) == EPH_FORMAT_BYTES ? 0 : eph_size_bytes(obj) / sizeof(eph_value);
 }
-/* Header plus payload rounded up to a word: the bytes the object occupies. */
-static inline size_t eph_object_bytes(eph_value obj) {
-  return sizeof(eph_header) + ((eph_size_bytes(obj) + 7u) & ~(size_t)7u);
+/* Header plus payload rounded up to a word: the bytes the object occupies
+ * (from its header, or from a header already read). */
+static inline size_t eph_header_object_bytes(eph_header hdr) {
+  return sizeof(eph_header) + (((size_t)(hdr >> EPH_HDR_SIZE_SHIFT) + 7u) & ~(size_t)7u);
 }
+static inline size_t eph_object_bytes(eph_value obj) { return eph_header_object_bytes(*eph_header_of(obj)); }
 
 /* Read slot i of a pointer object.  Stores go through eph_store (heap.h). */
 static inline eph_value eph_slot(eph_value obj, size_t i) { return ((const eph_value *)(obj + sizeof(eph_header)))[i]; }

@@ -370,12 +370,15 @@ static void walk_pieces(walk_thread *t) {
  * other cost the mutator's thread about 1 % of DataFrame's run.  Meanwhile
  * the main thread writes the file only to declare sites, under the same
  * lock; a writer with a thread of its own is left to the main thread.
+ * Returns false once the main thread has begun to finish the walk (the
+ * pieces are then its own, and it waits for this thread).
  */
-static void write_ahead(walk_thread *t) {
+static bool write_ahead(walk_thread *t) {
   eph_profiler *p = t->p;
   struct walk_split *s = t->split;
   pthread_mutex_lock(&p->sites_lock);
-  if (s->out_open && !s->finishing)
+  bool on_its_own = !s->finishing;
+  if (on_its_own && s->out_open && !eph_writer_has_thread(p->out))
     for (unsigned i = 0; i < s->npieces; i++) {
       walk_piece *piece = &s->piece[i];
       if (!atomic_load_explicit(&piece->done, memory_order_acquire) || piece->stopped) break;
@@ -383,27 +386,24 @@ static void write_ahead(walk_thread *t) {
       piece->written = true;
     }
   pthread_mutex_unlock(&p->sites_lock);
+  return on_its_own;
+}
+
+/* The old list grows at the next collection by about the young entries
+ * there were and the survivors walked: blocks for them now, while the
+ * mutator runs (their page faults are then not its). */
+static void spare_ahead(const walk_thread *t) {
+  const struct walk_split *s = t->split;
+  size_t grows = s->young_len;
+  for (unsigned i = 0; i < s->npieces; i++)
+    if (atomic_load_explicit(&s->piece[i].done, memory_order_acquire)) grows += s->piece[i].nsurvivors;
+  prof_gc_spare_blocks(t->p, grows > s->old_room ? grows - s->old_room : 0);
 }
 
 static void *second_thread_main(void *arg) {
   walk_thread self = *(walk_thread *)arg; /* on its own stack: the main thread's is busy */
   walk_pieces(&self);
-  struct walk_split *s = self.split;
-  if (s->running_on) {
-    if (!eph_writer_has_thread(self.p->out)) write_ahead(&self);
-    pthread_mutex_lock(&self.p->sites_lock);
-    bool waited_for = s->finishing;
-    pthread_mutex_unlock(&self.p->sites_lock);
-    if (waited_for) return NULL; /* the main thread waits for this one: no more work here */
-    /* The old list grows at the next collection by about the young
-     * entries there were and the survivors walked: blocks for them now,
-     * while the mutator runs (their page faults are then not its). */
-    size_t survivors = 0;
-    for (unsigned i = 0; i < s->npieces; i++)
-      if (atomic_load_explicit(&s->piece[i].done, memory_order_acquire)) survivors += s->piece[i].nsurvivors;
-    size_t grows = s->young_len + survivors;
-    prof_gc_spare_blocks(self.p, grows > s->old_room ? grows - s->old_room : 0);
-  }
+  if (self.split->running_on && write_ahead(&self)) spare_ahead(&self);
   return NULL;
 }
 

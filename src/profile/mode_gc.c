@@ -93,12 +93,8 @@ void prof_gc_spare_blocks(eph_profiler *p, size_t entries) {
   size_t made = atomic_load_explicit(&l->blocks_made, memory_order_relaxed), lately = made - l->blocks_made_seen;
   l->blocks_made_seen = made;
   if (want < lately) want = lately; /* what the young list and the survivors do not tell: old-space allocations */
-  for (unsigned i = 0; i < OLD_SPARES && want; i++) {
-    if (atomic_load_explicit(&l->spares[i], memory_order_relaxed)) {
-      want--;
-      continue;
-    }
-    want--;
+  for (unsigned i = 0; i < OLD_SPARES && want; i++, want--) {
+    if (atomic_load_explicit(&l->spares[i], memory_order_relaxed)) continue;
     volatile char *b = malloc(BLOCK_BYTES);
     if (!b) return;
     for (size_t at = 0; at < BLOCK_BYTES; at += 4096) b[at] = 0; /* its pages, faulted in here */
@@ -248,6 +244,20 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
   open_span(p, now);
 }
 
+/* A tracked object that survived this collection, now at `to`: young[keep]
+ * (the caller has room) or, promoted, appended to the old list in this
+ * collection's span.  Returns the young entries kept so far. */
+static inline size_t keep_one(eph_profiler *p, tracked *young, size_t keep, eph_value to, uint64_t birth,
+                              bool *span_open, const eph_stamp *now) {
+  if (eph_is_young(p->h, to)) {
+    young[keep++] = (tracked){to, birth};
+    return keep;
+  }
+  if (!*span_open) open_span(p, now), *span_open = true;
+  push_old(p, to, birth);
+  return keep;
+}
+
 /* Tracked objects that survived this collection, now at t[i].addr: young
  * entries from `keep` on (the young list is rebuilt in place; it grows
  * once) or, promoted, appended to the old list in this collection's span.
@@ -255,17 +265,11 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
 size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
                               const eph_stamp *now) {
   tracked *young = p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + n, sizeof *p->young.items);
-  const eph_heap *h = p->h;
   for (size_t i = 0; i < n; i++) {
     /* t is a walk piece's, written on the other CPU: its lines come from
      * that CPU's cache, which the hardware prefetcher does not fetch ahead */
     if (i + 32 < n) __builtin_prefetch(&t[i + 32]);
-    if (eph_is_young(h, t[i].addr)) {
-      young[keep++] = t[i];
-      continue;
-    }
-    if (!*span_open) open_span(p, now), *span_open = true;
-    push_old(p, t[i].addr, t[i].birth);
+    keep = keep_one(p, young, keep, t[i].addr, t[i].birth, span_open, now);
   }
   return keep;
 }
@@ -293,12 +297,7 @@ static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const e
       prof_batch_record(p, at, t.birth, !exact && i >= p->young_settled);
       continue;
     }
-    if (eph_is_young(p->h, to)) { /* in place: keep <= i */
-      items[keep++] = (tracked){to, t.birth};
-      continue;
-    }
-    if (!span_open) open_span(p, now), span_open = true; /* promoted */
-    push_old(p, to, t.birth);
+    keep = keep_one(p, items, keep, to, t.birth, &span_open, now); /* in place: keep <= i */
   }
   if (eph_heap_eden_walk(p->h)) keep = prof_gc_settle_eden(p, full, now, keep, span_open);
   p->young.len = keep;
