@@ -138,6 +138,46 @@ eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_va
                             eph_finalizer_id fin, bool pretenure);
 
 /*
+ * Pinned ephemerons.  eph_ephemeron_new_pinned makes an ephemeron (as
+ * eph_ephemeron_new: class, key, value, user slots, finaliser) in the
+ * heap's *pinned space*, beside old space: no collection moves it or
+ * reclaims it.  It is old to the collectors (the write barrier remembers
+ * it while its key or value is young) and always alive, holding its key
+ * weakly and its value while the key lives (rules 1-3); it is mourned once,
+ * its finaliser runs, and eph_ephemeron_rearm arms it again.  It stays until
+ * its class's pinned ephemerons are dropped (eph_pinned_drop).
+ * What it is for: a tool that keeps one ephemeron per object for a whole
+ * run (FiLiP's profiler re-arms one per sample) would otherwise hold them
+ * in old space through a registry that a full GC marks, slides and
+ * updates with the rest, doubling its work when most objects are sampled.
+ * Pinned, a full GC reads each one once to trace its key and value and
+ * once to update them, and nothing points to it.  Its bytes count towards
+ * the maximum heap but not towards the GC-ratio trigger of full GCs (a
+ * full GC cannot reclaim them).  Pinned allocation never collects: it
+ * returns EPH_NIL with EPH_ERR_HEAP_EXHAUSTED when the maximum heap leaves
+ * no room.  Its allocations are counted (bytes and objects) but are never
+ * sample points.
+ */
+eph_value eph_ephemeron_new_pinned(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
+                                   eph_finalizer_id fin);
+
+/*
+ * Drops the pinned ephemerons of class cls: until the next full GC they
+ * behave as before; that GC takes them for garbage (it neither traces,
+ * mourns nor updates them; its on_collect may still read them, and ask
+ * eph_gc_where about their keys), removes those still waiting for their
+ * finaliser from the queue (their finalisers never run), and frees them.
+ * Pinned ephemerons made after the call are dropped with them.  The
+ * space they leave is reused once no live pinned object lies above it.
+ */
+eph_status eph_pinned_drop(eph_heap *h, eph_class_id cls);
+
+/* The pinned space's objects lie back to back in [*base, *top) (both 0
+ * before the first pinned allocation); space a drop freed is a filler,
+ * an object of class index 0.  The base never changes once set. */
+void eph_pinned_range(const eph_heap *h, uintptr_t *base, uintptr_t *top);
+
+/*
  * Re-arms a mourned ephemeron whose finaliser has already run, for a new
  * key and value: from then on it is live again, exactly as if it had just
  * been made by eph_ephemeron_new (same class, finaliser and user slots), and

@@ -412,8 +412,9 @@ typedef struct eph_heap_stats {
   uint64_t bytes_copied, bytes_promoted, bytes_compacted, bytes_reclaimed;
   uint64_t used;                      /* bytes in objects now */
   uint64_t old_used, old_committed;   /* old space */
+  uint64_t pinned_used, pinned_committed; /* the pinned space (ephemeron.h) */
   uint64_t new_space_bytes;           /* eden + 2 survivors */
-  uint64_t heap_committed;            /* new space + old committed */
+  uint64_t heap_committed;            /* new space + old and pinned committed */
   uint64_t peak_committed;
   uint64_t peak_used;                 /* highest `used` seen at a collection */
   uint64_t wall_ns, cpu_ns;           /* since heap creation */

@@ -36,7 +36,7 @@ eph_finalizer_id eph_finalizer_register(eph_heap *h, eph_finalizer_fn fn, void *
   return (eph_finalizer_id)h->finalizers_len++;
 }
 
-static bool finalizer_ok(const eph_heap *h, eph_finalizer_id fin) { return fin < h->finalizers_len; }
+static bool finalizer_ok(const eph_heap *h, eph_finalizer_id fin) { return fin == 0 || fin < h->finalizers_len; }
 
 eph_status eph_class_set_finalizer(eph_heap *h, eph_class_id cls, eph_finalizer_id fin) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
@@ -129,29 +129,51 @@ static eph_value alloc_pretenured_quick(eph_heap *h, eph_class_id cls, size_t pa
   return e;
 }
 
-eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
-                            eph_finalizer_id fin, bool pretenure) {
+/* The payload of a new ephemeron of class cls, or 0 (the heap error set). */
+static size_t ephemeron_payload(eph_heap *h, eph_class_id cls, size_t user_slots, eph_finalizer_id fin) {
   if (eph_class_format(h, cls) != EPH_FORMAT_EPHEMERON) {
     ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
-    return EPH_NIL;
+    return 0;
   }
   if (!finalizer_ok(h, fin)) {
     ephh_set_error(h, EPH_ERR_INVALID, "unknown finaliser id %u", fin);
-    return EPH_NIL;
+    return 0;
   }
   eph_class_entry *c = &h->classes[cls];
   if (c->compact && fin) {
     ephh_set_error(h, EPH_ERR_INVALID, "class '%s' is compact: its ephemerons take the class's finaliser, not id %u",
                   c->name, fin);
-    return EPH_NIL;
+    return 0;
   }
   size_t fixed = ephh_ephemeron_fixed_slots(c);
   if (user_slots > EPH_MAX_PAYLOAD_BYTES / EPH_WORD - fixed) {
     ephh_set_error(h, EPH_ERR_TOO_LARGE, "ephemeron with %zu user slots is too large", user_slots);
-    return EPH_NIL;
+    return 0;
   }
-  size_t payload = (fixed + user_slots) * EPH_WORD;
   c->has_ephemerons = true;
+  return (fixed + user_slots) * EPH_WORD;
+}
+
+/* Fills a new ephemeron's fixed slots, with one barrier for key and value. */
+static void init_ephemeron(eph_heap *h, eph_value e, eph_value key, eph_value value, eph_finalizer_id fin) {
+  bool with_fin = ephh_ephemeron_fixed_slots(&h->classes[eph_class_of(e)]) > EPH_EPHEMERON_FINALIZER;
+  if (EPH_UNLIKELY(eph__fast(h)->store_hook)) { /* a tool watches stores */
+    eph_store(h, e, EPH_EPHEMERON_KEY, key);
+    eph_store(h, e, EPH_EPHEMERON_VALUE, value);
+    if (with_fin) eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)fin));
+  } else { /* a new object: one barrier for both slots */
+    eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+    slot[EPH_EPHEMERON_KEY] = key;
+    slot[EPH_EPHEMERON_VALUE] = value;
+    if (with_fin) slot[EPH_EPHEMERON_FINALIZER] = eph_int((intptr_t)fin);
+    remember_if_needed(h, e, key, value);
+  }
+}
+
+eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
+                            eph_finalizer_id fin, bool pretenure) {
+  size_t payload = ephemeron_payload(h, cls, user_slots, fin);
+  if (!payload) return EPH_NIL;
   EPH_FRAME(h);
   EPH_ROOT(h, key);
   EPH_ROOT(h, value);
@@ -159,18 +181,22 @@ eph_value eph_ephemeron_new(eph_heap *h, eph_class_id cls, eph_value key, eph_va
   if (!pretenure) e = eph__alloc(h, cls, EPH_FORMAT_EPHEMERON, payload);
   else if ((e = alloc_pretenured_quick(h, cls, payload)) == EPH_NIL)
     e = eph_alloc_slow(h, cls, EPH_FORMAT_EPHEMERON, payload, true);
-  if (e != EPH_NIL && EPH_UNLIKELY(eph__fast(h)->store_hook)) { /* a tool watches stores */
-    eph_store(h, e, EPH_EPHEMERON_KEY, key);
-    eph_store(h, e, EPH_EPHEMERON_VALUE, value);
-    if (fixed > EPH_EPHEMERON_FINALIZER) eph_store(h, e, EPH_EPHEMERON_FINALIZER, eph_int((intptr_t)fin));
-  } else if (e != EPH_NIL) { /* a new object: one barrier for both slots */
-    eph_value *slot = (eph_value *)(e + sizeof(eph_header));
-    slot[EPH_EPHEMERON_KEY] = key;
-    slot[EPH_EPHEMERON_VALUE] = value;
-    if (fixed > EPH_EPHEMERON_FINALIZER) slot[EPH_EPHEMERON_FINALIZER] = eph_int((intptr_t)fin);
-    remember_if_needed(h, e, key, value);
-  }
+  if (e != EPH_NIL) init_ephemeron(h, e, key, value, fin);
   EPH_RETURN(h, e);
+}
+
+/* Never collects (pinned.c): key and value need no rooting. */
+eph_value eph_ephemeron_new_pinned(eph_heap *h, eph_class_id cls, eph_value key, eph_value value, size_t user_slots,
+                                   eph_finalizer_id fin) {
+  size_t payload = ephemeron_payload(h, cls, user_slots, fin);
+  if (!payload) return EPH_NIL;
+  if (h->in_gc) {
+    ephh_set_error(h, EPH_ERR_INVALID, "eph_ephemeron_new_pinned inside a collection");
+    return EPH_NIL;
+  }
+  eph_value e = ephh_pinned_alloc(h, cls, EPH_FORMAT_EPHEMERON, payload);
+  if (e != EPH_NIL) init_ephemeron(h, e, key, value, fin);
+  return e;
 }
 
 /* Whether e waits in the mourn queue: O(pending), for checking only. */

@@ -15,6 +15,9 @@
  *    prefix on, a run of adjacent live objects at a time (memmove; nothing
  *    overwrites what has not moved yet).
  * 6. Give free memory above the shrink threshold back to the OS.
+ *
+ * Pinned objects (pinned.c) are roots in steps 2 and 4: their slots are
+ * traced and updated, and they are neither marked nor moved.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +108,7 @@ static inline void mark_value(eph_heap *h, eph_value v) {
 
 /* Traces the slots of obj, deferring a live ephemeron whose key is
  * unmarked; returns the number of slots (the event log's slots_scanned). */
-static size_t mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
+static inline __attribute__((always_inline)) size_t mark_slots(eph_heap *h, eph_value obj, uint64_t *ephemerons) {
   const eph_value *slot = (const eph_value *)(obj + sizeof(eph_header));
   size_t i = 0, n = eph_size_bytes(obj) / EPH_WORD;
   if (EPH_UNLIKELY(ephh_is_live_ephemeron(obj))) {
@@ -157,9 +160,23 @@ static void settle_ephemerons(eph_heap *h, uint64_t *ephemerons) {
   }
 }
 
+/* Pinned objects (pinned.c) are roots that are never marked: their slots
+ * are traced, a live ephemeron's by the ephemeron rules.  A profiler's
+ * ephemerons are most of them, one per sample, in address order: their
+ * keys' mark bits are fetched a few ahead. */
+static void mark_pinned(eph_heap *h, uint64_t *ephemerons) {
+  for (char *p = h->pinned_base, *top = h->pinned_kept ? h->pinned_top : p; p < top; p = ephh_next_object(h, p)) {
+    eph_value obj = (eph_value)p;
+    if (!ephh_pinned_holds(h, obj)) continue;
+    mark_slots(h, obj, ephemerons);
+    drain(h, ephemerons);
+  }
+}
+
 /* Roots are traced one at a time, in order: ephemerons held by a later
- * root (a profiler's registry) then find the keys that earlier roots reach
- * already marked, instead of all being deferred. */
+ * root (a profiler's registry, or its pinned ephemerons) then find the
+ * keys that earlier roots reach already marked, instead of all being
+ * deferred. */
 static void mark_from_roots(eph_heap *h) {
   uint64_t ephemerons = 0;
   for (size_t i = 0; i < h->fast.roots_len; i++) {
@@ -170,6 +187,7 @@ static void mark_from_roots(eph_heap *h) {
     mark_value(h, *h->globals[i]);
     drain(h, &ephemerons);
   }
+  mark_pinned(h, &ephemerons);
   for (size_t i = h->mourn_head; i < h->mourn.len; i++) mark_value(h, h->mourn.items[i]);
   drain(h, &ephemerons);
   settle_ephemerons(h, &ephemerons);
@@ -217,16 +235,20 @@ static void update_roots(eph_heap *h) {
   for (size_t i = 0; i < n; i++) *(i < nr ? h->fast.roots[i] : h->globals[i - nr]) = target[i];
 }
 
+static void update_slots(eph_heap *h, eph_value obj) {
+  eph_value *slot = (eph_value *)(obj + sizeof(eph_header));
+  size_t n = eph_size_bytes(obj) / EPH_WORD;
+  for (size_t i = 0; i < n; i++) update_slot(h, &slot[i]);
+}
+
 static void update_pointers(eph_heap *h, size_t nwords) {
   update_roots(h);
   for (size_t i = h->mourn_head; i < h->mourn.len; i++) update_slot(h, &h->mourn.items[i]);
+  for (char *p = h->pinned_base, *top = h->pinned_kept ? h->pinned_top : p; p < top; p = ephh_next_object(h, p))
+    if (ephh_pinned_holds(h, (eph_value)p)) update_slots(h, (eph_value)p);
   for (size_t w = next_set_bit(h->mark_bits, 0, nwords); w < nwords;) {
     eph_value obj = (eph_value)(h->old_base + w * EPH_WORD);
-    if (eph_format_of(obj) != EPH_FORMAT_BYTES) {
-      eph_value *slot = (eph_value *)(obj + sizeof(eph_header));
-      size_t n = eph_size_bytes(obj) / EPH_WORD;
-      for (size_t i = 0; i < n; i++) update_slot(h, &slot[i]);
-    }
+    if (eph_format_of(obj) != EPH_FORMAT_BYTES) update_slots(h, obj);
     w = next_set_bit(h->mark_bits, w + ephh_span(h, obj) / EPH_WORD, nwords);
   }
 }
@@ -260,6 +282,8 @@ void ephh_full_gc(eph_heap *h) {
 
   size_t nwords = ephh_old_used(h) / EPH_WORD;
   prepare_tables(h, nwords);
+  /* A profile's stop drops all of the pinned space: no walk over it then */
+  h->pinned_kept = ephh_pinned_kept(h);
   mark_from_roots(h);
   size_t live_words = compute_forwarding(h, nwords);
 
@@ -272,6 +296,7 @@ void ephh_full_gc(eph_heap *h) {
   if ((size_t)(h->old_top - h->old_base) != live_words * EPH_WORD)
     ephh_fatal(h, "full GC: the compacted old space does not hold exactly the marked words");
   h->dense_end = h->old_base;
+  if (h->pinned_drops) ephh_pinned_free_dropped(h);
   ephh_old_space_resize_after_full(h);
   ephh_gc_end(h);
 }

@@ -131,6 +131,7 @@ void eph_heap_free(eph_heap *h) {
   if (h->new_base && h->old_base) ephh_append_env_stats(h);
   ephh_new_space_release(h);
   ephh_os_release(h->old_base, h->old_reserved);
+  ephh_pinned_release(h);
   for (size_t i = 1; i < h->classes_len; i++) free(h->classes[i].name);
   free(h->classes);
   free(h->fast.roots);

@@ -64,6 +64,8 @@ typedef struct eph_class_entry {
   bool phantom;       /* its ephemerons leave a tombstone for their key (ephemeron.h) */
   bool compact;       /* its ephemerons have no finaliser slot: the class's runs (ephemeron.h) */
   bool has_ephemerons; /* eph_ephemeron_new made one: too late to make it compact */
+  bool pinned_dropped; /* eph_pinned_drop: its pinned ephemerons go at the next full GC */
+  size_t pinned_objects; /* in the pinned space */
   eph_batch_finalizer_fn batch_finalizer; /* compact classes: runs instead of the finaliser */
   void *batch_data;
 } eph_class_entry;
@@ -109,6 +111,12 @@ struct eph_heap {
   size_t full_threshold;  /* counted old bytes (ephh_old_counted) above which a full GC runs */
   size_t permanent_bytes; /* old bytes a tool keeps alive for good: not counted (observer.h) */
   bool over_max;          /* old space had to exceed max_heap during a collection */
+
+  /* pinned space (pinned.c): reserved on first use, never moved */
+  char *pinned_base, *pinned_top;
+  size_t pinned_reserved, pinned_committed;
+  size_t pinned_drops; /* classes dropped since the last full GC */
+  size_t pinned_kept;  /* during a full GC: pinned objects it traces */
 
   /* full GC side tables (grown on demand, kept between collections) */
   uint64_t *mark_bits;    /* one bit per old-space word, set for every word of a live object */
@@ -264,6 +272,22 @@ static inline bool ephh_in_old(const eph_heap *h, eph_value v) {
   return (v & 7) == 0 && v - (uintptr_t)h->old_base < (uintptr_t)(h->old_top - h->old_base);
 }
 
+/* pinned.c */
+eph_value ephh_pinned_alloc(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload);
+void ephh_pinned_free_dropped(eph_heap *h);
+void ephh_pinned_release(eph_heap *h);
+static inline size_t ephh_pinned_used(const eph_heap *h) { return (size_t)(h->pinned_top - h->pinned_base); }
+static inline bool ephh_in_pinned(const eph_heap *h, eph_value v) {
+  return (v & 7) == 0 && v - (uintptr_t)h->pinned_base < (uintptr_t)(h->pinned_top - h->pinned_base);
+}
+/* Pinned objects of classes not dropped (pinned.c). */
+size_t ephh_pinned_kept(const eph_heap *h);
+/* A pinned object the collectors trace: no filler, and not dropped. */
+static inline bool ephh_pinned_holds(const eph_heap *h, eph_value obj) {
+  eph_class_id cls = eph_class_of(obj);
+  return cls != 0 && !(h->pinned_drops && h->classes[cls].pinned_dropped);
+}
+
 /* edenwalk.c */
 static inline bool ephh_eden_walk_on(const eph_heap *h) { return h->fast.site_log != NULL; }
 void ephh_eden_walk_after_gc(eph_heap *h);
@@ -327,6 +351,8 @@ void ephh_gc_begin(eph_heap *h, eph_gc_kind kind);
 void ephh_gc_end(eph_heap *h);
 uint64_t ephh_heap_used(const eph_heap *h);
 void ephh_note_committed(eph_heap *h);
+/* New space (both edens of a pair), old space and the pinned space. */
+size_t ephh_committed(const eph_heap *h);
 /* Checked builds and verify mode: the slow checks (poisoning vacated
  * memory, the O(pending) queue check of eph_ephemeron_rearm). */
 static inline bool ephh_checking(const eph_heap *h) {

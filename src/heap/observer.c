@@ -117,6 +117,8 @@ void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), vo
     for (char *p = spaces[i]->start; p < top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
   }
   for (char *p = h->old_base; p < h->old_top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
+  for (char *p = h->pinned_base; p < h->pinned_top; p = ephh_next_object(h, p))
+    if (eph_class_of((eph_value)p) != 0) fn(data, (eph_value)p); /* not a filler */
 }
 
 eph_site *eph_heap_site(eph_heap *h) { return h->fast.site; }

@@ -18,7 +18,8 @@ static size_t reservation_for(const eph_heap *h) {
 
 size_t ephh_old_limit(const eph_heap *h) {
   if (!h->params.max_heap) return h->old_reserved;
-  return h->params.max_heap > h->new_bytes ? (h->params.max_heap - h->new_bytes) / h->page * h->page : 0;
+  size_t others = h->new_bytes + h->pinned_committed; /* the pinned space counts too */
+  return h->params.max_heap > others ? (h->params.max_heap - others) / h->page * h->page : 0;
 }
 
 eph_status ephh_old_space_init(eph_heap *h) {

@@ -9,11 +9,17 @@ uint64_t eph_heap_allocated(const eph_heap *h) {
 }
 
 uint64_t ephh_heap_used(const eph_heap *h) {
-  return (uint64_t)(h->fast.alloc_top - h->eden.start) + (uint64_t)(h->past.top - h->past.start) + ephh_old_used(h);
+  return (uint64_t)(h->fast.alloc_top - h->eden.start) + (uint64_t)(h->past.top - h->past.start) + ephh_old_used(h) +
+         ephh_pinned_used(h);
+}
+
+size_t ephh_committed(const eph_heap *h) {
+  return h->new_bytes + h->old_committed + h->pinned_committed +
+         (h->eden_pair ? (size_t)(h->spare_eden.end - h->spare_eden.start) : 0);
 }
 
 void ephh_note_committed(eph_heap *h) {
-  h->stats.heap_committed = h->new_bytes + h->old_committed + (h->eden_pair ? (size_t)(h->spare_eden.end - h->spare_eden.start) : 0);
+  h->stats.heap_committed = ephh_committed(h);
   if (h->stats.heap_committed > h->stats.peak_committed) h->stats.peak_committed = h->stats.heap_committed;
 }
 
@@ -25,6 +31,8 @@ void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out) {
   if (s->used > s->peak_used) s->peak_used = s->used;
   s->old_used = ephh_old_used(h);
   s->old_committed = h->old_committed;
+  s->pinned_used = ephh_pinned_used(h);
+  s->pinned_committed = h->pinned_committed;
   s->new_space_bytes = h->new_bytes;
   ephh_note_committed(h);
   s->wall_ns = ephh_now_ns() - h->start_wall_ns;
@@ -62,4 +70,6 @@ void eph_heap_stats_print(eph_heap *h, FILE *out) {
   fprintf(out, "  heap        %.1f MiB used (peak %.1f), old %.1f of %.1f MiB committed, new space %.1f MiB, peak committed %.1f MiB\n",
           mib(s.used), mib(s.peak_used), mib(s.old_used), mib(s.old_committed), mib(s.new_space_bytes),
           mib(s.peak_committed));
+  if (s.pinned_committed)
+    fprintf(out, "  pinned      %.1f MiB used of %.1f MiB committed\n", mib(s.pinned_used), mib(s.pinned_committed));
 }

@@ -12,7 +12,7 @@
 
 typedef struct verifier {
   eph_heap *h;
-  uint64_t *new_starts, *old_starts; /* one bit per word */
+  uint64_t *new_starts, *old_starts, *pinned_starts; /* one bit per word */
   size_t remembered_seen;
   bool failed;
 } verifier;
@@ -34,6 +34,7 @@ static const char *space_name(const eph_heap *h, eph_value p) {
   if (ephh_in_eden(h, p)) return "eden";
   if (ephh_in_space(&h->past, p)) return "survivor space";
   if (ephh_in_old(h, p)) return "old space";
+  if (ephh_in_pinned(h, p)) return "pinned space";
   return "nowhere";
 }
 
@@ -44,6 +45,10 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
     eph_header hdr = *eph_header_of(obj);
     if (hdr & EPH_HDR_FORWARDED) return fail(v, "object %p in %s has a forwarding header", (void *)p, space_name(h, obj));
     eph_class_id cls = eph_class_of(obj);
+    if (cls == 0 && ephh_in_pinned(h, obj) && eph_format_of(obj) == EPH_FORMAT_BYTES && !(hdr & (EPH_HDR_REMEMBERED | EPH_HDR_MOURNED))) {
+      p = ephh_next_object(v->h, p); /* a filler (pinned.c): no object starts here */
+      continue;
+    }
     if (cls < 1 || cls >= h->classes_len)
       return fail(v, "object %p in %s has unknown class index %u", (void *)p, space_name(h, obj), cls);
     if (eph_format_of(obj) != h->classes[cls].format)
@@ -95,6 +100,8 @@ static bool check_value(verifier *v, eph_value val, const char *what, eph_value 
     young = true;
   } else if (ephh_in_old(h, val)) {
     ok = is_start(v->old_starts, (size_t)(val - (uintptr_t)h->old_base) / EPH_WORD);
+  } else if (ephh_in_pinned(h, val)) {
+    ok = is_start(v->pinned_starts, (size_t)(val - (uintptr_t)h->pinned_base) / EPH_WORD);
   } else {
     const char *where = eph_is_young(h, val) ? "the empty survivor space or free eden" : "outside the heap";
     fail(v, "%s %zu of %p%s%s points to %p, %s", what, index, (void *)owner, owner ? " " : "", owner_class,
@@ -127,6 +134,7 @@ static void check_layout(verifier *v) {
   if (h->past.top < h->past.start || h->past.top > h->past.end) fail(v, "survivor top out of bounds");
   if (h->future.top != h->future.start) fail(v, "the empty survivor space is not empty");
   if (h->old_top < h->old_base || ephh_old_used(h) > h->old_committed) fail(v, "old space top out of bounds");
+  if (h->pinned_top < h->pinned_base || ephh_pinned_used(h) > h->pinned_committed) fail(v, "pinned space top out of bounds");
   if (h->fast.alloc_limit > h->eden.end) fail(v, "allocation limit beyond eden");
 }
 
@@ -134,8 +142,10 @@ static void check_remset(verifier *v) {
   eph_heap *h = v->h;
   for (size_t i = 0; i < h->remset_len && !v->failed; i++) {
     eph_value obj = h->remset[i];
-    if (!ephh_in_old(h, obj) || !is_start(v->old_starts, (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD))
-      return fail(v, "remembered set entry %zu (%p) is not an old object", i, (void *)obj);
+    bool old = ephh_in_old(h, obj) && is_start(v->old_starts, (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD);
+    bool pinned =
+        ephh_in_pinned(h, obj) && is_start(v->pinned_starts, (size_t)(obj - (uintptr_t)h->pinned_base) / EPH_WORD);
+    if (!old && !pinned) return fail(v, "remembered set entry %zu (%p) is not an old or pinned object", i, (void *)obj);
     if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED))
       return fail(v, "remembered set entry %zu (%p) lacks the remembered flag", i, (void *)obj);
   }
@@ -149,9 +159,11 @@ eph_status eph_heap_verify(eph_heap *h) {
   size_t new_words = h->fast.young_size / EPH_WORD, /* either eden of a pair */ old_words = ephh_old_used(h) / EPH_WORD;
   v.new_starts = calloc(new_words / 64 + 1, sizeof(uint64_t));
   v.old_starts = calloc(old_words / 64 + 1, sizeof(uint64_t));
-  if (!v.new_starts || !v.old_starts) {
+  v.pinned_starts = calloc(ephh_pinned_used(h) / EPH_WORD / 64 + 1, sizeof(uint64_t));
+  if (!v.new_starts || !v.old_starts || !v.pinned_starts) {
     free(v.new_starts);
     free(v.old_starts);
+    free(v.pinned_starts);
     ephh_set_error(h, EPH_ERR_NOMEM, "verifier: no memory for its tables");
     return EPH_ERR_NOMEM;
   }
@@ -159,9 +171,11 @@ eph_status eph_heap_verify(eph_heap *h) {
   if (!v.failed) walk_headers(&v, h->eden.start, h->fast.alloc_top, v.new_starts, h->new_base, false);
   if (!v.failed) walk_headers(&v, h->past.start, h->past.top, v.new_starts, h->new_base, false);
   if (!v.failed) walk_headers(&v, h->old_base, h->old_top, v.old_starts, h->old_base, true);
+  if (!v.failed) walk_headers(&v, h->pinned_base, h->pinned_top, v.pinned_starts, h->pinned_base, true);
   if (!v.failed) check_slots(&v, h->eden.start, h->fast.alloc_top, false);
   if (!v.failed) check_slots(&v, h->past.start, h->past.top, false);
   if (!v.failed) check_slots(&v, h->old_base, h->old_top, true);
+  if (!v.failed) check_slots(&v, h->pinned_base, h->pinned_top, true);
   if (!v.failed) check_remset(&v);
   for (size_t i = 0; i < h->fast.roots_len && !v.failed; i++) check_value(&v, *h->fast.roots[i], "shadow-stack root", 0, i);
   for (size_t i = 0; i < h->globals_len && !v.failed; i++) check_value(&v, *h->globals[i], "global root", 0, i);
@@ -172,6 +186,7 @@ eph_status eph_heap_verify(eph_heap *h) {
   }
   free(v.new_starts);
   free(v.old_starts);
+  free(v.pinned_starts);
   if (v.failed) h->status = EPH_ERR_CORRUPT;
   return v.failed ? EPH_ERR_CORRUPT : EPH_OK;
 }

@@ -2,9 +2,11 @@
  * mode_finalization.c — FiLiP's mode (ISMM'24 §3): one ephemeron per
  * sampled object, keyed by the object, which is its own finaliser (one
  * heap object per sample, and nothing off the heap: the value slot holds
- * the birth word).  Ephemerons are pretenured unless pretenure=off.  They
- * are kept reachable by a registry of pretenured chunks, each chunk held by
- * a global root.  The finaliser records the death.  Their class is
+ * the birth word).  Ephemerons are pretenured unless pretenure=off:
+ * made in the heap's pinned space (ephemeron.h), old and never moved, which
+ * keeps them without a reference; young ones are kept reachable by a
+ * registry of chunks made in old space, each held by a global root.  The
+ * finaliser records the death.  Their class is
  * compact (ephemeron.h): no finaliser slot, the class's finaliser runs, as
  * in Pharo, where an ephemeron's class defines its mourning; 24 bytes an
  * ephemeron (key, value, header).
@@ -24,14 +26,13 @@
  *    its key: it is a *spare*, and the next sample re-arms a spare
  *    (eph_ephemeron_rearm) before allocating a new one.  Each sample still
  *    has its own ephemeron, keyed by it, from its birth to its finaliser;
- *    old space holds as many ephemerons as samples were ever alive (or
- *    awaiting their finaliser) at once.  A full GC cannot reclaim them, so
- *    the heap's full-GC trigger leaves them out
- *    (eph_heap_set_permanent_bytes).
+ *    the heap holds as many ephemerons as samples were ever alive (or
+ *    awaiting their finaliser) at once.
  *
- * Spares are found by a cursor that sweeps the registry in cell order,
- * which is address order (ephemerons are made in old space one after the
- * other, and a full GC slides them without reordering).  So re-arming,
+ * Spares are taken in address order: pinned, from a bitmap of the spares
+ * over the pinned space; young, by a cursor that sweeps the registry in
+ * cell order, which is address order once they are promoted (a full GC
+ * slides them without reordering).  So re-arming,
  * the remembered set, the scavenger's deferred and mourned lists and the
  * finalisers all walk the ephemerons in address order.  A LIFO chain of
  * spares (the first version) scrambled them a little more at every
@@ -47,9 +48,9 @@
 
 #include "profiler.h"
 
-/* The registry: p->chunks, each a global root while used.  A spare is a
- * mourned ephemeron whose key slot is nil: armed ones hold their sample,
- * mourned ones awaiting their finaliser a tombstone. */
+/* The registry (not pretenured): p->chunks, each a global root while
+ * used.  A spare is a mourned ephemeron whose key slot is nil: armed ones
+ * hold their sample, mourned ones awaiting their finaliser a tombstone. */
 #define REGISTRY_CHUNKS_CAP ((size_t)1 << 16) /* 2^26 ephemerons */
 static inline eph_value cell_at(const eph_profiler *p, size_t cell) {
   return eph_slot(p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK);
@@ -66,8 +67,6 @@ eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err) {
   p->eph_class = eph_class_register(p->h, "ProfilerEphemeron", EPH_FORMAT_EPHEMERON);
   eph_class_register(p->h, "ProfilerRegistryChunk", EPH_FORMAT_POINTERS);
   p->noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
-  size_t reserved;
-  eph_heap_old_range(p->h, &p->old_base, &reserved);
   /* Compact: 24 bytes an ephemeron, and the class's batch finaliser is
    * this profile's; its per-ephemeron finaliser is a no-op (the class
    * outlives a profile; see prof_fin_mode_stop). */
@@ -82,12 +81,13 @@ eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err) {
 }
 
 /* Counts one of the profiler's own objects: they are off the application's
- * clock, and those made in old space stay there until stop (ephemerons
- * are recycled, never dropped), so the full-GC trigger leaves them out. */
+ * clock, and those made in old space (registry chunks) stay there until
+ * stop, so the full-GC trigger leaves them out (pinned ephemerons are not
+ * in old space). */
 static void note_own(eph_profiler *p, eph_value obj) {
   p->stats.own_objects++;
   p->stats.own_bytes += eph_object_bytes(obj);
-  if (eph_is_young(p->h, obj)) return;
+  if (eph_is_young(p->h, obj) || p->spec.pretenure) return;
   p->permanent_bytes += eph_object_bytes(obj);
   eph_heap_set_permanent_bytes(p->h, p->permanent_bytes);
 }
@@ -132,7 +132,7 @@ static inline uint64_t birth_of(eph_value e) {
 }
 
 /* Grows the bitmap to cover bitmap word w; on failure leaves it as it was
- * (the registry cursor will find the spares it cannot mark).  Out of line:
+ * (the pinned cursor will find the spares it cannot mark).  Out of line:
  * inlined, its calls made every finaliser save and restore more registers
  * (18 instructions a sample on sph). */
 static __attribute__((noinline)) void grow_fresh(eph_profiler *p, size_t w) {
@@ -150,9 +150,9 @@ static __attribute__((noinline)) void grow_fresh(eph_profiler *p, size_t w) {
   prof_note_memory(p);
 }
 
-/* Marks spare e (pretenured, so old: it stays put until a full GC). */
+/* Marks spare e (pinned: it stays put). */
 static inline void note_fresh(eph_profiler *p, eph_value e) {
-  size_t word = (size_t)((e - p->old_base) >> 3), w = word / 64;
+  size_t word = (size_t)((e - p->pinned_base) >> 3), w = word / 64;
   if (EPH_UNLIKELY(w >= p->fresh_words)) {
     grow_fresh(p, w);
     if (w >= p->fresh_words) return;
@@ -182,37 +182,59 @@ static eph_value take_fresh(eph_profiler *p) {
   if (!p->fresh_bits[w]) p->fresh_summary[w / 64] &= ~(UINT64_C(1) << (w % 64));
   p->fresh_count--;
   p->fresh_cursor = w;
-  return p->old_base + (((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) << 3);
+  return p->pinned_base + (((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) << 3);
+}
+
+/* A spare the bitmap could not mark (it failed to grow): the next one in
+ * the pinned space from the pinned cursor on, wrapping (there is one). */
+static __attribute__((noinline)) eph_value pinned_spare(eph_profiler *p) {
+  uintptr_t base, top;
+  eph_pinned_range(p->h, &base, &top);
+  size_t trailer = eph_heap_trailer_bytes(p->h);
+  uintptr_t at = p->pinned_cursor;
+  for (;;) {
+    if (at < base || at >= top) at = base;
+    eph_value e = at;
+    at += eph_object_bytes(e) + trailer;
+    if (eph_class_of(e) == p->eph_class && eph_ephemeron_key(e) == EPH_NIL) {
+      p->pinned_cursor = at;
+      return e;
+    }
+  }
+}
+
+/* The next spare from the registry cursor on (not pretenured).  Cells
+ * between are armed or pending ephemerons, next in memory once promoted:
+ * each costs a load that the hardware has mostly fetched already; the
+ * ephemeron 16 cells on is prefetched. */
+static eph_value registry_spare(eph_profiler *p) {
+  size_t c = p->spare_cursor, n = p->cells_used;
+  eph_value e;
+  for (;;) {
+    if (c == n) c = 0;
+    if (c + 16 < n) __builtin_prefetch((const void *)cell_at(p, c + 16));
+    e = cell_at(p, c++);
+    if (eph_ephemeron_key(e) == EPH_NIL) break;
+  }
+  p->spare_cursor = c;
+  return e;
 }
 
 /* The next spare, re-armed for obj: no allocation, so nothing moves.
- * Pretenured, the spares finalised since the last full GC are marked in a
- * bitmap over old space and taken in address order; otherwise (and for
- * those a full GC moved) the first spare from the registry cursor on.
- * Cells between are armed or pending ephemerons, next in memory: each
- * costs a load that the hardware has mostly fetched already; the
- * ephemeron 16 cells on is prefetched.  Sweeping past armed cells made the
- * registry cursor alone dear on dataframe, where most samples live: the
- * bitmap skips 64 words of old space a load. */
+ * Pinned, the spares are marked in a bitmap over the pinned space and
+ * taken in address order (a cursor sweeping past armed ephemerons was dear
+ * on dataframe, where most samples live: the bitmap skips 64 words a
+ * load); young, the first spare from the registry cursor on. */
 static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_value e = EPH_NIL;
   while (p->fresh_count) {
     eph_value f = take_fresh(p);
-    if (EPH_LIKELY(eph_ephemeron_key(f) == EPH_NIL)) { /* else re-armed by the registry cursor since */
+    if (EPH_LIKELY(eph_ephemeron_key(f) == EPH_NIL)) { /* else re-armed by the pinned cursor since */
       e = f;
       break;
     }
   }
-  if (e == EPH_NIL) {
-    size_t c = p->spare_cursor, n = p->cells_used;
-    for (;;) {
-      if (c == n) c = 0;
-      if (c + 16 < n) __builtin_prefetch((const void *)cell_at(p, c + 16));
-      e = cell_at(p, c++);
-      if (eph_ephemeron_key(e) == EPH_NIL) break;
-    }
-    p->spare_cursor = c;
-  }
+  if (e == EPH_NIL) e = p->spec.pretenure ? pinned_spare(p) : registry_spare(p);
   p->spares--;
   if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
 }
@@ -226,9 +248,6 @@ static void clear_fresh(eph_profiler *p) {
   p->fresh_count = p->fresh_cursor = 0;
 }
 
-/* A full GC slid old space: the marked addresses are stale. */
-void prof_fin_mode_after_full_gc(eph_profiler *p) { clear_fresh(p); }
-
 static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
 
 void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
@@ -236,16 +255,32 @@ void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
   else track_with_new(p, obj, birth);
 }
 
-/* A new ephemeron for obj, in a new registry cell.  May collect. */
+/* The heap could not make an ephemeron for obj: it goes unobserved, say so. */
+static void untracked(eph_profiler *p, eph_value obj, uint64_t birth) {
+  eph_stamp now = prof_now(p);
+  prof_write_record(p, obj, birth, &now, NULL, EPH_DEATH_CENSORED);
+}
+
+/* A new ephemeron for obj: pinned, or young in a new registry cell (may
+ * collect). */
 static __attribute__((noinline)) void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_heap *h = p->h;
+  if (p->spec.pretenure) {
+    eph_value e = eph_ephemeron_new_pinned(h, p->eph_class, obj, packed_birth(birth), 0, 0 /* the class's */);
+    if (e == EPH_NIL) return untracked(p, obj, birth);
+    if (!p->pinned_base) {
+      uintptr_t top;
+      eph_pinned_range(h, &p->pinned_base, &top);
+    }
+    note_own(p, e);
+    return;
+  }
   EPH_FRAME(h);
   EPH_ROOT(h, obj);
   EPH_LOCAL(h, e);
-  e = eph_ephemeron_new(h, p->eph_class, obj, packed_birth(birth), 0, 0 /* the class's */, p->spec.pretenure);
-  if (e == EPH_NIL) { /* heap exhausted: the object goes unobserved, say so */
-    eph_stamp now = prof_now(p);
-    prof_write_record(p, obj, birth, &now, NULL, EPH_DEATH_CENSORED);
+  e = eph_ephemeron_new(h, p->eph_class, obj, packed_birth(birth), 0, 0 /* the class's */, false);
+  if (e == EPH_NIL) {
+    untracked(p, obj, birth);
     EPH_UNFRAME(h);
     return;
   }
@@ -306,69 +341,97 @@ static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *
  * samples are dead and which alive (censored), not to mourn them: at
  * 100 % on dataframe mourning and finalising the 10 M samples that die with
  * the workload, and sliding their ephemerons, took 1 s, five times the
- * stop of gc mode.  So the registry is unrooted first (prof_fin_mode_before_stop).
- * To that GC the armed ephemerons are then garbage: it neither marks, moves
- * nor mourns them; but in its on_collect, before the compaction, they are
- * still readable, and eph_gc_where tells each key's fate
- * (prof_fin_mode_collect_at_stop).  (Its first step, the scavenge that tenures
- * everything, takes the unrooted registry chunks in the remembered set for
- * live: it promotes the young ephemerons and keys they hold and updates
- * their slots, so every key read there is an address the GC knows.)  The
- * dead are recorded as finalised, the others censored, at the end of the
- * profile: the stamp counts this GC, as the finalisers would have run after
- * it.  Ephemerons already mourned, whose finaliser had not run, are
- * recorded the same way and disarmed (nil key and value): they stay queued.
- * The class outlives the profile and loses its batch finaliser
- * (prof_fin_mode_stop), leaving the no-op; a later profile makes its own
- * batch finaliser the class's again, and that passes over the disarmed ones
- * still queued (their value is nil, never a birth word).
+ * stop of gc mode.  So the ephemerons are let go first
+ * (prof_fin_mode_before_stop): pinned ones dropped (eph_pinned_drop), the
+ * registry of young ones unrooted.  To that GC the armed ephemerons are then
+ * garbage: it neither marks, moves nor mourns them; but in its on_collect,
+ * before the compaction, they are still readable, and eph_gc_where tells
+ * each key's fate (prof_fin_mode_collect_at_stop).  (Its first step, the
+ * scavenge that tenures everything, takes the ephemerons and registry
+ * chunks in the remembered set for live: it promotes the young ephemerons
+ * and keys they hold and updates their slots, so every key read there is
+ * an address the GC knows.)  The dead are recorded as finalised, the others
+ * censored, at the end of the profile: the stamp counts this GC, as the
+ * finalisers would have run after it.  Ephemerons already mourned, whose
+ * finaliser had not run, are recorded the same way; the GC forgets the
+ * pinned ones, and the young ones are disarmed (nil key and value) and
+ * stay queued.  The class outlives the profile and loses its batch
+ * finaliser (prof_fin_mode_stop), leaving the no-op; a later profile makes
+ * its own batch finaliser the class's again, and that passes over the
+ * disarmed ones still queued (their value is nil, never a birth word).
  */
 void prof_fin_mode_before_stop(eph_profiler *p) {
+  if (p->spec.pretenure) eph_pinned_drop(p->h, p->eph_class);
   for (size_t c = 0; c < p->nchunks; c++) eph_global_root_remove(p->h, &p->chunks[c]);
   p->stopping = true;
 }
 
+typedef struct stop_walk {
+  eph_stamp end; /* the stamp of every record */
+  int batch;     /* the death kind of the batch open, or -1 */
+} stop_walk;
+
+/* One ephemeron's record at the stop (above). */
+static void record_at_stop(eph_profiler *p, stop_walk *w, eph_value e) {
+  eph_value key = eph_ephemeron_key(e);
+  if (key == EPH_NIL) return; /* a spare */
+  eph_death_kind kind = EPH_DEATH_FINALIZED;
+  eph_class_id cls;
+  size_t size;
+  bool pending = eph_is_int(key); /* mourned: a tombstone, the finaliser pending */
+  if (pending) {
+    sample_of(e, &cls, &size);
+  } else {
+    bool dead;
+    eph_value at = eph_gc_where(p->h, key, &dead);
+    if (!dead) kind = EPH_DEATH_CENSORED;
+    cls = eph_class_of(at);
+    size = eph_object_bytes(at);
+  }
+  if ((int)kind != w->batch) prof_batch(p, &w->end, NULL, kind), w->batch = (int)kind;
+  prof_batch_record_of(p, cls, size, birth_of(e), false);
+  if (pending && !p->spec.pretenure) { /* disarmed: it stays queued */
+    eph_store(p->h, e, EPH_EPHEMERON_KEY, EPH_NIL);
+    eph_store(p->h, e, EPH_EPHEMERON_VALUE, EPH_NIL);
+  }
+}
+
+/* The walks miss the cache at each key's header: keys are fetched 8
+ * ephemerons ahead, and registry cells' ephemerons 16 ahead. */
 void prof_fin_mode_collect_at_stop(eph_profiler *p) {
-  eph_heap *h = p->h;
-  eph_stamp end = prof_now(p);
-  end.full_gcs++; /* this one */
-  int batch = -1;
+  stop_walk w = {.end = prof_now(p), .batch = -1};
+  w.end.full_gcs++; /* this one */
+  if (p->spec.pretenure) {
+    uintptr_t at, top;
+    eph_pinned_range(p->h, &at, &top);
+    size_t trailer = eph_heap_trailer_bytes(p->h);
+    /* the profile's ephemerons are all of one size: 8 of them on is most
+     * likely one too (a prefetch reads nothing it relies on) */
+    size_t ahead = 8 * (3 * sizeof(eph_value) + trailer);
+    while (at < top) {
+      eph_value e = at;
+      if (at + ahead + 2 * sizeof(eph_value) <= top) __builtin_prefetch((const void *)eph_ephemeron_key(at + ahead));
+      at += eph_object_bytes(e) + trailer;
+      if (eph_class_of(e) == p->eph_class) record_at_stop(p, &w, e);
+    }
+    return;
+  }
   for (size_t cell = 0, n = p->cells_used; cell < n; cell++) {
-    /* the walk misses the cache at each ephemeron and at its key's header */
     if (cell + 16 < n) __builtin_prefetch((const void *)cell_at(p, cell + 16));
     if (cell + 8 < n && eph_is_ptr(cell_at(p, cell + 8)))
       __builtin_prefetch((const void *)eph_ephemeron_key(cell_at(p, cell + 8)));
     eph_value e = cell_at(p, cell);
-    if (!eph_is_ptr(e)) continue;
-    eph_value key = eph_ephemeron_key(e);
-    if (key == EPH_NIL) continue; /* a spare */
-    eph_death_kind kind = EPH_DEATH_FINALIZED;
-    eph_class_id cls;
-    size_t size;
-    bool pending = eph_is_int(key); /* mourned: a tombstone, the finaliser pending */
-    if (pending) {
-      sample_of(e, &cls, &size);
-    } else {
-      bool dead;
-      eph_value at = eph_gc_where(h, key, &dead);
-      if (!dead) kind = EPH_DEATH_CENSORED;
-      cls = eph_class_of(at);
-      size = eph_object_bytes(at);
-    }
-    if ((int)kind != batch) prof_batch(p, &end, NULL, kind), batch = (int)kind;
-    prof_batch_record_of(p, cls, size, birth_of(e), false);
-    if (pending) { /* disarmed: it stays queued */
-      eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
-      eph_store(h, e, EPH_EPHEMERON_VALUE, EPH_NIL);
-    }
+    if (eph_is_ptr(e)) record_at_stop(p, &w, e);
   }
 }
 
-/* After that GC the registry's chunks are gone: forget them. */
+/* After that GC the pinned ephemerons and the registry's chunks are gone:
+ * forget them. */
 void prof_fin_mode_stop(eph_profiler *p) {
   eph_heap *h = p->h;
   eph_class_set_batch_finalizer(h, p->eph_class, NULL, NULL);
   p->spare_cursor = p->spares = 0;
+  p->pinned_cursor = 0;
   clear_fresh(p);
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);

@@ -207,7 +207,6 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
   eph_profiler *p = data;
   if (ev->kind == EPH_GC_SCAVENGE) p->scavenges++;
   else p->full_gcs++;
-  if (ev->kind == EPH_GC_FULL && p->spec.mode == EPH_MODE_FINALIZATION) prof_fin_mode_after_full_gc(p);
   if (p->spec.mode == EPH_MODE_MERLIN) {
     prof_merlin_note_gc(p, ev->kind);
   } else {

@@ -136,19 +136,22 @@ typedef struct eph_profiler {
   /* finalization mode */
   eph_class_id eph_class;
   eph_finalizer_id noop_fin;  /* the class's finaliser: its batch finaliser does the work */
+  size_t spares;              /* finalised ephemerons not re-armed yet */
+  /* Not pretenured: a registry of young-allocated ephemerons */
   eph_value *chunks;          /* registry chunks, each cell a global root */
   size_t nchunks, chunks_cap;
   size_t cells_used;          /* cells [0, cells_used) hold an ephemeron each */
-  size_t permanent_bytes;     /* the registry and ephemerons made in old space: kept until stop */
+  size_t permanent_bytes;     /* registry chunks (made in old space): kept until stop */
   size_t spare_cursor;        /* the search for a spare (finalised ephemeron) goes on from this cell */
-  size_t spares;              /* finalised ephemerons not re-armed yet */
-  /* Pretenured: the spares finalised since the last full GC (old space moves
-   * only then), as one bit per word of old space from old_base
+  /* Pretenured: pinned ephemerons (ephemeron.h), and the spares among
+   * them as one bit per word of the pinned space from pinned_base
    * (mode_finalization.c); fresh_count bits are set. */
+  uintptr_t pinned_base;
+  uintptr_t pinned_cursor;    /* a spare the bitmap could not mark is searched for from here */
   uint64_t *fresh_bits, *fresh_summary; /* summary: a bit per nonzero word of fresh_bits */
   size_t fresh_words, fresh_count, fresh_cursor;
   eph_stamp fin_stamp;        /* the last death stamp, for up to 32 finalisers of one batch */
-  bool stopping;              /* the registry is unrooted for the last GC (prof_fin_mode_before_stop) */
+  bool stopping;              /* the last GC is the stop's (prof_fin_mode_before_stop) */
   bool on_signals;            /* SIGINT and SIGTERM stop this profile (signals.c) */
 
   /* merlin mode */
@@ -412,6 +415,5 @@ void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void prof_fin_mode_before_stop(eph_profiler *p);
 void prof_fin_mode_collect_at_stop(eph_profiler *p);
 void prof_fin_mode_stop(eph_profiler *p);
-void prof_fin_mode_after_full_gc(eph_profiler *p);
 
 #endif

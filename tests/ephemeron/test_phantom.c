@@ -265,18 +265,28 @@ static void churn_fin(eph_heap *h, eph_value e, void *data) {
   c->spare = e;
 }
 
-/* An ephemeron for key number n: a spare re-armed, or a new one. */
+/* Where the churn's ephemerons are made. */
+typedef enum where { YOUNG, PRETENURED, PINNED } where;
+
+/* An ephemeron for key number n: a spare re-armed, or a new one (pinned
+ * ones need no registry: nothing reclaims them). */
 static void arm(eph_heap *h, churn *c, eph_value key, size_t n, eph_class_id Ph, eph_class_id List,
-                eph_finalizer_id fin, bool old) {
+                eph_finalizer_id fin, where at) {
   if (c->spare != EPH_NIL) {
     eph_value e = c->spare;
     c->spare = eph_ephemeron_value(e);
     assert_int_equal(eph_ephemeron_rearm(h, e, key, eph_int((intptr_t)n)), EPH_OK);
     return;
   }
+  if (at == PINNED) {
+    eph_value e = eph_ephemeron_new_pinned(h, Ph, key, eph_int((intptr_t)n), 0, fin);
+    assert_true(e != EPH_NIL);
+    c->made++;
+    return;
+  }
   EPH_FRAME(h);
   EPH_LOCAL(h, e);
-  e = eph_ephemeron_new(h, Ph, key, eph_int((intptr_t)n), 0, fin, old);
+  e = eph_ephemeron_new(h, Ph, key, eph_int((intptr_t)n), 0, fin, at == PRETENURED);
   assert_true(e != EPH_NIL);
   assert_int_equal(eph_size_bytes(e), (fin ? 3 : 2) * sizeof(eph_value));
   eph_value cell = eph_alloc(h, List, 2); /* registry: a list of ephemerons */
@@ -288,7 +298,17 @@ static void arm(eph_heap *h, churn *c, eph_value key, size_t n, eph_class_id Ph,
   EPH_UNFRAME(h);
 }
 
-static void run_churn(const char *gc, bool old, bool compact) {
+/* The pinned space's objects of class cls, and whether each is where it
+ * was at the last call (pinned objects never move). */
+static size_t pinned_of(eph_heap *h, eph_class_id cls) {
+  uintptr_t at, top;
+  eph_pinned_range(h, &at, &top);
+  size_t n = 0;
+  for (; at < top; at += eph_object_bytes(at) + eph_heap_trailer_bytes(h)) n += eph_class_of(at) == cls;
+  return n;
+}
+
+static void run_churn(const char *gc, where at, bool compact) {
   eph_heap *h = heap_with(gc);
   static churn c;
   memset(&c, 0, sizeof c);
@@ -334,7 +354,7 @@ static void run_churn(const char *gc, bool old, bool compact) {
     eph_store(h, key, 0, eph_int((intptr_t)n));
     eph_store(h, c.keys, slot, key);
     live++;
-    arm(h, &c, key, n, Ph, List, fin, old);
+    arm(h, &c, key, n, Ph, List, fin, at);
     EPH_UNFRAME(h);
     if (step % 5000 == 0) assert_int_equal(eph_collect(h, step % 15000 ? EPH_GC_SCAVENGE : EPH_GC_FULL), EPH_OK);
   }
@@ -347,27 +367,36 @@ static void run_churn(const char *gc, bool old, bool compact) {
   assert_int_equal(c.made, live + spares);
   assert_true(made_keys > STEPS / 4);
   assert_true(c.made < made_keys / 4); /* recycled: far fewer made than keys */
+  assert_int_equal(pinned_of(h, Ph), at == PINNED ? c.made : 0);
   eph_heap_free(h);
 }
 
 static void test_churn_young(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", false, false);
+  run_churn("eden=64K,headroom=64K,verify=1", YOUNG, false);
 }
 static void test_churn_pretenured(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", true, false);
+  run_churn("eden=64K,headroom=64K,verify=1", PRETENURED, false);
 }
 static void test_churn_stress(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", true, false);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PRETENURED, false);
+}
+/* Pinned ephemerons (ephemeron.h): the same deaths, seen once each. */
+static void test_churn_pinned(void **state) {
+  (void)state;
+  run_churn("eden=64K,headroom=64K,verify=1", PINNED, false);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PINNED, false);
+  run_churn("eden=64K,headroom=64K,verify=1", PINNED, true);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PINNED, true);
 }
 /* The same with compact ephemerons (two slots, the class's finaliser). */
 static void test_churn_compact(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", false, true);
-  run_churn("eden=64K,headroom=64K,verify=1", true, true);
-  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", true, true);
+  run_churn("eden=64K,headroom=64K,verify=1", YOUNG, true);
+  run_churn("eden=64K,headroom=64K,verify=1", PRETENURED, true);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PRETENURED, true);
 }
 
 /* Compact classes: a word smaller, the class's finaliser (changed for all
@@ -533,6 +562,7 @@ int main(void) {
       cmocka_unit_test(test_churn_young),
       cmocka_unit_test(test_churn_pretenured),
       cmocka_unit_test(test_churn_stress),
+      cmocka_unit_test(test_churn_pinned),
       cmocka_unit_test(test_churn_compact),
       cmocka_unit_test_setup_teardown(test_compact_class, setup, teardown),
       cmocka_unit_test_setup_teardown(test_batch_finalizer, setup, teardown),
