@@ -23,12 +23,16 @@
 
 #include "heap_internal.h"
 
+/* An inert ephemeron met outside the remembered set, or with user slots. */
+#define EPH_NOT_REMEMBERED ((eph_value)SIZE_MAX)
+
 typedef struct scavenger {
   eph_heap *h;
   uintptr_t from_lo, from_size;  /* eden and past are adjacent or not: test both */
   uintptr_t past_lo, past_size;
   unsigned tenure_age;           /* 0: tenure everything */
   bool full_gc_step;             /* evacuating for a full GC: never mourn */
+  size_t remset_at;              /* the remembered-set entry being scanned, or EPH_NOT_REMEMBERED */
   char *young_scan;              /* Cheney scan pointer in `future` */
   uint64_t copied, promoted, ephemerons;
   uint64_t objects; /* copied or promoted */
@@ -118,6 +122,14 @@ static inline __attribute__((always_inline)) bool scan_slots(scavenger *s, eph_v
       bool inert = !s->full_gc_step && s->h->classes[eph_class_of(obj)].phantom &&
                    !in_from_space(s, slot[EPH_EPHEMERON_VALUE]);
       ephh_vec_push(s->h, inert ? &s->h->deferred_inert : &s->h->deferred, obj);
+      /* Mourned, one without user slots holds nothing young: settle_inert
+       * takes it out of the remembered set, which it would otherwise read
+       * once more only to drop it (a miss per dead sample in finalization
+       * mode) */
+      if (inert) {
+        bool bare = end == slot + EPH_EPHEMERON_VALUE + 1;
+        ephh_vec_push(s->h, &s->h->deferred_inert_at, bare ? (eph_value)s->remset_at : EPH_NOT_REMEMBERED);
+      }
       young = true; /* the key is young whatever becomes of it */
       slot += EPH_EPHEMERON_VALUE + 1; /* skip key and value */
     }
@@ -154,8 +166,10 @@ static void scan_remembered_set(scavenger *s) {
   uint64_t slots_before = s->slots;
   for (size_t i = 0; i < h->remset_len; i++) {
     PREFETCH_AHEAD(h->remset, i, h->remset_len);
+    s->remset_at = i;
     scan_object(s, h->remset[i]);
   }
+  s->remset_at = (size_t)EPH_NOT_REMEMBERED;
   h->current.remembered_slots += s->slots - slots_before;
 }
 
@@ -166,12 +180,14 @@ static bool holds_young(const eph_heap *h, eph_value obj) {
   return false;
 }
 
-/* Keeps only the entries that still point into new space. */
+/* Keeps only the entries that still point into new space (0: an entry
+ * settle_inert took out). */
 static void rebuild_remembered_set(eph_heap *h) {
   size_t keep = 0;
   for (size_t i = 0; i < h->remset_len; i++) {
     eph_value obj = h->remset[i];
     if (i + 8 < h->remset_len) __builtin_prefetch((const void *)h->remset[i + 8]);
+    if (!obj) continue;
     if (holds_young(h, obj))
       h->remset[keep++] = obj;
     else
@@ -244,19 +260,27 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
 /* The inert deferred ephemerons at the fixpoint, in one pass: a key
  * reached by now gets its new address, the others are mourned (their key
  * slots become tombstones).  Nothing is copied: the others' mourning,
- * which traces keys and values, comes after, as in rule 2. */
+ * which traces keys and values, comes after, as in rule 2.  A mourned one
+ * without user slots leaves the remembered set here (scan_slots). */
 static void settle_inert(scavenger *s) {
-  eph_value_vec *v = &s->h->deferred_inert;
+  eph_heap *h = s->h;
+  eph_value_vec *v = &h->deferred_inert;
+  const eph_value *at = h->deferred_inert_at.items;
   for (size_t i = 0; i < v->len; i++) {
     PREFETCH_AHEAD(v->items, i, v->len);
     eph_value e = v->items[i];
     eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
-    if (key_reached(s, *key))
+    if (key_reached(s, *key)) {
       scavenge_slot(s, key);
-    else
-      ephh_mourn_phantom(s->h, e); /* inert ones are phantoms with a young key */
+    } else {
+      ephh_mourn_phantom(h, e); /* inert ones are phantoms with a young key */
+      if (at[i] != EPH_NOT_REMEMBERED) {
+        h->remset[at[i]] = 0;
+        *eph_header_of(e) &= ~EPH_HDR_REMEMBERED;
+      }
+    }
   }
-  v->len = 0;
+  v->len = h->deferred_inert_at.len = 0;
 }
 
 /*
@@ -328,6 +352,7 @@ void ephh_evacuate_young(eph_heap *h, bool tenure_all) {
       .past_size = (uintptr_t)(h->past.top - h->past.start),
       .tenure_age = tenure_all ? 0 : (unsigned)h->params.tenure_age,
       .full_gc_step = tenure_all,
+      .remset_at = (size_t)EPH_NOT_REMEMBERED,
   };
   uint64_t eden_used = (uint64_t)(h->fast.alloc_top - h->eden.start);
   h->future.top = h->future.start;

@@ -112,6 +112,34 @@ static void test_phantom_leaves_tombstone(void **state) {
   }
 }
 
+/* An old phantom mourned by a scavenge stays remembered while a user slot
+ * holds a young object (the scavenger drops bare ones from the set at
+ * once); the verifier checks it after each collection. */
+static void test_phantom_user_slot_stays_remembered(void **state) {
+  (void)state;
+  eph_heap *h = F.h;
+  F.nseen = 0;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, e);
+  EPH_LOCAL(h, user);
+  eph_class_id CP = eph_class_register(h, "CompactPhantom", EPH_FORMAT_EPHEMERON);
+  assert_int_equal(eph_class_set_phantom(h, CP, true), EPH_OK);
+  assert_int_equal(eph_class_set_compact(h, CP), EPH_OK);
+  assert_int_equal(eph_class_set_finalizer(h, CP, F.fin), EPH_OK);
+  const size_t u = EPH_EPHEMERON_COMPACT_FIXED_SLOTS; /* the user slot */
+  user = box(9);
+  e = eph_ephemeron_new(h, CP, box(1), EPH_NIL, 1, 0, true);
+  assert_true(e != EPH_NIL);
+  eph_store(h, e, u, user);
+  collect(EPH_GC_SCAVENGE);
+  assert_int_equal(F.nseen, 1);
+  assert_true(eph_is_young(h, eph_slot(e, u)));
+  assert_int_equal(eph_heap_verify(h), EPH_OK);
+  collect(EPH_GC_SCAVENGE);
+  assert_int_equal(eph_int_value(eph_slot(eph_slot(e, u), 0)), 9);
+  EPH_UNFRAME(h);
+}
+
 /* A phantom's value is traced as in rule 2; a live key is kept as usual. */
 static void test_phantom_value_kept_live_key_untouched(void **state) {
   (void)state;
@@ -562,6 +590,7 @@ int main(void) {
       cmocka_unit_test(test_churn_young),
       cmocka_unit_test(test_churn_pretenured),
       cmocka_unit_test(test_churn_stress),
+      cmocka_unit_test_setup_teardown(test_phantom_user_slot_stays_remembered, setup, teardown),
       cmocka_unit_test(test_churn_pinned),
       cmocka_unit_test(test_churn_compact),
       cmocka_unit_test_setup_teardown(test_compact_class, setup, teardown),
