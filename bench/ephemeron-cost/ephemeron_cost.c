@@ -2,7 +2,7 @@
  * ephemeron_cost — the raw cost FiLiP measured: attaching one ephemeron to
  * every allocated object, young or pretenured.
  *
- *   ephemeron_cost MODE N [SEED]     MODE = none | young | pretenured
+ *   ephemeron_cost MODE N [SEED]     MODE = none | young | pretenured | pinned
  *
  * The mutator allocates N objects of a realistic mix (small records of 2–8
  * slots, arrays of 4–32 slots, strings of 8–120 bytes) and keeps a fraction
@@ -11,6 +11,11 @@
  * modes every object gets an ephemeron (key = the object, one user slot =
  * its birth time) that is its own finaliser, kept reachable in a registry of
  * 1024-slot chunks until the finaliser removes it, as a profiler does.
+ * In pinned mode the ephemerons are pinned (ephemeron.h): no registry
+ * holds them, and the finaliser keeps each one off the heap (its address
+ * never changes) to be re-armed for a later object, as finalization mode
+ * does: a pinned ephemeron is never reclaimed, so one per object would
+ * only grow the pinned space.
  *
  * Prints one line of key=value pairs: time_s, peak_committed, peak_used,
  * deaths observed, GC counts and the finaliser count; exits non-zero if the
@@ -29,7 +34,7 @@
 #define CHUNK 1024
 #define MAX_CHUNKS 65536
 
-typedef enum { MODE_NONE, MODE_YOUNG, MODE_PRETENURED } mode_t_;
+typedef enum { MODE_NONE, MODE_YOUNG, MODE_PRETENURED, MODE_PINNED } mode_t_;
 
 typedef struct bench {
   eph_heap *h;
@@ -42,6 +47,9 @@ typedef struct bench {
   /* registry free list (off-heap): slot numbers chunk*CHUNK+i */
   size_t *free_slots, nfree, cap_free, next_slot;
   size_t finalized, registered;
+  /* pinned mode: finalised ephemerons to re-arm (off-heap: they never move) */
+  eph_value *spares;
+  size_t nspares, cap_spares;
   uint64_t rng;
 } bench;
 
@@ -70,23 +78,48 @@ static void add_chunk(bench *b) {
   *cell = eph_alloc(b->h, b->Chunk, CHUNK);
 }
 
-/* The finaliser: record the death and free the registry slot. */
+static void *grow(void *items, size_t *cap, size_t size) {
+  *cap = *cap ? 2 * *cap : 1024;
+  void *p = realloc(items, *cap * size);
+  if (!p) abort();
+  return p;
+}
+
+/* The finaliser: record the death and free the registry slot, or (pinned)
+ * keep the ephemeron for re-arming. */
 static void on_death(eph_heap *h, eph_value e, void *data) {
   bench *b = data;
+  if (b->mode == MODE_PINNED) {
+    if (b->nspares == b->cap_spares) b->spares = grow(b->spares, &b->cap_spares, sizeof *b->spares);
+    b->spares[b->nspares++] = e;
+    b->finalized++;
+    return;
+  }
   size_t slot = (size_t)eph_int_value(eph_slot(e, EPH_EPHEMERON_FIXED_SLOTS));
   eph_store(h, chunk_of(b, slot), slot % CHUNK, EPH_NIL);
-  if (b->nfree == b->cap_free) {
-    b->cap_free = b->cap_free ? 2 * b->cap_free : 1024;
-    b->free_slots = realloc(b->free_slots, b->cap_free * sizeof *b->free_slots);
-    if (!b->free_slots) abort();
-  }
+  if (b->nfree == b->cap_free) b->free_slots = grow(b->free_slots, &b->cap_free, sizeof *b->free_slots);
   b->free_slots[b->nfree++] = slot;
   b->finalized++;
+}
+
+/* A pinned ephemeron for obj: a finalised one re-armed, or a new one. */
+static void attach_pinned(bench *b, eph_value obj) {
+  eph_heap *h = b->h;
+  eph_value e;
+  if (b->nspares) {
+    e = b->spares[--b->nspares];
+    if (eph_ephemeron_rearm(h, e, obj, EPH_NIL) != EPH_OK) abort();
+  } else if ((e = eph_ephemeron_new_pinned(h, b->Eph, obj, EPH_NIL, 1, b->fin)) == EPH_NIL) {
+    fprintf(stderr, "ephemeron_cost: %s\n", eph_heap_error(h));
+    exit(1);
+  }
+  b->registered++;
 }
 
 /* Registers obj with an ephemeron (key obj, user slot = registry slot). */
 static void attach(bench *b, eph_value obj) {
   eph_heap *h = b->h;
+  if (b->mode == MODE_PINNED) return attach_pinned(b, obj);
   EPH_FRAME(h);
   EPH_ROOT(h, obj);
   EPH_LOCAL(h, e);
@@ -128,15 +161,16 @@ static eph_value allocate_one(bench *b) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: ephemeron_cost none|young|pretenured N [SEED]\n");
+    fprintf(stderr, "usage: ephemeron_cost none|young|pretenured|pinned N [SEED]\n");
     return 2;
   }
   static bench b;
   if (!strcmp(argv[1], "none")) b.mode = MODE_NONE;
   else if (!strcmp(argv[1], "young")) b.mode = MODE_YOUNG;
   else if (!strcmp(argv[1], "pretenured")) b.mode = MODE_PRETENURED;
+  else if (!strcmp(argv[1], "pinned")) b.mode = MODE_PINNED;
   else {
-    fprintf(stderr, "ephemeron_cost: unknown mode '%s' (none, young, pretenured)\n", argv[1]);
+    fprintf(stderr, "ephemeron_cost: unknown mode '%s' (none, young, pretenured, pinned)\n", argv[1]);
     return 2;
   }
   long n = atol(argv[2]);
