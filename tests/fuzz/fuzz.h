@@ -56,6 +56,8 @@
  * generic store ops never pick one (only the ephemeron ops store into it).
  * FZ_CEPH: the same of a compact class (eph_class_set_compact): no
  * finaliser slot, so the model id is slot 2.
+ * Either may be pinned (eph_ephemeron_new_pinned): then it is a root of the
+ * model (fz_model.pinned) until the run drops them before its last check.
  */
 typedef enum fz_kind { FZ_NODE, FZ_PAIR, FZ_ARRAY, FZ_BYTES, FZ_STRING, FZ_EPH, FZ_CEPH, FZ_NKINDS } fz_kind;
 
@@ -140,6 +142,11 @@ typedef struct fz_model {
   uint64_t fate_gcs;    /* gcs_seen when armed */
   uint64_t fate_checked;
 
+  /* pinned ephemerons (eph_ephemeron_new_pinned): always alive, never
+   * moved; walked and traced as roots after the others */
+  struct fz_pinned { uint32_t mid; eph_value addr; } *pinned;
+  size_t npinned, pinned_cap;
+
   /* ephemerons by id: model record (FZ_NONE when released) and state */
   uint32_t *eph_mid;
   uint8_t *eph_state; /* 0 not an ephemeron, 1 created, 2 finalised */
@@ -179,7 +186,8 @@ typedef struct fz_counters {
   size_t max_live_objs, max_live_bytes;
   uint64_t sum_live_objs; /* over checks, for the mean */
   /* ephemerons */
-  uint64_t eph_created, eph_pretenured, eph_imm_keys, eph_placed;
+  uint64_t eph_created, eph_pretenured, eph_pinned, eph_pinned_refused, eph_imm_keys, eph_placed;
+  uint64_t pinned_allocs; /* in allocs too, but never sample points (ephemeron.h) */
   uint64_t eph_finalised, eph_caveat, eph_resurrected, eph_fin_allocs, eph_fin_garbage_known;
   uint64_t eph_predicted, eph_exact_checks, eph_reach_walks;
   uint64_t allocs_in_finalizers; /* counted in allocs too */

@@ -390,6 +390,13 @@ static int run(fuzz *fz, int profile_mode, const char *profile_out) {
     if (round == 20) fz_fail(fz, "final full GCs: finalisers still run after 20 rounds");
   }
   size_t final_live = fz->m.live_objs;
+  /* Pinned ephemerons are roots: dropped (eph_pinned_drop), the full GC
+   * below frees them without mourning them, with everything else. */
+  if (fz->m.npinned) {
+    if (eph_pinned_drop(h, fz->cls[FZ_EPH]) != EPH_OK || eph_pinned_drop(h, fz->cls[FZ_CEPH]) != EPH_OK)
+      fz_fail(fz, "eph_pinned_drop: %s", eph_heap_error(h));
+    fz->m.npinned = 0;
+  }
   for (size_t r = 0; r < FZ_NROOTS; r++) {
     if (r < FZ_NLOCALS)
       fz->locals[r] = EPH_NIL;
@@ -418,11 +425,12 @@ static int run(fuzz *fz, int profile_mode, const char *profile_out) {
          c->allocs, c->allocs_old, c->allocs_large, c->nested_allocs, (double)c->bytes_allocated / (1 << 20));
   printf(" %" PRIu64 " stores (%" PRIu64 " old->young);", c->stores, c->old_young_stores);
   if (fz->ephemerons)
-    printf(" ephemerons: %" PRIu64 " made (%" PRIu64 " pretenured, %" PRIu64 " immediate keys, %" PRIu64 " placed), %" PRIu64
+    printf(" ephemerons: %" PRIu64 " made (%" PRIu64 " pretenured, %" PRIu64 " pinned, %" PRIu64 " refused pinned, %" PRIu64
+           " immediate keys, %" PRIu64 " placed), %" PRIu64
            " finalised (%" PRIu64 " unknown to the model: rule 4's caveat; %" PRIu64 " not model-reachable), %" PRIu64
            " resurrected, %" PRIu64 " finaliser allocations, %" PRIu64 " mournings predicted exactly in %" PRIu64
            " explicit full GCs, %" PRIu64 " model traces;",
-           c->eph_created, c->eph_pretenured, c->eph_imm_keys, c->eph_placed, c->eph_finalised, c->eph_caveat,
+           c->eph_created, c->eph_pretenured, c->eph_pinned, c->eph_pinned_refused, c->eph_imm_keys, c->eph_placed, c->eph_finalised, c->eph_caveat,
            c->eph_fin_garbage_known, c->eph_resurrected, c->eph_fin_allocs, c->eph_predicted, c->eph_exact_checks,
            c->eph_reach_walks);
   printf(" live objects: mean %" PRIu64 ", peak %zu (%zu bytes), %zu at the end; %.2fs\n",

@@ -619,20 +619,34 @@ static void op_set_params(fuzz *fz) {
 
 /* --- ephemerons ------------------------------------------------------------------- */
 
+/* Where an ephemeron is made: young, pretenured in old space, or pinned
+ * (eph_ephemeron_new_pinned: never moved nor reclaimed, a root to the
+ * model). */
+typedef enum fz_where { FZ_YOUNG, FZ_PRETENURED, FZ_PINNED } fz_where;
+#define FZ_MAX_PINNED 400
+
 /*
  * eph_ephemeron_new(key, value) with 0-2 extra user slots after the id slot,
  * finalised by the fuzzer's finaliser (by id, or as the class's), young or
  * pretenured.  key and value must be valid now (the call roots them itself).
  * Checks the fresh ephemeron, gives it a record.  Valid until the next allocation.
  */
-static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value value, fz_mval vmv, bool old,
+static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value value, fz_mval vmv, fz_where where,
                                uint32_t *mid_out) {
   eph_heap *h = fz->h;
   size_t user = 1 + below(fz, 3);
   fz_kind kind = chance(fz, 1, 3) ? FZ_CEPH : FZ_EPH;
   size_t fixed = kind == FZ_CEPH ? EPH_EPHEMERON_COMPACT_FIXED_SLOTS : EPH_EPHEMERON_FIXED_SLOTS, id_slot = fz_id_slot(kind);
   eph_finalizer_id fin = kind == FZ_CEPH || chance(fz, 1, 3) ? 0 : fz->fin_explicit;
-  eph_value e = eph_ephemeron_new(h, fz->cls[kind], key, value, user, fin, old);
+  eph_value e = EPH_NIL;
+  if (where == FZ_PINNED) { /* never collects; refused only when the maximum heap leaves no room */
+    e = eph_ephemeron_new_pinned(h, fz->cls[kind], key, value, user, fin);
+    if (e == EPH_NIL && eph_heap_status(h) != EPH_ERR_HEAP_EXHAUSTED)
+      fz_fail(fz, "eph_ephemeron_new_pinned(%zu user slots) returned nil: %s", user, eph_heap_error(h));
+    if (e == EPH_NIL) fz->c.eph_pinned_refused++, where = FZ_YOUNG;
+  }
+  bool old = where == FZ_PRETENURED;
+  if (where != FZ_PINNED) e = eph_ephemeron_new(h, fz->cls[kind], key, value, user, fin, old);
   size_t n = fixed + user, size = n * sizeof(eph_value);
   if (e == EPH_NIL) fz_fail(fz, "eph_ephemeron_new(%zu user slots, %s) returned nil: %s", user, old ? "pretenured" : "young",
                             eph_heap_error(h));
@@ -643,6 +657,11 @@ static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value v
     fz_fail(fz, "eph_ephemeron_new: fresh ephemeron %#" PRIxPTR " has header %#" PRIx64 " (expected class %" PRIu32 ", %zu bytes)", e,
             (uint64_t)hdr, fz->cls[kind], size);
   if (old && eph_is_young(h, e)) fz_fail(fz, "eph_ephemeron_new(pretenured) returned a young ephemeron");
+  if (where == FZ_PINNED) {
+    uintptr_t base, top;
+    eph_pinned_range(h, &base, &top);
+    if (e < base || e >= top) fz_fail(fz, "eph_ephemeron_new_pinned returned %#" PRIxPTR ", outside the pinned space", e);
+  }
   fz_mval exp[2] = {kmv, vmv};
   for (size_t k = 0; k < 2; k++) {
     eph_value got = eph_slot(e, k);
@@ -671,6 +690,16 @@ static eph_value new_ephemeron(fuzz *fz, eph_value key, fz_mval kmv, eph_value v
     fz->c.allocs++;
   if (fz->in_finalizer && !fz->in_on_alloc) fz->c.allocs_in_finalizers++;
   if (old) fz->c.allocs_old++, fz->c.eph_pretenured++;
+  if (where == FZ_PINNED) {
+    fz_model *m = &fz->m;
+    if (m->npinned == m->pinned_cap) {
+      m->pinned_cap = m->pinned_cap ? 2 * m->pinned_cap : 64;
+      m->pinned = fz_xrealloc(m->pinned, m->pinned_cap * sizeof *m->pinned);
+    }
+    m->pinned[m->npinned++] = (struct fz_pinned){mid, e};
+    fz->c.eph_pinned++;
+    if (!fz->in_on_alloc) fz->c.pinned_allocs++;
+  }
   if (!fz_is_ref(kmv)) fz->c.eph_imm_keys++;
   fz->c.eph_created++;
   fz->c.bytes_allocated += fz_obj_bytes(size) + fz->trailer_bytes;
@@ -751,7 +780,11 @@ static void op_eph_new(fuzz *fz) {
     vmv = fz_ref(mid);
     break;
   }
-  eph_value e = new_ephemeron(fz, key, kmv, value, vmv, chance(fz, 1, 3), &mid);
+  /* pinned ones never die: a few hundred at most, so they do not fill the heap */
+  fz_where where = fz->m.npinned < FZ_MAX_PINNED && chance(fz, 1, 8) ? FZ_PINNED
+                   : chance(fz, 1, 3)                                 ? FZ_PRETENURED
+                                                                      : FZ_YOUNG;
+  eph_value e = new_ephemeron(fz, key, kmv, value, vmv, where, &mid);
   if (chance(fz, 4, 5)) {
     place(fz, e, fz_ref(mid));
     fz->c.eph_placed++;
