@@ -49,11 +49,12 @@ typedef struct eph_observer {
    */
   void (*on_store)(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
   /*
-   * Set when on_alloc never allocates, stores or collects (it may call
-   * eph_heap_sample_next and eph_heap_site): the heap then calls it at
-   * its plain sample points without rooting obj first, which is most of
-   * the cost of a hook that runs at every allocation (Merlin, or a
-   * profile that samples everything).
+   * Set when on_alloc never collects and never allocates but pinned
+   * ephemerons (it may store, re-arm ephemerons, make pinned ones, call
+   * eph_heap_sample_next and eph_heap_site): the heap then calls it at its
+   * plain sample points without rooting obj first, which is most of the
+   * cost of a hook that runs at every allocation (Merlin, or a profile
+   * that samples everything).
    */
   bool on_alloc_is_leaf;
 } eph_observer;

@@ -395,8 +395,9 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
       .on_collect = on_collect,
       .on_gc_end = on_gc_end,
       .on_heap_free = on_heap_free,
-      /* only finalization mode allocates (its ephemerons) in on_alloc */
-      .on_alloc_is_leaf = spec->mode != EPH_MODE_FINALIZATION};
+      /* only finalization mode allocates in on_alloc: young ephemerons
+       * (pinned ones never collect) */
+      .on_alloc_is_leaf = spec->mode != EPH_MODE_FINALIZATION || spec->pretenure};
   if (spec->mode == EPH_MODE_MERLIN) obs.on_store = prof_merlin_on_store;
   eph_heap_set_observer(h, &obs);
   /* Exact modes see every object; the others sample. */
