@@ -117,6 +117,8 @@ struct eph_heap {
   size_t pinned_reserved, pinned_committed;
   size_t pinned_drops; /* classes dropped since the last full GC */
   size_t pinned_kept;  /* during a full GC: pinned objects it traces */
+  eph_class_id pinned_quick_class; /* ephemeron.c's pinned_quick: its class (0: none yet) */
+  size_t pinned_quick_total;       /* ... and its ephemerons' bytes */
 
   /* full GC side tables (grown on demand, kept between collections) */
   uint64_t *mark_bits;    /* one bit per old-space word, set for every word of a live object */

@@ -230,6 +230,45 @@ static void test_pinned_exhausted(void **state) {
   eph_heap_free(h);
 }
 
+/* Many pinned ephemerons of one compact class, no user slot (the quick
+ * path after the first), on a heap whose objects carry a tool's trailer:
+ * back to back at the same stride, trailers zero, keys followed. */
+static void test_pinned_compact_with_trailer(void **state) {
+  (void)state;
+  eph_gc_params p = params_with("eden=64K,headroom=64K,verify=1");
+  p.trailer_words = 2;
+  eph_heap *h = NULL;
+  eph_error err;
+  assert_int_equal(eph_heap_new(&p, &h, &err), EPH_OK);
+  eph_class_id Box = eph_class_register(h, "Box", EPH_FORMAT_POINTERS);
+  eph_class_id C = eph_class_register(h, "C", EPH_FORMAT_EPHEMERON);
+  assert_int_equal(eph_class_set_compact(h, C), EPH_OK);
+  EPH_FRAME(h);
+  EPH_LOCAL(h, keep);
+  keep = eph_alloc(h, Box, 300);
+  enum { N = 300 };
+  eph_value e[N];
+  for (int i = 0; i < N; i++) {
+    eph_value key = eph_alloc(h, Box, 1);
+    eph_store(h, key, 0, eph_int(i));
+    eph_store(h, keep, (size_t)i, key);
+    e[i] = eph_ephemeron_new_pinned(h, C, key, eph_int(-i), 0, 0);
+    assert_true(e[i] != EPH_NIL);
+    assert_int_equal(eph_size_bytes(e[i]), 2 * sizeof(eph_value));
+    if (i) assert_int_equal(e[i] - e[i - 1], 3 * sizeof(eph_value) + 2 * sizeof(eph_value));
+    assert_int_equal(eph_slot(e[i], 2), 0); /* the trailer */
+    assert_int_equal(eph_slot(e[i], 3), 0);
+  }
+  assert_int_equal(eph_collect(h, EPH_GC_SCAVENGE), EPH_OK);
+  assert_int_equal(eph_collect(h, EPH_GC_FULL), EPH_OK);
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(eph_ephemeron_key(e[i]), eph_slot(keep, (size_t)i));
+    assert_int_equal(eph_ephemeron_value(e[i]), eph_int(-i));
+  }
+  EPH_UNFRAME(h);
+  eph_heap_free(h);
+}
+
 static void test_pinned_refusals(void **state) {
   (void)state;
   eph_heap *h = F.h;
@@ -250,6 +289,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_pinned_mourned_and_rearmed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_pinned_drop, setup, teardown),
       cmocka_unit_test(test_pinned_exhausted),
+      cmocka_unit_test(test_pinned_compact_with_trailer),
       cmocka_unit_test_setup_teardown(test_pinned_refusals, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
