@@ -197,11 +197,7 @@ static inline eph_value pinned_quick(eph_heap *h, eph_class_id cls, eph_value ke
   if (cls != h->pinned_quick_class || h->in_gc || eph__fast(h)->store_hook ||
       ephh_pinned_used(h) + total > h->pinned_committed)
     return EPH_NIL;
-  char *p = h->pinned_top;
-  h->pinned_top = p + total;
-  h->stats.bytes_allocated_old += total;
-  h->objects_base++; /* counted, never a sample point */
-  h->classes[cls].pinned_objects++;
+  char *p = ephh_pinned_take(h, cls, total);
   eph_value *slot = (eph_value *)(p + sizeof(eph_header));
   *(eph_header *)(void *)p = eph_make_header(cls, EPH_FORMAT_EPHEMERON, EPH_EPHEMERON_COMPACT_FIXED_SLOTS * EPH_WORD);
   slot[EPH_EPHEMERON_KEY] = key;

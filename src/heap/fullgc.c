@@ -161,9 +161,7 @@ static void settle_ephemerons(eph_heap *h, uint64_t *ephemerons) {
 }
 
 /* Pinned objects (pinned.c) are roots that are never marked: their slots
- * are traced, a live ephemeron's by the ephemeron rules.  A profiler's
- * ephemerons are most of them, one per sample, in address order: their
- * keys' mark bits are fetched a few ahead. */
+ * are traced, a live ephemeron's by the ephemeron rules. */
 static void mark_pinned(eph_heap *h, uint64_t *ephemerons) {
   for (char *p = h->pinned_base, *top = h->pinned_kept ? h->pinned_top : p; p < top; p = ephh_next_object(h, p)) {
     eph_value obj = (eph_value)p;

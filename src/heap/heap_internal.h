@@ -278,6 +278,16 @@ static inline bool ephh_in_old(const eph_heap *h, eph_value v) {
 
 /* pinned.c */
 eph_value ephh_pinned_alloc(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload);
+/* The bump and the counts of a pinned allocation of total bytes, which the
+ * committed space has room for (pinned.c, and ephemeron.c's quick path). */
+static inline char *ephh_pinned_take(eph_heap *h, eph_class_id cls, size_t total) {
+  char *p = h->pinned_top;
+  h->pinned_top = p + total;
+  h->stats.bytes_allocated_old += total;
+  h->objects_base++; /* counted, never a sample point */
+  h->classes[cls].pinned_objects++;
+  return p;
+}
 void ephh_pinned_free_dropped(eph_heap *h);
 void ephh_pinned_release(eph_heap *h);
 static inline size_t ephh_pinned_used(const eph_heap *h) { return (size_t)(h->pinned_top - h->pinned_base); }

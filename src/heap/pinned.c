@@ -69,12 +69,7 @@ eph_value ephh_pinned_alloc(eph_heap *h, eph_class_id cls, eph_format fmt, size_
     return EPH_NIL;
   }
   if (ephh_pinned_used(h) + total > h->pinned_committed && !grow(h, total)) return EPH_NIL;
-  char *p = h->pinned_top;
-  h->pinned_top += total;
-  h->stats.bytes_allocated_old += total;
-  h->objects_base++; /* counted, never a sample point */
-  h->classes[cls].pinned_objects++;
-  return ephh_init_object(p, cls, fmt, payload, total);
+  return ephh_init_object(ephh_pinned_take(h, cls, total), cls, fmt, payload, total);
 }
 
 eph_status eph_pinned_drop(eph_heap *h, eph_class_id cls) {

@@ -45,8 +45,10 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
     eph_header hdr = *eph_header_of(obj);
     if (hdr & EPH_HDR_FORWARDED) return fail(v, "object %p in %s has a forwarding header", (void *)p, space_name(h, obj));
     eph_class_id cls = eph_class_of(obj);
-    if (cls == 0 && ephh_in_pinned(h, obj) && eph_format_of(obj) == EPH_FORMAT_BYTES && !(hdr & (EPH_HDR_REMEMBERED | EPH_HDR_MOURNED))) {
-      p = ephh_next_object(v->h, p); /* a filler (pinned.c): no object starts here */
+    bool filler = cls == 0 && ephh_in_pinned(h, obj) && eph_format_of(obj) == EPH_FORMAT_BYTES &&
+                  !(hdr & (EPH_HDR_REMEMBERED | EPH_HDR_MOURNED)); /* pinned.c: no object starts here */
+    if (filler) {
+      p = ephh_next_object(v->h, p);
       continue;
     }
     if (cls < 1 || cls >= h->classes_len)
