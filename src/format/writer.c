@@ -191,6 +191,7 @@ static void free_writer(eph_writer *w) {
   free(w->class_bits);
   free(w->site_bits);
   ephf_buf_free(&w->spool);
+  ephf_clock_free(w);
   free(w->path);
   free(w);
 }
@@ -558,7 +559,7 @@ const char *eph_writer_error(const eph_writer *w) { return w ? w->error : close_
 size_t eph_writer_memory(const eph_writer *w) {
   if (!w) return 0;
   if (w->q) return ephf_async_memory(w);
-  size_t n = sizeof *w + w->zout.cap + w->spool.cap;
+  size_t n = sizeof *w + w->zout.cap + w->spool.cap + ephf_clock_memory(w);
   for (int i = 0; i < NBUF; i++) n += w->buf[i].cap;
   return n;
 }

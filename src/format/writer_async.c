@@ -41,7 +41,7 @@
 #include "writer_profiler.h"
 
 #define BATCH_BYTES ((size_t)128 << 10) /* one batch: about 2300 records of a collection */
-#define RING 8                          /* batches queued at most */
+#define RING 128                        /* batches queued at most: 16 MiB, the records of a scavenge of a 15 MB eden in Merlin mode */
 #define SPARES 32                       /* empty batches kept for reuse (more are freed) */
 
 #if defined(__GNUC__)
@@ -53,7 +53,10 @@
 #endif
 
 /* The queued items: each starts with its tag; sizes are multiples of 8. */
-enum { OP_BATCH = 1, OP_BATCH_RECORD, OP_TO_DEATH, OP_RECORD, OP_GC, OP_EVENT };
+enum {
+  OP_BATCH = 1, OP_BATCH_RECORD, OP_TO_DEATH, OP_RECORD, OP_GC, OP_EVENT,
+  OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE
+};
 
 typedef struct op_batch {
   uint32_t tag, kind;
@@ -73,6 +76,30 @@ typedef struct op_to_death {
   double weight;
   eph_stamp birth, death;
 } op_to_death;
+
+typedef struct op_clock_start {
+  uint32_t tag, pad;
+  const eph_writer_clock_ops *ops;
+  uint64_t bytes, wall_ns;
+  uint32_t minor0, major0;
+} op_clock_start;
+
+typedef struct op_clock_point { /* and a step: wall_ns is then whether it was major */
+  uint32_t tag, pad;
+  uint64_t bytes, wall_ns;
+} op_clock_point;
+
+/* A clocked record, the common one: the death kind in the tag's high
+ * bits, a size below 4 GiB.  The wide one has a size of 64 bits. */
+typedef struct op_clocked {
+  uint32_t tag, class_id, site_id, size;
+  uint64_t birth, death;
+} op_clocked;
+
+typedef struct op_clocked_wide {
+  uint32_t tag, class_id, site_id, pad;
+  uint64_t size, birth, death;
+} op_clocked_wide;
 
 typedef struct op_record {
   uint32_t tag, pad;
@@ -123,7 +150,37 @@ static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *f
     uint32_t tag;
     memcpy(&tag, item, sizeof tag);
     eph_status st = EPH_OK;
-    switch (tag) {
+    switch (tag & 0xFF) {
+      case OP_CLOCKED: {
+        const op_clocked *o = item;
+        st = ephf_record_clocked_now(w, o->class_id, o->site_id, o->size, o->birth, o->death, tag >> 8);
+        at += sizeof *o;
+        break;
+      }
+      case OP_CLOCKED_WIDE: {
+        const op_clocked_wide *o = item;
+        st = ephf_record_clocked_now(w, o->class_id, o->site_id, o->size, o->birth, o->death, tag >> 8);
+        at += sizeof *o;
+        break;
+      }
+      case OP_CLOCK_START: {
+        const op_clock_start *o = item;
+        st = ephf_clock_start_now(w, o->ops, o->bytes, o->wall_ns, o->minor0, o->major0);
+        at += sizeof *o;
+        break;
+      }
+      case OP_CLOCK_POINT: {
+        const op_clock_point *o = item;
+        st = ephf_clock_point_now(w, o->bytes, o->wall_ns);
+        at += sizeof *o;
+        break;
+      }
+      case OP_CLOCK_STEP: {
+        const op_clock_point *o = item;
+        st = ephf_clock_step_now(w, o->bytes, o->wall_ns != 0);
+        at += sizeof *o;
+        break;
+      }
       case OP_BATCH: {
         const op_batch *o = item;
         ephf_batch_now(w, &o->death, &o->alive_until, o->kind);
@@ -316,7 +373,7 @@ eph_status ephf_async_wait(eph_writer *w) {
   if (st != EPH_OK) memcpy(w->error, q->thread_error, sizeof w->error);
   q->thread_status = EPH_OK; /* reported once, as a writer without a thread would */
   pthread_mutex_unlock(&q->mu);
-  size_t m = sizeof *w + w->zout.cap + w->spool.cap;
+  size_t m = sizeof *w + w->zout.cap + w->spool.cap + ephf_clock_memory(w);
   for (int i = 0; i < NBUF; i++) m += w->buf[i].cap;
   q->writer_memory = m;
   return st;
@@ -500,6 +557,68 @@ eph_status eph_writer_record_to_death(eph_writer *w, uint32_t class_id, uint32_t
   o->weight = weight;
   o->birth = *birth;
   o->death = *death;
+  return EPH_OK;
+}
+
+/* Clocked records (writer_clock.c). */
+
+static __attribute__((noinline)) eph_status clocked_room(eph_writer *w, uint32_t class_id, uint32_t site_id,
+                                                         uint64_t size, uint64_t birth, uint64_t death,
+                                                         unsigned death_kind) {
+  if (size > UINT32_MAX) { /* the wide item */
+    op_clocked_wide *o = item_room(w->q, sizeof *o);
+    if (!o) return EPH_ERR_NOMEM;
+    *o = (op_clocked_wide){.tag = OP_CLOCKED_WIDE | death_kind << 8, .class_id = class_id, .site_id = site_id,
+                           .size = size, .birth = birth, .death = death};
+    return EPH_OK;
+  }
+  if (!make_room(w->q, sizeof(op_clocked))) return EPH_ERR_NOMEM;
+  return eph_writer_record_clocked(w, class_id, site_id, size, birth, death, death_kind);
+}
+
+eph_status eph_writer_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
+                                     uint64_t birth, uint64_t death, unsigned death_kind) {
+  if (UNLIKELY(!w)) return EPH_ERR_INVALID;
+  if (UNLIKELY(!w->q)) return ephf_record_clocked_now(w, class_id, site_id, size, birth, death, death_kind);
+  if (UNLIKELY(death_kind > 0xFF)) death_kind = 0xFF; /* no kind: the encoder rejects the record */
+  if (UNLIKELY(!has_room(w->q, sizeof(op_clocked)) || size > UINT32_MAX))
+    return clocked_room(w, class_id, site_id, size, birth, death, death_kind);
+  op_clocked *o = take_room(w->q, sizeof *o);
+  o->tag = OP_CLOCKED | death_kind << 8;
+  o->class_id = class_id;
+  o->site_id = site_id;
+  o->size = (uint32_t)size;
+  o->birth = birth;
+  o->death = death;
+  return EPH_OK;
+}
+
+eph_status eph_writer_clock_start(eph_writer *w, const eph_writer_clock_ops *ops, uint64_t bytes, uint64_t wall_ns,
+                                  uint32_t minor0, uint32_t major0) {
+  if (!w) return EPH_ERR_INVALID;
+  if (!w->q) return ephf_clock_start_now(w, ops, bytes, wall_ns, minor0, major0);
+  op_clock_start *o = item_room(w->q, sizeof *o);
+  if (!o) return EPH_ERR_NOMEM;
+  *o = (op_clock_start){.tag = OP_CLOCK_START, .ops = ops, .bytes = bytes, .wall_ns = wall_ns, .minor0 = minor0,
+                        .major0 = major0};
+  return EPH_OK;
+}
+
+eph_status eph_writer_clock_point(eph_writer *w, uint64_t bytes, uint64_t wall_ns) {
+  if (!w) return EPH_ERR_INVALID;
+  if (!w->q) return ephf_clock_point_now(w, bytes, wall_ns);
+  op_clock_point *o = item_room(w->q, sizeof *o);
+  if (!o) return EPH_ERR_NOMEM;
+  *o = (op_clock_point){.tag = OP_CLOCK_POINT, .bytes = bytes, .wall_ns = wall_ns};
+  return EPH_OK;
+}
+
+eph_status eph_writer_clock_step(eph_writer *w, uint64_t bytes, bool major) {
+  if (!w) return EPH_ERR_INVALID;
+  if (!w->q) return ephf_clock_step_now(w, bytes, major);
+  op_clock_point *o = item_room(w->q, sizeof *o);
+  if (!o) return EPH_ERR_NOMEM;
+  *o = (op_clock_point){.tag = OP_CLOCK_STEP, .bytes = bytes, .wall_ns = major};
   return EPH_OK;
 }
 

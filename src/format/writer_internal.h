@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "format_internal.h"
+#include "writer_profiler.h"
 
 /* Tables first (B_CLASSES..B_STACKS are written before any data chunk). */
 enum { B_META, B_CLASSES, B_SITES, B_STACKS, B_GCS, B_RECORDS, B_EVENTS, B_CLOSE, NBUF };
@@ -71,6 +72,10 @@ struct eph_writer {
    * above then belongs to the writer's thread between two waits
    * (ephf_async_wait), and the calling thread uses only `q`. */
   ephf_async *q;
+  /* The replica of the profiler's clock tables that stamps clocked
+   * records (writer_clock.c); clock NULL until eph_writer_clock_start. */
+  void *clock;
+  eph_writer_clock_ops clock_ops;
 };
 
 /* The encoders of writer_records.c and writer.c, which the public entry
@@ -84,6 +89,15 @@ void ephf_batch_now(eph_writer *w, const eph_stamp *death, const eph_stamp *aliv
 eph_status ephf_batch_record_now(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
                                  const eph_stamp *birth, bool until_birth);
 eph_status ephf_gc_now(eph_writer *w, const eph_gc_event *ev);
+/* writer_clock.c */
+eph_status ephf_clock_start_now(eph_writer *w, const eph_writer_clock_ops *ops, uint64_t bytes, uint64_t wall_ns,
+                                uint32_t minor0, uint32_t major0);
+eph_status ephf_clock_point_now(eph_writer *w, uint64_t bytes, uint64_t wall_ns);
+eph_status ephf_clock_step_now(eph_writer *w, uint64_t bytes, bool major);
+eph_status ephf_record_clocked_now(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, uint64_t birth,
+                                   uint64_t death, unsigned death_kind);
+void ephf_clock_free(eph_writer *w);
+size_t ephf_clock_memory(const eph_writer *w); /* the replica's tables */
 eph_status ephf_event_now(eph_writer *w, const eph_event *ev);
 
 /*

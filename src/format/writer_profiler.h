@@ -33,6 +33,38 @@
 eph_status eph_writer_record_to_death(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
                                       const eph_stamp *birth, const eph_stamp *death, unsigned death_kind);
 
+/*
+ * Clocked records: the writer keeps a replica of the profiler's clock
+ * tables (src/sampling/clock_table.h) through `ops`, the profiler's own
+ * code, when the profiler calls eph_writer_clock_start, _point and _step
+ * with the arguments it gives its own tables, right after it changes
+ * them.  eph_writer_record_clocked then takes the birth and death as
+ * points of the byte clock, and writes what eph_writer_record_to_death
+ * would with the stamps the profiler's tables give them at the call
+ * (weight 1); a writer with a thread looks them up on its thread, so the
+ * program's thread queues 32 bytes for the record instead of 80.  Errors
+ * (out of memory for the replica, a clocked record before the start)
+ * fail the writer as a record's would.
+ */
+typedef struct eph_writer_clock_ops {
+  /* New tables, as the caller's were started; NULL: out of memory. */
+  void *(*start)(uint64_t bytes, uint64_t wall_ns, uint32_t minor0, uint32_t major0);
+  bool (*point)(void *tables, uint64_t bytes, uint64_t wall_ns); /* false: out of memory */
+  bool (*step)(void *tables, uint64_t bytes, bool major);        /* false: out of memory */
+  /* The stamp of `bytes`; cache 0 serves births, 1 deaths (each come in order). */
+  eph_stamp (*stamp)(void *tables, uint64_t bytes, unsigned cache);
+  size_t (*memory)(const void *tables);
+  void (*free)(void *tables);
+} eph_writer_clock_ops;
+
+/* ops must outlive the writer (a static table). */
+eph_status eph_writer_clock_start(eph_writer *w, const eph_writer_clock_ops *ops, uint64_t bytes, uint64_t wall_ns,
+                                  uint32_t minor0, uint32_t major0);
+eph_status eph_writer_clock_point(eph_writer *w, uint64_t bytes, uint64_t wall_ns);
+eph_status eph_writer_clock_step(eph_writer *w, uint64_t bytes, bool major);
+eph_status eph_writer_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
+                                     uint64_t birth, uint64_t death, unsigned death_kind);
+
 void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
 eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
                                    const eph_stamp *birth, bool until_birth);

@@ -368,6 +368,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   /* If the thread cannot start, the writer stays usable and writes at once. */
   if (writer_thread_wanted(spec)) (void)eph_writer_start_thread(p->out);
+  p->clocks_in_writer = spec->mode == EPH_MODE_MERLIN;
   prof_clocks_start(p);
   {
     eph_status st = spec->mode == EPH_MODE_MERLIN         ? prof_merlin_mode_start(p, err)

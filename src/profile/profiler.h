@@ -114,6 +114,9 @@ typedef struct eph_profiler {
    * cache 0 for births and most stamps, cache 1 for Merlin's deaths, which
    * lie anywhere after the births they are written with */
   ephs_clocks clocks;
+  /* The writer keeps a replica of the tables (eph_writer_clock_start):
+   * Merlin's records go to it as clocked records, stamped there. */
+  bool clocks_in_writer;
 
   /* gc mode: young entries [0, young_settled) survived the last collection
    * (at young_until), the rest were born since; old entries by spans */

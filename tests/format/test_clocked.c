@@ -1,0 +1,158 @@
+/*
+ * test_clocked.c — clocked records (src/format/writer_clock.c): a stream
+ * whose records carry only byte-clock points, stamped by the writer's
+ * replica of the clock tables, is byte for byte the stream of the same
+ * records stamped by the caller's own tables and written with
+ * eph_writer_record_to_death — with and without the writer's thread,
+ * across a thinning of the tables, with collections between records and
+ * a record too large for the compact queued item.  Misuse fails the
+ * writer with a message.
+ */
+#include <stdlib.h>
+
+#include "format_test.h"
+#include "format/writer_profiler.h"
+#include "sampling/clock_table.h"
+
+static void *grow(void *ctx, void *items, size_t *cap, size_t need, size_t size) {
+  (void)ctx;
+  size_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  void *n = realloc(items, c * size);
+  assert_non_null(n);
+  *cap = c;
+  return n;
+}
+
+static void release(void *ctx, void *items, size_t cap, size_t size) {
+  (void)ctx, (void)cap, (void)size;
+  free(items);
+}
+
+static eph_stamp stamp(ephs_clocks *c, uint64_t bytes, unsigned k) {
+  ephs_clock_stamp s = ephs_clocks_stamp(c, bytes, &c->cache[k]);
+  return (eph_stamp){bytes, s.wall_ns, s.minor, s.major};
+}
+
+/* The writer's replica: tables of its own, as the profiler's are. */
+static void *replica_start(uint64_t bytes, uint64_t wall_ns, uint32_t minor0, uint32_t major0) {
+  ephs_clocks *c = calloc(1, sizeof *c);
+  assert_non_null(c);
+  assert_true(ephs_clocks_init(c, (ephs_clock_alloc){grow, release, NULL}, EPHS_STEPS_STRICTLY_BEFORE, bytes, wall_ns,
+                               minor0, major0));
+  return c;
+}
+static bool replica_point(void *c, uint64_t bytes, uint64_t wall_ns) { return ephs_clocks_point(c, bytes, wall_ns); }
+static bool replica_step(void *c, uint64_t bytes, bool major) { return ephs_clocks_step(c, bytes, major); }
+static eph_stamp replica_stamp(void *c, uint64_t bytes, unsigned cache) { return stamp(c, bytes, cache); }
+static size_t replica_memory(const void *c) { return sizeof(ephs_clocks) + ((const ephs_clocks *)c)->points_cap; }
+static void replica_free(void *c) {
+  ephs_clocks_free(c);
+  free(c);
+}
+static const eph_writer_clock_ops replica = {replica_start, replica_point, replica_step,
+                                             replica_stamp, replica_memory, replica_free};
+
+/* n records; clocked: through the writer's replica, else stamped here.
+ * Points come every 64 bytes, so that 300 000 of them thin the tables
+ * once (past 2^18 points); a collection every 5000 records. */
+static void write_stream(const char *path, bool clocked, bool thread, size_t n) {
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  if (thread) assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+  assert_int_equal(eph_writer_class(w, 1, "Pair"), EPH_OK);
+  assert_int_equal(eph_writer_class(w, 2, "Blob"), EPH_OK);
+  assert_int_equal(eph_writer_site(w, 1, "clocked.c", 10, "make"), EPH_OK);
+  ephs_clocks c;
+  uint64_t now = 1000, wall = 50;
+  assert_true(ephs_clocks_init(&c, (ephs_clock_alloc){grow, release, NULL}, EPHS_STEPS_STRICTLY_BEFORE, now, wall, 3, 1));
+  if (clocked) assert_int_equal(eph_writer_clock_start(w, &replica, now, wall, 3, 1), EPH_OK);
+  uint64_t rng = 11;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t y = sample_rand(&rng);
+    uint64_t size = i == n / 2 ? (UINT64_C(5) << 30) : 16 + 8 * (y % 6); /* one of 5 GiB: the wide item */
+    now += 64;
+    wall += 100 + (y >> 8) % 200;
+    assert_true(ephs_clocks_point(&c, now, wall));
+    if (clocked) assert_int_equal(eph_writer_clock_point(w, now, wall), EPH_OK);
+    if (i % 5000 == 4999) {
+      bool major = (y >> 20) % 4 == 0;
+      assert_true(ephs_clocks_step(&c, now, major));
+      if (clocked) assert_int_equal(eph_writer_clock_step(w, now, major), EPH_OK);
+    }
+    /* a birth up to 20 000 records back, a death between it and now (or at it) */
+    uint64_t back = 64 * ((y >> 32) % 20000), birth = now > 1000 + back ? now - back : now;
+    uint64_t death = (y >> 40) % 3 == 0 ? birth : birth + (now - birth) / 2;
+    uint32_t cls = 1 + (uint32_t)(y % 2), site = (uint32_t)((y >> 4) % 2);
+    unsigned kind = (y >> 50) % 5 == 0 ? EPH_DEATH_CENSORED : EPH_DEATH_EXACT;
+    if (clocked) {
+      assert_int_equal(eph_writer_record_clocked(w, cls, site, size, birth, death, kind), EPH_OK);
+    } else {
+      eph_stamp b = stamp(&c, birth, 0), d = death == birth ? b : stamp(&c, death, 1);
+      assert_int_equal(eph_writer_record_to_death(w, cls, site, size, 1.0, &b, &d, kind), EPH_OK);
+    }
+  }
+  assert_true(c.gap > 64); /* the tables thinned */
+  if (clocked) assert_true(eph_writer_memory(w) > sizeof(ephs_clocks));
+  ephs_clocks_free(&c);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+}
+
+static void same_bytes(bool thread) {
+  size_t n = 300000;
+  char a[512], b[512];
+  snprintf(a, sizeof a, "%s", tmp_path("stamped.eph"));
+  snprintf(b, sizeof b, "%s", tmp_path(thread ? "clocked-thread.eph" : "clocked.eph"));
+  write_stream(a, false, false, n);
+  write_stream(b, true, thread, n);
+  size_t na, nb;
+  uint8_t *da = sample_read_file(a, &na), *db = sample_read_file(b, &nb);
+  assert_non_null(da);
+  assert_non_null(db);
+  assert_int_equal(na, nb);
+  assert_memory_equal(da, db, na);
+  free(da);
+  free(db);
+  eph_file *p = load_ok(b);
+  assert_true(p->complete);
+  assert_int_equal(p->nrecords, n);
+  eph_file_free(p);
+}
+
+static void test_same_bytes_without_thread(void **state) {
+  (void)state;
+  same_bytes(false);
+}
+
+static void test_same_bytes_with_thread(void **state) {
+  (void)state;
+  same_bytes(true);
+}
+
+/* A clocked record before the clock started fails the writer, with a
+ * message, at once or at the next wait. */
+static void test_record_before_start(void **state) {
+  (void)state;
+  for (int thread = 0; thread < 2; thread++) {
+    eph_error err;
+    eph_writer *w = eph_writer_open(tmp_path("unclocked.eph"), NULL, 0, false, &err);
+    assert_non_null(w);
+    if (thread) assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+    assert_int_equal(eph_writer_class(w, 1, "A"), EPH_OK);
+    eph_status st = eph_writer_record_clocked(w, 1, 0, 16, 64, 128, EPH_DEATH_EXACT);
+    if (st == EPH_OK) st = eph_writer_flush(w);
+    assert_int_equal(st, EPH_ERR_INVALID);
+    assert_non_null(strstr(eph_writer_error(w), "before the writer's clock started"));
+    eph_writer_close(w, NULL);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_same_bytes_without_thread),
+      cmocka_unit_test(test_same_bytes_with_thread),
+      cmocka_unit_test(test_record_before_start),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
