@@ -5,7 +5,8 @@
  *
  * The program's thread (the mutator) copies each item, as its arguments,
  * into the batch it fills (a few stores: no encoding, no table check).  A
- * full batch goes into a ring of at most RING batches, guarded by one
+ * full batch goes into a ring of at most RING batches (fewer if the
+ * profiler says so: eph_writer_queue_limit), guarded by one
  * mutex and two condition variables; the writer's thread takes them in
  * order and calls the same encoders a writer without a thread calls at
  * once (writer_records.c, writer.c), so the file is the one those write.
@@ -41,8 +42,8 @@
 #include "writer_profiler.h"
 
 #define BATCH_BYTES ((size_t)128 << 10) /* one batch: about 2300 records of a collection */
-#define RING 128                        /* batches queued at most: 16 MiB, the records of a scavenge of a 15 MB eden in Merlin mode */
-#define SPARES 32                       /* empty batches kept for reuse (more are freed) */
+#define RING 128   /* batches queued at most: 16 MiB, the records of a scavenge of a 15 MB eden in Merlin mode */
+#define SPARES 32  /* empty batches kept for reuse (more are freed) */
 
 #if defined(__GNUC__)
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -131,6 +132,7 @@ struct ephf_async {
   pthread_cond_t done; /* a batch was taken or written */
   ephf_buf ring[RING];
   unsigned head, count;
+  unsigned limit; /* batches queued at most, up to RING (eph_writer_queue_limit) */
   ephf_buf spare[SPARES];
   unsigned nspare;
   size_t batch_bytes; /* the batches' memory: queued, being written, spare, and the forks' */
@@ -267,7 +269,7 @@ static void *writer_thread(void *arg) {
 
 /* Queues batch *b (under q->mu), waiting for room in the ring. */
 static void enqueue(ephf_async *q, ephf_buf *b) {
-  while (q->count == RING) pthread_cond_wait(&q->done, &q->mu);
+  while (q->count >= q->limit) pthread_cond_wait(&q->done, &q->mu);
   q->ring[(q->head + q->count) % RING] = *b;
   q->count++;
   *b = (ephf_buf){0};
@@ -441,6 +443,7 @@ eph_status eph_writer_start_thread(eph_writer *w) {
   }
   q->cur.cap = BATCH_BYTES;
   q->batch_bytes = BATCH_BYTES;
+  q->limit = RING;
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->work, NULL);
   pthread_cond_init(&q->done, NULL);
@@ -461,6 +464,14 @@ eph_status eph_writer_start_thread(eph_writer *w) {
 }
 
 bool eph_writer_has_thread(const eph_writer *w) { return w && w->q && !w->q->is_fork; }
+
+void eph_writer_queue_limit(eph_writer *w, unsigned batches) {
+  if (!eph_writer_has_thread(w)) return;
+  ephf_async *q = w->q;
+  pthread_mutex_lock(&q->mu);
+  q->limit = batches < 1 ? 1 : batches > RING ? RING : batches;
+  pthread_mutex_unlock(&q->mu);
+}
 
 bool ephf_async_fork(eph_writer *f) {
   ephf_async *q = calloc(1, sizeof *q);

@@ -101,6 +101,14 @@ eph_status eph_writer_join(eph_writer *fork);
 eph_status eph_writer_start_thread(eph_writer *w);
 /* Whether w writes on a thread of its own. */
 bool eph_writer_has_thread(const eph_writer *w);
+/* How many full batches (128 KiB each) may wait for the thread before the
+ * caller waits for room: 128 at first (16 MiB), 1 at least.  A deep queue
+ * absorbs a collection's burst of records, which the thread then writes
+ * while the program runs on; a shallow one reuses a few batches that stay
+ * in the cache, which is faster when nothing follows the burst (the stop)
+ * and the thread is what the caller waits for anyway.  No-op without a
+ * thread. */
+void eph_writer_queue_limit(eph_writer *w, unsigned batches);
 
 /* Bytes the writer holds in its buffers (not its tables' strings); with a
  * thread, its queue and its buffers as of the last wait. */

@@ -207,9 +207,15 @@ void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
 static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_death_kind kind) {
   uint64_t word = eph_trailer(obj)[0], birth = word & BIRTH_MASK;
   if (!birth) return; /* allocated before the profiler started */
-  /* stamped by the writer, on its thread (prof_clocks_start gave it the tables) */
-  eph_status st = eph_writer_record_clocked(p->out, prof_class_id(p, eph_class_of(obj)), (uint32_t)(word >> BIRTH_BITS),
-                                            eph_object_bytes(obj), birth, death, kind);
+  uint32_t cls = prof_class_id(p, eph_class_of(obj)), site = (uint32_t)(word >> BIRTH_BITS);
+  eph_status st;
+  if (p->clocks_in_writer) { /* stamped by the writer, on its thread (prof_clocks_start) */
+    st = eph_writer_record_clocked(p->out, cls, site, eph_object_bytes(obj), birth, death, kind);
+  } else { /* at the stop (eph_profile_stop) */
+    eph_stamp b = prof_clocks_stamp_at(p, birth);
+    eph_stamp d = death == birth ? b : prof_clocks_stamp_with(p, death, 1); /* own cache entry */
+    st = eph_writer_record_to_death(p->out, cls, site, eph_object_bytes(obj), 1.0, &b, &d, kind);
+  }
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
   if (kind == EPH_DEATH_CENSORED) {
     p->stats.censored++;

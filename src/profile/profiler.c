@@ -409,10 +409,18 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   return EPH_OK;
 }
 
+#define STOP_QUEUE_BATCHES 8 /* 1 MiB: boids at `small` writes 289 K records at its stop, 5 % faster than with 128 */
+
 eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err) {
   eph_profiler *p = profiler_of(h);
   if (!p) return EPH_OK;
   bool held_signals = prof_signals_detach(p);
+  /* From here the program waits for the profile, and so for the writer's
+   * thread: the records of the stop are stamped on this thread (which
+   * would otherwise only wait), and the writer's queue is kept short, so
+   * that the few batches it reuses stay in the cache. */
+  p->clocks_in_writer = false;
+  eph_writer_queue_limit(p->out, STOP_QUEUE_BATCHES);
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
   if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_on_gc_start(p); /* the last root check */

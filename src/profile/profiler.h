@@ -115,7 +115,8 @@ typedef struct eph_profiler {
    * lie anywhere after the births they are written with */
   ephs_clocks clocks;
   /* The writer keeps a replica of the tables (eph_writer_clock_start):
-   * Merlin's records go to it as clocked records, stamped there. */
+   * Merlin's records go to it as clocked records, stamped there, until
+   * the stop (eph_profile_stop). */
   bool clocks_in_writer;
 
   /* gc mode: young entries [0, young_settled) survived the last collection
