@@ -29,8 +29,6 @@ static void release(void *ctx, void *items, size_t cap, size_t size) {
   free(items);
 }
 
-static void release(void *ctx, void *items, size_t cap, size_t size);
-
 /* The writer's replica of the tables (eph_writer_clock_ops), for
  * Merlin's clocked records: the same code on tables of its own, grown with
  * plain realloc (the writer's thread calls these; prof_grow counts the
@@ -63,11 +61,7 @@ static eph_stamp replica_stamp(void *tables, uint64_t bytes, unsigned cache) {
   return prof_stamp_in(c, bytes, &c->cache[cache]);
 }
 
-static size_t replica_memory(const void *tables) {
-  const ephs_clocks *c = tables;
-  return sizeof *c + c->points_cap * sizeof *c->points + c->index_cap * sizeof *c->index +
-         c->steps_cap * sizeof *c->steps;
-}
+static size_t replica_memory(const void *tables) { return sizeof(ephs_clocks) + ephs_clocks_memory(tables); }
 
 static void replica_free(void *c) {
   ephs_clocks_free(c);

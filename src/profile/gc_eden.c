@@ -626,9 +626,7 @@ size_t prof_gc_eden_memory(const eph_profiler *p) {
   const struct walk_split *s = p->split;
   if (!s) return 0;
   if (s->busy) return s->memory;
-  size_t n = sizeof *s + s->olds_cap * sizeof *s->olds_buf + s->classes_cap +
-             s->tables_copy.points_cap * sizeof *s->tables_copy.points + s->tables_copy.index_cap * sizeof(uint32_t) +
-             s->tables_copy.steps_cap * sizeof *s->tables_copy.steps;
+  size_t n = sizeof *s + s->olds_cap * sizeof *s->olds_buf + s->classes_cap + ephs_clocks_memory(&s->tables_copy);
   for (unsigned i = 0; i < PIECES_MAX; i++)
     n += s->piece[i].survivors_cap * sizeof(tracked) + eph_writer_memory(s->piece[i].out);
   return n;

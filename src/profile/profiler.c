@@ -28,8 +28,7 @@ void prof_write_error(eph_profiler *p, eph_status st) {
 void prof_note_memory(eph_profiler *p) {
   uint64_t m = sizeof *p + p->young.cap * sizeof(tracked) + p->old.nblocks * OLD_BLOCK * sizeof(old_entry) +
                p->old.blocks_cap * sizeof *p->old.blocks + p->spans_cap * sizeof *p->spans +
-               p->clocks.points_cap * sizeof *p->clocks.points + p->clocks.index_cap * sizeof *p->clocks.index +
-               p->clocks.steps_cap * sizeof *p->clocks.steps +
+               ephs_clocks_memory(&p->clocks) +
                (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +

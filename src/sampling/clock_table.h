@@ -115,6 +115,10 @@ bool ephs_clocks_step(ephs_clocks *c, uint64_t bytes, bool major);
 bool ephs_clocks_copy_range(ephs_clocks *dst, const ephs_clocks *src, uint64_t lo, uint64_t hi);
 /* Frees the tables through the allocator; c is empty afterwards. */
 void ephs_clocks_free(ephs_clocks *c);
+/* Bytes the tables hold (not c itself). */
+static inline size_t ephs_clocks_memory(const ephs_clocks *c) {
+  return c->points_cap * sizeof *c->points + c->index_cap * sizeof *c->index + c->steps_cap * sizeof *c->steps;
+}
 
 static inline uint64_t ephs_clocks_last_bytes(const ephs_clocks *c) { return c->points[c->npoints - 1].bytes; }
 

@@ -43,6 +43,18 @@ static inline void write_sample(const sample *s, const char *path, bool compress
 }
 
 /* Loads path; fails the test on error. */
+/* Files a and b hold the same bytes. */
+static inline void assert_same_file(const char *a, const char *b) {
+  size_t na, nb;
+  uint8_t *da = sample_read_file(a, &na), *db = sample_read_file(b, &nb);
+  assert_non_null(da);
+  assert_non_null(db);
+  assert_int_equal(na, nb);
+  assert_memory_equal(da, db, na);
+  free(da);
+  free(db);
+}
+
 static inline eph_file *load_ok(const char *path) {
   eph_file *p = NULL;
   eph_error err;

@@ -61,14 +61,7 @@ static void same_bytes(bool compress) {
   snprintf(b, sizeof b, "%s", tmp_path(compress ? "thread-z.eph" : "thread.eph"));
   write_stream(a, false, compress, n);
   write_stream(b, true, compress, n);
-  size_t na, nb;
-  uint8_t *da = sample_read_file(a, &na), *db = sample_read_file(b, &nb);
-  assert_non_null(da);
-  assert_non_null(db);
-  assert_int_equal(na, nb);
-  assert_memory_equal(da, db, na);
-  free(da);
-  free(db);
+  assert_same_file(a, b);
   eph_file *p = load_ok(b);
   assert_true(p->complete);
   assert_int_equal(p->nrecords, 3 * n);
