@@ -5,8 +5,7 @@
  *
  * The program's thread (the mutator) copies each item, as its arguments,
  * into the batch it fills (a few stores: no encoding, no table check).  A
- * full batch goes into a ring of at most RING batches (fewer if the
- * profiler says so: eph_writer_queue_limit), guarded by one
+ * full batch goes into a ring of at most RING batches, guarded by one
  * mutex and two condition variables; the writer's thread takes them in
  * order and calls the same encoders a writer without a thread calls at
  * once (writer_records.c, writer.c), so the file is the one those write.
@@ -14,7 +13,8 @@
  *
  * Everything else (declaring a class, a site or a stack, flushing,
  * closing, joining a fork) first waits until the thread has written all
- * that was queued (ephf_async_wait), then runs on the caller's thread:
+ * that was queued (ephf_async_wait), then runs on the caller's thread
+ * (eph_writer_stop_thread waits likewise, then ends the thread for good):
  * a table entry is still written before the records that name it, and
  * between two waits the writer's state belongs to the thread alone.  The
  * guarantee of the file is unchanged: each chunk is one write(2), so a
@@ -132,11 +132,11 @@ struct ephf_async {
   pthread_cond_t done; /* a batch was taken or written */
   ephf_buf ring[RING];
   unsigned head, count;
-  unsigned limit; /* batches queued at most, up to RING (eph_writer_queue_limit) */
   ephf_buf spare[SPARES];
   unsigned nspare;
   size_t batch_bytes; /* the batches' memory: queued, being written, spare, and the forks' */
   bool busy, stop;
+  bool forked; /* a fork shares its batches: the thread stays to the close */
   eph_status thread_status; /* the first error of a queued item not yet reported */
   char thread_error[sizeof ((eph_writer *)0)->error];
   bool has_thread;
@@ -269,7 +269,7 @@ static void *writer_thread(void *arg) {
 
 /* Queues batch *b (under q->mu), waiting for room in the ring. */
 static void enqueue(ephf_async *q, ephf_buf *b) {
-  while (q->count >= q->limit) pthread_cond_wait(&q->done, &q->mu);
+  while (q->count >= RING) pthread_cond_wait(&q->done, &q->mu);
   q->ring[(q->head + q->count) % RING] = *b;
   q->count++;
   *b = (ephf_buf){0};
@@ -443,7 +443,6 @@ eph_status eph_writer_start_thread(eph_writer *w) {
   }
   q->cur.cap = BATCH_BYTES;
   q->batch_bytes = BATCH_BYTES;
-  q->limit = RING;
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->work, NULL);
   pthread_cond_init(&q->done, NULL);
@@ -465,12 +464,11 @@ eph_status eph_writer_start_thread(eph_writer *w) {
 
 bool eph_writer_has_thread(const eph_writer *w) { return w && w->q && !w->q->is_fork; }
 
-void eph_writer_queue_limit(eph_writer *w, unsigned batches) {
-  if (!eph_writer_has_thread(w)) return;
-  ephf_async *q = w->q;
-  pthread_mutex_lock(&q->mu);
-  q->limit = batches < 1 ? 1 : batches > RING ? RING : batches;
-  pthread_mutex_unlock(&q->mu);
+eph_status eph_writer_stop_thread(eph_writer *w) {
+  if (!eph_writer_has_thread(w) || w->q->forked) return EPH_OK;
+  eph_status st = ephf_async_wait(w);
+  ephf_async_free(w);
+  return st;
 }
 
 bool ephf_async_fork(eph_writer *f) {
@@ -478,6 +476,7 @@ bool ephf_async_fork(eph_writer *f) {
   if (!q) return false;
   q->is_fork = true;
   q->pool = f->parent->q;
+  q->pool->forked = true;
   f->q = q;
   return true;
 }

@@ -101,14 +101,15 @@ eph_status eph_writer_join(eph_writer *fork);
 eph_status eph_writer_start_thread(eph_writer *w);
 /* Whether w writes on a thread of its own. */
 bool eph_writer_has_thread(const eph_writer *w);
-/* How many full batches (128 KiB each) may wait for the thread before the
- * caller waits for room: 128 at first (16 MiB), 1 at least.  A deep queue
- * absorbs a collection's burst of records, which the thread then writes
- * while the program runs on; a shallow one reuses a few batches that stay
- * in the cache, which is faster when nothing follows the burst (the stop)
- * and the thread is what the caller waits for anyway.  No-op without a
- * thread. */
-void eph_writer_queue_limit(eph_writer *w, unsigned batches);
+/* Ends w's thread once it has written all that was queued: from then on
+ * w encodes and writes on the caller's thread, as a writer that never had
+ * one.  Worth it where the caller would only wait for the thread (the
+ * profile's stop): the hand-over of each batch and the fresh pages of the
+ * queue's batches then cost more than the thread saves.  Returns the first
+ * error of what the thread wrote, as a wait would; a no-op without a
+ * thread, or once w has been forked (the forks share the thread's
+ * batches, so it stays until the close). */
+eph_status eph_writer_stop_thread(eph_writer *w);
 
 /* Bytes the writer holds in its buffers (not its tables' strings); with a
  * thread, its queue and its buffers as of the last wait. */

@@ -178,10 +178,20 @@ static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   }
 }
 
+/* The writer's thread starts with the first collection, which brings the
+ * first burst of records: a run that ends before it writes them all at the
+ * stop, where the thread would only cost its start (eph_profile_stop).  If
+ * the thread cannot start, the writer writes on the program's thread. */
+static void start_writer_thread(eph_profiler *p) {
+  p->writer_thread_due = false;
+  (void)eph_writer_start_thread(p->out);
+}
+
 static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   (void)kind;
   eph_profiler *p = data;
+  if (p->writer_thread_due) start_writer_thread(p);
   if (p->spec.mode == EPH_MODE_MERLIN) {
     prof_merlin_on_gc_start(p);
     return;
@@ -366,7 +376,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     return err ? err->status : EPH_ERR_INVALID;
   }
   /* If the thread cannot start, the writer stays usable and writes at once. */
-  if (writer_thread_wanted(spec)) (void)eph_writer_start_thread(p->out);
+  p->writer_thread_due = writer_thread_wanted(spec);
   p->clocks_in_writer = spec->mode == EPH_MODE_MERLIN;
   prof_clocks_start(p);
   {
@@ -408,18 +418,16 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   return EPH_OK;
 }
 
-#define STOP_QUEUE_BATCHES 8 /* 1 MiB: boids at `small` writes 289 K records at its stop, 5 % faster than with 128 */
-
 eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *err) {
   eph_profiler *p = profiler_of(h);
   if (!p) return EPH_OK;
   bool held_signals = prof_signals_detach(p);
-  /* From here the program waits for the profile, and so for the writer's
-   * thread: the records of the stop are stamped on this thread (which
-   * would otherwise only wait), and the writer's queue is kept short, so
-   * that the few batches it reuses stay in the cache. */
+  /* From here the program waits for the profile, and a writer's thread
+   * would only make it wait longer (a hand-over a batch, the batches'
+   * fresh pages): the stop stamps, encodes and writes on this thread. */
   p->clocks_in_writer = false;
-  eph_writer_queue_limit(p->out, STOP_QUEUE_BATCHES);
+  p->writer_thread_due = false;
+  prof_write_error(p, eph_writer_stop_thread(p->out));
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
   if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_on_gc_start(p); /* the last root check */

@@ -155,6 +155,7 @@ typedef struct eph_profiler {
   uint64_t *fresh_bits, *fresh_summary; /* summary: a bit per nonzero word of fresh_bits */
   size_t fresh_words, fresh_count, fresh_cursor;
   eph_stamp fin_stamp;        /* the last death stamp, for up to 32 finalisers of one batch */
+  bool writer_thread_due;     /* the writer's thread starts at the first collection */
   bool stopping;              /* the last GC is the stop's (prof_fin_mode_before_stop) */
   bool on_signals;            /* SIGINT and SIGTERM stop this profile (signals.c) */
 

@@ -3,24 +3,30 @@
  * the file is byte for byte the one a writer without a thread writes, for
  * every kind of item, with table entries declared between records and
  * explicit flushes; errors of queued items come back at the next call
- * that waits; the queue's memory is counted.
+ * that waits; the queue's memory is counted; a thread started and
+ * stopped mid-stream changes nothing in the file.
  */
 #include "format_test.h"
 #include "format/writer_profiler.h"
 
+#define NEVER SIZE_MAX
+
 /* Writes one stream with every kind of queued item between declarations
- * and flushes: n rounds; a record per round of each profiler form. */
-static void write_stream(const char *path, bool thread, bool compress, size_t n) {
+ * and flushes: n rounds; a record per round of each profiler form.  The
+ * writer has a thread from round `start` (0: from the open) to round
+ * `stop` (eph_writer_stop_thread), NEVER for either: no start or stop. */
+static void write_stream(const char *path, size_t start, size_t stop, bool compress, size_t n) {
   eph_error err;
   eph_meta_pair meta[] = {{"runtime", "ephemera"}};
   eph_writer *w = eph_writer_open(path, meta, 1, compress, &err);
   assert_non_null(w);
-  if (thread) assert_int_equal(eph_writer_start_thread(w), EPH_OK);
-  assert_int_equal(eph_writer_has_thread(w), thread);
   uint64_t rng = 7;
   eph_stamp birth = {64, 100, 0, 0};
   uint32_t classes = 0;
   for (size_t i = 0; i < n; i++) {
+    if (i == start) assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+    if (i == stop) assert_int_equal(eph_writer_stop_thread(w), EPH_OK);
+    assert_int_equal(eph_writer_has_thread(w), i >= start && i < stop);
     uint64_t y = sample_rand(&rng);
     if (i % 5000 == 0) { /* a new class and site mid-stream: declared after the queued records */
       char name[32];
@@ -56,12 +62,15 @@ static void write_stream(const char *path, bool thread, bool compress, size_t n)
 
 static void same_bytes(bool compress) {
   size_t n = 60000;
-  char a[512], b[512];
+  char a[512], b[512], c[512];
   snprintf(a, sizeof a, "%s", tmp_path(compress ? "sync-z.eph" : "sync.eph"));
   snprintf(b, sizeof b, "%s", tmp_path(compress ? "thread-z.eph" : "thread.eph"));
-  write_stream(a, false, compress, n);
-  write_stream(b, true, compress, n);
+  snprintf(c, sizeof c, "%s", tmp_path(compress ? "thread-mid-z.eph" : "thread-mid.eph"));
+  write_stream(a, NEVER, NEVER, compress, n);
+  write_stream(b, 0, NEVER, compress, n);
+  write_stream(c, n / 3 + 17, 2 * n / 3 + 5, compress, n); /* started and stopped mid-batch */
   assert_same_file(a, b);
+  assert_same_file(a, c);
   eph_file *p = load_ok(b);
   assert_true(p->complete);
   assert_int_equal(p->nrecords, 3 * n);
@@ -106,7 +115,9 @@ static void test_error_reported_at_wait(void **state) {
   eph_file_free(p);
 }
 
-/* Starting the thread twice is harmless; a fork gets none. */
+/* Starting the thread twice is harmless; a fork gets none; stopping a
+ * thread that was forked from keeps it (the forks share its batches), and
+ * stopping none is harmless. */
 static void test_start_arguments(void **state) {
   (void)state;
   assert_int_equal(eph_writer_start_thread(NULL), EPH_ERR_INVALID);
@@ -119,8 +130,12 @@ static void test_start_arguments(void **state) {
   assert_non_null(f);
   assert_int_equal(eph_writer_start_thread(f), EPH_ERR_INVALID);
   assert_false(eph_writer_has_thread(f));
+  assert_int_equal(eph_writer_stop_thread(f), EPH_OK);
+  assert_int_equal(eph_writer_stop_thread(w), EPH_OK);
+  assert_true(eph_writer_has_thread(w));
   assert_int_equal(eph_writer_close(f, NULL), EPH_OK);
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+  assert_int_equal(eph_writer_stop_thread(NULL), EPH_OK);
 }
 
 int main(void) {
