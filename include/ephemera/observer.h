@@ -49,6 +49,15 @@ typedef struct eph_observer {
    */
   void (*on_store)(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
   /*
+   * Merlin's barrier without a call (on_store NULL): when set, each pointer
+   * store raises trailer word store_stamp_word of the object it overwrote to
+   * *store_clock, if that is later (the heap needs that many trailer words).
+   * One load, a compare and a store at every pointer store, where on_store
+   * adds an indirect call and a frame.
+   */
+  const uint64_t *store_clock;
+  unsigned store_stamp_word;
+  /*
    * Set when on_alloc never collects and never allocates but pinned
    * ephemerons (it may store, re-arm ephemerons, make pinned ones, call
    * eph_heap_sample_next and eph_heap_site): the heap then calls it at its

@@ -12,6 +12,8 @@
 
 void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
   if (obs) {
+    if (obs->store_clock && !obs->on_store && (obs->store_stamp_word + 1) * sizeof(uint64_t) > h->fast.trailer_bytes)
+      ephh_fatal(h, "eph_heap_set_observer: store_stamp_word is past the heap's trailer words");
     h->observer = *obs;
     h->has_observer = true;
   } else {
@@ -19,7 +21,7 @@ void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
     h->has_observer = false;
     eph_heap_set_eden_walk(h, false);
   }
-  h->fast.store_hook = h->has_observer && h->observer.on_store;
+  h->fast.store_hook = h->has_observer && (h->observer.on_store || h->observer.store_clock);
   eph_heap_sample_next(h, h->has_observer && h->observer.on_alloc ? 1 : 0, 0);
 }
 

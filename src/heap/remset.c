@@ -30,13 +30,19 @@ void eph_remember_slow(eph_heap *h, eph_value obj) {
   if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) remset_add(h, obj);
 }
 
-/* eph_store's slow path while a tool watches stores (observer.on_store;
- * store_hook is set only while there is one).  The hook is called last, a
- * tail call: Merlin's barrier runs at every pointer store. */
+/* eph_store's slow path while a tool watches stores (observer.on_store or
+ * observer.store_clock; store_hook is set only while there is one).  The
+ * hook is called last, a tail call: Merlin's barrier runs at every pointer
+ * store. */
 void eph_store_hooked(eph_heap *h, eph_value obj, size_t i, eph_value v) {
   eph_value *slot = (eph_value *)(obj + sizeof(eph_header)) + i;
   eph_value old = *slot;
   *slot = v;
   if (eph_is_young(h, v) && !eph_is_young(h, obj)) eph_remember_slow(h, obj);
-  h->observer.on_store(h->observer.data, h, obj, i, old, v);
+  if (h->observer.on_store) {
+    h->observer.on_store(h->observer.data, h, obj, i, old, v);
+  } else if (eph_is_ptr(old)) {
+    uint64_t *stamp = eph_trailer(old) + h->observer.store_stamp_word, now = *h->observer.store_clock;
+    if (*stamp < now) *stamp = now;
+  }
 }

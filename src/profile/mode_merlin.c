@@ -8,17 +8,19 @@
  *   [1] its timestamp: the latest time it is known to have been reachable
  * and gets a timestamp
  *   - at birth (the clock after its own allocation);
- *   - when a store overwrites a pointer to it (the write barrier, on_store);
+ *   - when a store overwrites a pointer to it (the write barrier: the
+ *     heap's stamping barrier, observer.store_clock, or on_store when
+ *     tracing);
  *   - when it leaves a root: roots are checked at every allocation, and a
  *     slot whose value changed since the last check stamps the old value
  *     with the time of that check — the same stamps as Merlin's root scan
  *     at every allocation, at the cost of one compare per root slot.
  * After each collection, before any dead object's memory is reused, the
- * dead objects that hold a pointer are processed with a depth-first
- * propagation: a dead source with a later stamp than a target it points to
- * gives the target its stamp; dead targets so updated are pushed.  The
- * paper takes the sources latest stamp first; any order gives the same
- * stamps, and this file's goes newest address first (see propagate).
+ * dead objects that hold a pointer pass their stamps on: a dead source
+ * with a later stamp than a target it points to gives the target its
+ * stamp, and the target passes it on in turn.  The paper takes the sources
+ * latest stamp first, depth first; any order gives the same stamps, and
+ * this file's is one sweep, newest address first (see propagate).
  * (Targets that survive a scavenge receive the stamp too — old
  * objects, and young ones kept only by old garbage through the remembered
  * set: the scavenge cannot tell them from live ones; harmless if alive,
@@ -38,8 +40,12 @@
 
 #include "profiler.h"
 
+/* Set in a dead source's stamp word once the backward pass's sweep has
+ * passed it (propagate); stamps are 48-bit clocks. */
+#define VISITED (UINT64_C(1) << 63)
+
 static inline uint64_t birth_of(eph_value o) { return eph_trailer(o)[0] & BIRTH_MASK; }
-static inline uint64_t stamp_of(eph_value o) { return eph_trailer(o)[1]; }
+static inline uint64_t stamp_of(eph_value o) { return eph_trailer(o)[1] & ~VISITED; }
 static inline void stamp_max(eph_value o, uint64_t t) {
   uint64_t *w = &eph_trailer(o)[1];
   if (*w < t) *w = t;
@@ -164,31 +170,77 @@ static inline uint64_t pretenured_bit(eph_heap *h, eph_value obj) {
   return !eph_is_young(h, obj) && eph_size_bytes(obj) < eph_heap_large_object_bytes(h) ? UINT64_C(1) << 40 : 0;
 }
 
-/* The application clock advances only at allocations, and in this mode
- * every allocation comes here (the profiler allocates nothing): the clock
- * is the last check's plus this object's bytes, without asking the heap. */
-void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
-  eph_profiler *p = data;
-  uint64_t t = p->last_check + eph_object_bytes(obj);
+/* compare_slots without trace events, the check's time in a register:
+ * what runs at every allocation of an untraced profile. */
+static inline void compare_slots_quietly(eph_value **slots, eph_value *seen, size_t n, uint64_t last_check) {
+  for (size_t i = 0; i < n; i++) {
+    eph_value v = *slots[i];
+    if (EPH_UNLIKELY(v != seen[i])) {
+      if (eph_is_ptr(seen[i])) stamp_max(seen[i], last_check);
+      seen[i] = v;
+    }
+  }
+}
+
+static void on_alloc_traced(eph_profiler *p, eph_heap *h, eph_value obj);
+
+/* Checked builds: the clock kept here is the heap's. */
+static inline void check_clock(eph_profiler *p, uint64_t t) {
 #ifdef EPH_CHECKED
   if (t != prof_clock(p)) {
     fprintf(stderr, "ephemera: merlin: clock %llu, heap says %llu\n", (unsigned long long)t,
             (unsigned long long)prof_clock(p));
     abort();
   }
+#else
+  (void)p, (void)t;
 #endif
+}
+
+/* The application clock advances only at allocations, and in this mode
+ * every allocation comes here (the profiler allocates nothing): the clock
+ * is the last check's plus this object's bytes, without asking the heap.
+ * The untraced path is check_roots with nothing to trace, inline. */
+void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
+  eph_profiler *p = data;
+  if (EPH_UNLIKELY(p->spec.trace)) {
+    on_alloc_traced(p, h, obj);
+    return;
+  }
+  uint64_t last = p->last_check, t = last + eph_object_bytes(obj);
+  check_clock(p, t);
   uint64_t *tr = eph_trailer(obj);
   tr[0] = prof_birth_at(p, t);
   tr[1] = t;
-  if (p->spec.trace)
-    trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
-          (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32 | pretenured_bit(h, obj));
+  eph_value **shadow, **globals;
+  size_t nglobals, nshadow = eph_heap_root_slots(h, &shadow, &globals, &nglobals);
+  if (EPH_UNLIKELY(nglobals != p->seen_globals || nglobals + nshadow != p->seen_len)) {
+    check_reshaped_roots(p, t, t, shadow, nshadow, globals, nglobals);
+  } else {
+    compare_slots_quietly(globals, p->seen, nglobals, last);
+    compare_slots_quietly(shadow, p->seen + nglobals, nshadow, last);
+    p->last_check = t;
+  }
+  prof_clocks_tick(p, t);
+}
+
+/* prof_merlin_on_alloc with trace events (ALLOC, ROOT). */
+static void on_alloc_traced(eph_profiler *p, eph_heap *h, eph_value obj) {
+  uint64_t t = p->last_check + eph_object_bytes(obj);
+  check_clock(p, t);
+  uint64_t *tr = eph_trailer(obj);
+  tr[0] = prof_birth_at(p, t);
+  tr[1] = t;
+  trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
+        (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32 | pretenured_bit(h, obj));
   check_roots(p, t, t);
   prof_clocks_tick(p, t);
 }
 
-/* The write barrier (observer.on_store).  Stores do not move the clock:
- * now is the last allocation's time, that of the last root check. */
+/* The write barrier (observer.on_store) of a traced profile; untraced, the
+ * heap's own stamping barrier (observer.store_clock, set to &last_check)
+ * does the same without a call.  Stores do not move the clock: now is the
+ * last allocation's time, that of the last root check. */
 void prof_merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
   (void)h;
   eph_profiler *p = data;
@@ -265,10 +317,11 @@ static void sort_dead(eph_profiler *p) {
   if (src != p->dead) memcpy(p->dead, src, p->ndead * sizeof *p->dead);
 }
 
-/* Passes s's stamp to the targets of its pointer slots; dead targets that
- * it raised are pushed (their own targets may need it too). */
-static size_t pass_on(eph_profiler *p, const eph_gc_view *view, eph_value s, eph_gc_kind kind, size_t top) {
-  uint64_t ts = stamp_of(s);
+/* Passes stamp ts of source s on to the targets of its pointer slots.  A
+ * dead target it raises is pushed only if the sweep has passed it already
+ * (VISITED): one it has not reached yet passes on its stamp, raised or
+ * not, when the sweep gets there. */
+static size_t pass_on(eph_profiler *p, const eph_gc_view *view, eph_value s, uint64_t ts, eph_gc_kind kind, size_t top) {
   size_t n = eph_size_bytes(s) / sizeof(eph_value);
   for (size_t i = 0; i < n; i++) {
     eph_value t = eph_slot(s, i);
@@ -278,9 +331,10 @@ static size_t pass_on(eph_profiler *p, const eph_gc_view *view, eph_value s, eph
      * the mark found it dead; its bytes (and trailer) are then at the copy. */
     t = eph_gc_view_where(view, t, &dead);
     if (dead) {
-      if (stamp_of(t) < ts) {
-        eph_trailer(t)[1] = ts;
-        if (eph_format_of(t) == EPH_FORMAT_BYTES) continue; /* nothing to pass on */
+      uint64_t *w = &eph_trailer(t)[1], was = *w;
+      if ((was & ~VISITED) < ts) {
+        *w = ts | (was & VISITED);
+        if (!(was & VISITED) || eph_format_of(t) == EPH_FORMAT_BYTES) continue;
         p->stack = prof_grow(p, p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
         p->stack[top++] = t;
       }
@@ -294,53 +348,85 @@ static size_t pass_on(eph_profiler *p, const eph_gc_view *view, eph_value s, eph
   return top;
 }
 
-#define PREFETCH_AHEAD 8 /* sources between a prefetch and its use */
-
-/* Passes on the stamp of source i, unless it was raised since the
- * collection began (it was then searched from, at its raised stamp),
- * with a depth-first search of whatever that raises; returns the number
- * of objects it passed on from. */
-static size_t search_from(eph_profiler *p, const eph_gc_view *view, size_t i, eph_gc_kind kind) {
-  if (stamp_of(p->dead[i].obj) != p->dead[i].stamp) return 0; /* raised: done */
-  size_t searched = 1, top = pass_on(p, view, p->dead[i].obj, kind, 0);
+/* Passes on the stamps of the objects pushed, and of whatever that raises
+ * among the visited; returns how many it passed on from. */
+static size_t search(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind, size_t top) {
+  size_t searched = 0;
   while (top) {
     eph_value s = p->stack[--top];
-    top = pass_on(p, view, s, kind, top);
+    top = pass_on(p, view, s, stamp_of(s), kind, top);
     searched++;
   }
   return searched;
 }
 
+#define PREFETCH_AHEAD 16 /* sources between a prefetch and its use */
+#define TARGETS_AHEAD 8   /* sources between prefetching their targets and their use */
+
+/* The targets of source s, whose header and slots a prefetch brought in
+ * PREFETCH_AHEAD - TARGETS_AHEAD sources ago: pass_on reads and may raise
+ * each target's stamp, and young garbage is scattered over eden. */
+static inline void prefetch_targets(eph_value s) {
+  size_t n = eph_size_bytes(s) / sizeof(eph_value);
+  for (size_t k = 0; k < n; k++) {
+    eph_value t = eph_slot(s, k);
+    if (eph_is_ptr(t)) {
+      __builtin_prefetch((const void *)t, 1);
+      __builtin_prefetch((const void *)(t + 40), 1); /* the stamp of a small object, often the next line */
+    }
+  }
+}
+
+/* Prefetches for source i of a sweep down the sources. */
+static inline void prefetch_sources(const eph_profiler *p, size_t i) {
+  if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
+  if (i >= TARGETS_AHEAD) prefetch_targets(p->dead[i - TARGETS_AHEAD].obj);
+}
+
 /*
  * Merlin's backward pass (the paper's Figure 8) computes, for each dead
  * object, the latest stamp of the dead objects that reach it (itself
- * included).  Any order of sources gives that, as long as every raise is
- * followed by a search from the raised object; the order decides only how
+ * included).  Any order of sources gives that, as long as every object
+ * passes its stamp on after its last raise; the order decides only how
  * often an object is raised.  The paper's, latest stamp first, raises
  * each at most once, but needs the sources sorted, and then visits them,
  * and their targets, in no order memory likes.
  *
- * Here the sources go newest address first: young garbage points mostly
- * from newer objects to older ones, at lower addresses, so one sweep down
- * raises most targets before their turn, and the sweep reads memory in
- * order.  Should the sweep search more than four times as many objects as
- * there are sources (stamps rising against the pointers, say a long chain
- * whose newest end died last), the rest goes in the paper's order.
+ * Here one sweep goes down the sources, newest address first, and passes
+ * each one's stamp on when it gets there, raised or not.  Young garbage
+ * points mostly from newer objects to older ones, at lower addresses: a
+ * target raised before the sweep reaches it needs nothing more, and the
+ * sweep reads the sources in order while the targets' stamps are
+ * prefetched.  Only a raise behind the sweep (a pointer to a newer
+ * object) is searched from at once, depth first.  Should that search more
+ * than four times as many objects as there are sources (stamps rising
+ * against the pointers, say a long chain whose newest end died last), the
+ * sources left go in the paper's order, each visited before it starts.
  */
 static void propagate(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind) {
   size_t budget = 4 * p->ndead + 1024, searched = 0, i = p->ndead;
   while (i-- > 0) {
-    if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
-    searched += search_from(p, view, i, kind);
+    prefetch_sources(p, i);
+    eph_value s = p->dead[i].obj;
+    uint64_t *w = &eph_trailer(s)[1], ts = *w;
+    *w = ts | VISITED;
+    searched += 1 + search(p, view, kind, pass_on(p, view, s, ts, kind, 0));
     if (EPH_UNLIKELY(searched > budget)) break;
   }
   if (i == SIZE_MAX) return;
   p->stats.merlin_resorts++;
   p->ndead = i; /* sources [0, i) are left */
+  for (size_t k = 0; k < i; k++) { /* visited from here on: each raise is searched from at once */
+    uint64_t *w = &eph_trailer(p->dead[k].obj)[1];
+    p->dead[k].stamp = *w;
+    *w |= VISITED;
+  }
   sort_dead(p);
   for (i = p->ndead; i-- > 0;) {
     if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
-    search_from(p, view, i, kind);
+    eph_value s = p->dead[i].obj;
+    if (stamp_of(s) != p->dead[i].stamp) continue; /* raised since the sort: searched from then */
+    search(p, view, kind, pass_on(p, view, s, p->dead[i].stamp, kind, 0));
   }
 }
 

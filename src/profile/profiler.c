@@ -408,7 +408,8 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
       /* only finalization mode allocates in on_alloc: young ephemerons
        * (pinned ones never collect) */
       .on_alloc_is_leaf = spec->mode != EPH_MODE_FINALIZATION || spec->pretenure};
-  if (spec->mode == EPH_MODE_MERLIN) obs.on_store = prof_merlin_on_store;
+  if (spec->mode == EPH_MODE_MERLIN && spec->trace) obs.on_store = prof_merlin_on_store; /* STORE events */
+  else if (spec->mode == EPH_MODE_MERLIN) obs.store_clock = &p->last_check, obs.store_stamp_word = 1;
   eph_heap_set_observer(h, &obs);
   /* Exact modes see every object; the others sample. */
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);

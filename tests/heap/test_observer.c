@@ -279,6 +279,72 @@ static void fate_on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   f->dead_slot = eph_int_value(eph_slot(f->dead, 0));
 }
 
+/* --- the stamping barrier (observer.store_clock) -------------------------- */
+
+static int stores_seen;
+static void count_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value v) {
+  (void)data, (void)h, (void)obj, (void)i, (void)old, (void)v;
+  stores_seen++;
+}
+
+static void test_store_clock(void **state) {
+  (void)state;
+  eph_gc_params params = params_with("verify=1");
+  params.trailer_words = 2;
+  eph_error err;
+  eph_heap *h = NULL;
+  assert_int_equal(eph_heap_new(&params, &h, &err), EPH_OK);
+  P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
+  uint64_t clock = 100;
+  eph_observer obs = {.store_clock = &clock, .store_stamp_word = 1};
+  eph_heap_set_observer(h, &obs);
+  EPH_FRAME(h);
+  EPH_LOCAL(h, holder);
+  EPH_LOCAL(h, a);
+  EPH_LOCAL(h, b);
+  holder = eph_alloc(h, P, 2);
+  a = eph_alloc(h, P, 1);
+  b = eph_alloc(h, P, 1);
+  eph_store(h, holder, 0, a); /* overwrites nil: nothing stamped */
+  assert_int_equal(eph_trailer(a)[1], 0);
+  clock = 250;
+  eph_store(h, holder, 0, b); /* a leaves the slot at 250 */
+  assert_int_equal(eph_trailer(a)[1], 250);
+  assert_int_equal(eph_trailer(a)[0], 0); /* only the word asked for */
+  assert_int_equal(eph_trailer(b)[1], 0);
+  clock = 200; /* an earlier clock never lowers a stamp */
+  eph_store(h, holder, 0, a);
+  assert_int_equal(eph_trailer(b)[1], 200);
+  eph_store(h, holder, 0, eph_int(7));
+  assert_int_equal(eph_trailer(a)[1], 250);
+  eph_store(h, holder, 1, a); /* an integer overwritten: nothing to stamp */
+  /* The old-to-young barrier still runs: an old holder remembers a young value. */
+  eph_collect(h, EPH_GC_FULL);
+  assert_false(eph_is_young(h, holder));
+  b = eph_alloc(h, P, 1);
+  eph_store(h, holder, 1, b);
+  assert_true(eph_trailer(a)[1] == 250 || eph_trailer(a)[1] == 200); /* a moved with its trailer */
+  eph_collect(h, EPH_GC_SCAVENGE);
+  assert_ptr_equal((void *)eph_slot(holder, 1), (void *)b);
+  assert_int_equal(eph_heap_verify(h), EPH_OK);
+  /* on_store, when set, is called instead. */
+  stores_seen = 0;
+  obs.on_store = count_store;
+  eph_heap_set_observer(h, &obs);
+  uint64_t before = eph_trailer(b)[1];
+  clock = 999;
+  eph_store(h, holder, 1, eph_int(1));
+  assert_int_equal(stores_seen, 1);
+  assert_int_equal(eph_trailer(b)[1], before);
+  eph_heap_set_observer(h, NULL);
+  clock = 5000;
+  eph_store(h, holder, 0, b); /* no observer: no stamp */
+  eph_store(h, holder, 0, eph_int(0));
+  assert_int_equal(eph_trailer(b)[1], before);
+  EPH_UNFRAME(h);
+  eph_heap_free(h);
+}
+
 static void test_gc_fate(void **state) {
   (void)state;
   eph_heap *h = make("ratio=100");
@@ -341,6 +407,7 @@ int main(void) {
       cmocka_unit_test(test_on_alloc_every_allocation),
       cmocka_unit_test(test_on_alloc_may_allocate),
       cmocka_unit_test(test_gc_fate),
+      cmocka_unit_test(test_store_clock),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
