@@ -603,6 +603,34 @@ eph_status eph_writer_record_clocked(eph_writer *w, uint32_t class_id, uint32_t 
   return EPH_OK;
 }
 
+eph_status eph_writer_records_clocked(eph_writer *w, const eph_clocked_record *r, size_t n, unsigned death_kind) {
+  if (UNLIKELY(!w)) return EPH_ERR_INVALID;
+  if (UNLIKELY(death_kind > 0xFF)) death_kind = 0xFF; /* no kind: the encoder rejects the record */
+  ephf_async *q = w->q;
+  for (size_t i = 0; i < n;) {
+    if (UNLIKELY(!q || r[i].size > UINT32_MAX || !has_room(q, sizeof(op_clocked)))) { /* one the long way */
+      eph_status st = eph_writer_record_clocked(w, r[i].class_id, r[i].site_id, r[i].size, r[i].birth, r[i].death,
+                                                death_kind);
+      if (st != EPH_OK) return st;
+      i++;
+      continue;
+    }
+    /* As many as the batch has room for, while they are narrow. */
+    size_t room = (q->cur.cap - q->cur.len) / sizeof(op_clocked), end = n - i < room ? n : i + room;
+    op_clocked *o = take_room(q, (end - i) * sizeof *o);
+    uint32_t tag = OP_CLOCKED | death_kind << 8;
+    for (; i < end; i++, o++) {
+      if (UNLIKELY(r[i].size > UINT32_MAX)) { /* give back what this run did not fill */
+        q->cur.len -= (end - i) * sizeof *o;
+        break;
+      }
+      *o = (op_clocked){.tag = tag, .class_id = r[i].class_id, .site_id = r[i].site_id, .size = (uint32_t)r[i].size,
+                        .birth = r[i].birth, .death = r[i].death};
+    }
+  }
+  return EPH_OK;
+}
+
 eph_status eph_writer_clock_start(eph_writer *w, const eph_writer_clock_ops *ops, uint64_t bytes, uint64_t wall_ns,
                                   uint32_t minor0, uint32_t major0) {
   if (!w) return EPH_ERR_INVALID;

@@ -435,6 +435,34 @@ static void write_dead(void *data, eph_value obj) {
   write_record(p, obj, stamp_of(obj), EPH_DEATH_EXACT);
 }
 
+#define RUN 256 /* records handed to the writer in one call */
+
+/* The records of a collection's dead when the writer stamps them and
+ * nothing is traced: runs of RUN records, one call each. */
+static void write_dead_in_runs(eph_profiler *p, eph_gc_view *view) {
+  eph_clocked_record run[RUN];
+  size_t n = 0;
+  uint64_t deaths = 0;
+  int space = 0;
+  uintptr_t at = 0;
+  for (eph_value o; (o = eph_gc_view_next_dead(view, &space, &at));) {
+    const uint64_t *tr = eph_trailer(o);
+    uint64_t birth = tr[0] & BIRTH_MASK;
+    if (!birth) continue; /* allocated before the profiler started */
+    run[n++] = (eph_clocked_record){.class_id = prof_class_id(p, eph_class_of(o)),
+                                    .site_id = (uint32_t)(tr[0] >> BIRTH_BITS),
+                                    .size = eph_object_bytes(o),
+                                    .birth = birth,
+                                    .death = tr[1] & ~VISITED};
+    if (n == RUN) {
+      prof_write_error(p, eph_writer_records_clocked(p->out, run, n, EPH_DEATH_EXACT));
+      deaths += n, n = 0;
+    }
+  }
+  prof_write_error(p, eph_writer_records_clocked(p->out, run, n, EPH_DEATH_EXACT));
+  p->stats.deaths += deaths + n;
+}
+
 void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   /* A clock sample now, so that every time written below lies within the
    * samples and gets the same interpolated wall time whenever it is written. */
@@ -453,6 +481,10 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   propagate(p, &view, kind);
   /* Records in address order (allocation order, for young objects): births
    * then come in order, which the file codes in fewer bytes. */
+  if (p->clocks_in_writer && !p->spec.trace) {
+    write_dead_in_runs(p, &view);
+    return;
+  }
   space = 0, at = 0;
   for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));) write_dead(p, o);
 }

@@ -53,10 +53,20 @@ static void replica_free(void *c) {
 static const eph_writer_clock_ops replica = {replica_start, replica_point, replica_step,
                                              replica_stamp, replica_memory, replica_free};
 
-/* n records; clocked: through the writer's replica, else stamped here.
- * Points come every 64 bytes, so that 300 000 of them thin the tables
- * once (past 2^18 points); a collection every 5000 records. */
-static void write_stream(const char *path, bool clocked, bool thread, size_t n) {
+enum how { STAMPED, CLOCKED, CLOCKED_RUNS };
+
+/* Hands the run of clocked records kept so far to the writer. */
+static void flush_run(eph_writer *w, eph_clocked_record *run, size_t *n, unsigned kind) {
+  if (*n) assert_int_equal(eph_writer_records_clocked(w, run, *n, kind), EPH_OK);
+  *n = 0;
+}
+
+/* n records: clocked through the writer's replica, one call each or in
+ * runs (eph_writer_records_clocked, runs of one death kind between clock
+ * points), or stamped here.  A clock point every `every` records, 64 bytes
+ * a record, so that 300 000 records thin the tables once (past 2^18
+ * points); a collection every 5000 records. */
+static void write_stream(const char *path, enum how how, bool thread, size_t n, size_t every) {
   eph_error err;
   eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
   assert_non_null(w);
@@ -67,45 +77,58 @@ static void write_stream(const char *path, bool clocked, bool thread, size_t n) 
   ephs_clocks c;
   uint64_t now = 1000, wall = 50;
   assert_true(ephs_clocks_init(&c, (ephs_clock_alloc){grow, release, NULL}, EPHS_STEPS_STRICTLY_BEFORE, now, wall, 3, 1));
-  if (clocked) assert_int_equal(eph_writer_clock_start(w, &replica, now, wall, 3, 1), EPH_OK);
+  if (how != STAMPED) assert_int_equal(eph_writer_clock_start(w, &replica, now, wall, 3, 1), EPH_OK);
+  eph_clocked_record run[512];
+  size_t nrun = 0;
+  unsigned run_kind = EPH_DEATH_EXACT;
   uint64_t rng = 11;
   for (size_t i = 0; i < n; i++) {
     uint64_t y = sample_rand(&rng);
     uint64_t size = i == n / 2 ? (UINT64_C(5) << 30) : 16 + 8 * (y % 6); /* one of 5 GiB: the wide item */
     now += 64;
     wall += 100 + (y >> 8) % 200;
-    assert_true(ephs_clocks_point(&c, now, wall));
-    if (clocked) assert_int_equal(eph_writer_clock_point(w, now, wall), EPH_OK);
+    if (i % every == 0) {
+      assert_true(ephs_clocks_point(&c, now, wall));
+      flush_run(w, run, &nrun, run_kind);
+      if (how != STAMPED) assert_int_equal(eph_writer_clock_point(w, now, wall), EPH_OK);
+    }
     if (i % 5000 == 4999) {
       bool major = (y >> 20) % 4 == 0;
       assert_true(ephs_clocks_step(&c, now, major));
-      if (clocked) assert_int_equal(eph_writer_clock_step(w, now, major), EPH_OK);
+      flush_run(w, run, &nrun, run_kind);
+      if (how != STAMPED) assert_int_equal(eph_writer_clock_step(w, now, major), EPH_OK);
     }
     /* a birth up to 20 000 records back, a death between it and now (or at it) */
     uint64_t back = 64 * ((y >> 32) % 20000), birth = now > 1000 + back ? now - back : now;
     uint64_t death = (y >> 40) % 3 == 0 ? birth : birth + (now - birth) / 2;
     uint32_t cls = 1 + (uint32_t)(y % 2), site = (uint32_t)((y >> 4) % 2);
     unsigned kind = (y >> 50) % 5 == 0 ? EPH_DEATH_CENSORED : EPH_DEATH_EXACT;
-    if (clocked) {
+    if (how == CLOCKED_RUNS) {
+      if (kind != run_kind || nrun == sizeof run / sizeof *run) flush_run(w, run, &nrun, run_kind);
+      run_kind = kind;
+      run[nrun++] = (eph_clocked_record){.class_id = cls, .site_id = site, .size = size, .birth = birth, .death = death};
+    } else if (how == CLOCKED) {
       assert_int_equal(eph_writer_record_clocked(w, cls, site, size, birth, death, kind), EPH_OK);
     } else {
       eph_stamp b = stamp(&c, birth, 0), d = death == birth ? b : stamp(&c, death, 1);
       assert_int_equal(eph_writer_record_to_death(w, cls, site, size, 1.0, &b, &d, kind), EPH_OK);
     }
   }
+  flush_run(w, run, &nrun, run_kind);
   assert_true(c.gap > 64); /* the tables thinned */
-  if (clocked) assert_true(eph_writer_memory(w) > sizeof(ephs_clocks));
+  if (how != STAMPED) assert_true(eph_writer_memory(w) > sizeof(ephs_clocks));
   ephs_clocks_free(&c);
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
 }
 
-static void same_bytes(bool thread) {
+/* The clocked stream (how) is byte for byte the stamped one. */
+static void same_bytes(enum how how, bool thread, size_t every) {
   size_t n = 300000;
   char a[512], b[512];
   snprintf(a, sizeof a, "%s", tmp_path("stamped.eph"));
   snprintf(b, sizeof b, "%s", tmp_path(thread ? "clocked-thread.eph" : "clocked.eph"));
-  write_stream(a, false, false, n);
-  write_stream(b, true, thread, n);
+  write_stream(a, STAMPED, false, n, every);
+  write_stream(b, how, thread, n, every);
   assert_same_file(a, b);
   eph_file *p = load_ok(b);
   assert_true(p->complete);
@@ -115,12 +138,20 @@ static void same_bytes(bool thread) {
 
 static void test_same_bytes_without_thread(void **state) {
   (void)state;
-  same_bytes(false);
+  same_bytes(CLOCKED, false, 1);
 }
 
 static void test_same_bytes_with_thread(void **state) {
   (void)state;
-  same_bytes(true);
+  same_bytes(CLOCKED, true, 1);
+}
+
+/* Runs of records in one call: up to 512 between points every 700
+ * records, cut by the death kind; the wide record within a run. */
+static void test_runs_same_bytes(void **state) {
+  (void)state;
+  same_bytes(CLOCKED_RUNS, false, 700);
+  same_bytes(CLOCKED_RUNS, true, 700);
 }
 
 /* A clocked record before the clock started fails the writer, with a
@@ -145,6 +176,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_bytes_without_thread),
       cmocka_unit_test(test_same_bytes_with_thread),
+      cmocka_unit_test(test_runs_same_bytes),
       cmocka_unit_test(test_record_before_start),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
