@@ -123,8 +123,6 @@ void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), vo
     if (eph_class_of((eph_value)p) != 0) fn(data, (eph_value)p); /* not a filler */
 }
 
-eph_site *eph_heap_site(eph_heap *h) { return h->fast.site; }
-
 size_t eph_heap_trailer_bytes(const eph_heap *h) { return h->fast.trailer_bytes; }
 
 void eph_heap_set_permanent_bytes(eph_heap *h, size_t bytes) { h->permanent_bytes = bytes; }

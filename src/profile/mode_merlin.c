@@ -170,16 +170,60 @@ static inline uint64_t pretenured_bit(eph_heap *h, eph_value obj) {
   return !eph_is_young(h, obj) && eph_size_bytes(obj) < eph_heap_large_object_bytes(h) ? UINT64_C(1) << 40 : 0;
 }
 
+/* Slot i changed since the last check (untraced). */
+static inline void compare_slot_quietly(eph_value **slots, eph_value *seen, size_t i, uint64_t last_check) {
+  eph_value v = *slots[i];
+  if (EPH_UNLIKELY(v != seen[i])) {
+    if (eph_is_ptr(seen[i])) stamp_max(seen[i], last_check);
+    seen[i] = v;
+  }
+}
+
 /* compare_slots without trace events, the check's time in a register:
  * what runs at every allocation of an untraced profile. */
 static inline void compare_slots_quietly(eph_value **slots, eph_value *seen, size_t n, uint64_t last_check) {
-  for (size_t i = 0; i < n; i++) {
-    eph_value v = *slots[i];
-    if (EPH_UNLIKELY(v != seen[i])) {
-      if (eph_is_ptr(seen[i])) stamp_max(seen[i], last_check);
-      seen[i] = v;
-    }
+  for (size_t i = 0; i < n; i++) compare_slot_quietly(slots, seen, i, last_check);
+}
+
+#define TOP_SLOTS 8 /* the slots at the top of the shadow stack, compared one at a time */
+
+/* The same for a deep stack whose height changed (a call or a return, as
+ * in binarytrees' recursion at every allocation): the slots that change
+ * are the running function's, at the top; below TOP_SLOTS from the top,
+ * four slots are told unchanged with one branch, their differences or-ed.
+ * (Where the height stays, as on lambda, the top is most of the stack and
+ * the groups only cost.) */
+static inline void compare_deep_slots_quietly(eph_value **slots, eph_value *seen, size_t n, uint64_t last_check) {
+  size_t i = 0;
+  for (; i + 4 + TOP_SLOTS <= n; i += 4) {
+    eph_value d = (*slots[i] ^ seen[i]) | (*slots[i + 1] ^ seen[i + 1]) | (*slots[i + 2] ^ seen[i + 2]) |
+                  (*slots[i + 3] ^ seen[i + 3]);
+    if (EPH_LIKELY(d == 0)) continue;
+    for (size_t k = i; k < i + 4; k++) compare_slot_quietly(slots, seen, k, last_check);
   }
+  for (; i < n; i++) compare_slot_quietly(slots, seen, i, last_check);
+}
+
+/* check_reshaped_roots without trace events, when only the shadow stack's
+ * height changed (the common case: a call or a return between two
+ * allocations); anything else takes the general path. */
+static void check_reshaped_quietly(eph_profiler *p, uint64_t now, eph_value **shadow, size_t nshadow,
+                                   eph_value **globals, size_t nglobals) {
+  if (EPH_UNLIKELY(nglobals != p->seen_globals || p->seen_len < nglobals)) {
+    check_reshaped_roots(p, now, now, shadow, nshadow, globals, nglobals);
+    return;
+  }
+  size_t n = nglobals + nshadow, old_shadow = p->seen_len - nglobals;
+  size_t both = nshadow < old_shadow ? nshadow : old_shadow;
+  eph_value *seen = p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
+  uint64_t last = p->last_check;
+  compare_slots_quietly(globals, seen, nglobals, last);
+  compare_deep_slots_quietly(shadow, seen + nglobals, both, last);
+  for (size_t i = both; i < nshadow; i++) seen[nglobals + i] = *shadow[i]; /* new slots */
+  for (size_t i = nshadow; i < old_shadow; i++) /* slots that are gone */
+    if (eph_is_ptr(seen[nglobals + i])) stamp_max(seen[nglobals + i], last);
+  p->seen_len = n;
+  p->last_check = now;
 }
 
 static void on_alloc_traced(eph_profiler *p, eph_heap *h, eph_value obj);
@@ -215,7 +259,7 @@ void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_value **shadow, **globals;
   size_t nglobals, nshadow = eph_heap_root_slots(h, &shadow, &globals, &nglobals);
   if (EPH_UNLIKELY(nglobals != p->seen_globals || nglobals + nshadow != p->seen_len)) {
-    check_reshaped_roots(p, t, t, shadow, nshadow, globals, nglobals);
+    check_reshaped_quietly(p, t, shadow, nshadow, globals, nglobals);
   } else {
     compare_slots_quietly(globals, p->seen, nglobals, last);
     compare_slots_quietly(shadow, p->seen + nglobals, nshadow, last);
