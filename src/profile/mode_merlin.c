@@ -241,6 +241,14 @@ static inline void check_clock(eph_profiler *p, uint64_t t) {
 #endif
 }
 
+/* obj's trailer at its birth, at clock t: birth and site, and its first stamp. */
+static inline void born(eph_profiler *p, eph_value obj, uint64_t t) {
+  check_clock(p, t);
+  uint64_t *tr = eph_trailer(obj);
+  tr[0] = prof_birth_at(p, t);
+  tr[1] = t;
+}
+
 /* The application clock advances only at allocations, and in this mode
  * every allocation comes here (the profiler allocates nothing): the clock
  * is the last check's plus this object's bytes, without asking the heap.
@@ -252,10 +260,7 @@ void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
     return;
   }
   uint64_t last = p->last_check, t = last + eph_object_bytes(obj);
-  check_clock(p, t);
-  uint64_t *tr = eph_trailer(obj);
-  tr[0] = prof_birth_at(p, t);
-  tr[1] = t;
+  born(p, obj, t);
   eph_value **shadow, **globals;
   size_t nglobals, nshadow = eph_heap_root_slots(h, &shadow, &globals, &nglobals);
   if (EPH_UNLIKELY(nglobals != p->seen_globals || nglobals + nshadow != p->seen_len)) {
@@ -271,12 +276,9 @@ void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
 /* prof_merlin_on_alloc with trace events (ALLOC, ROOT). */
 static void on_alloc_traced(eph_profiler *p, eph_heap *h, eph_value obj) {
   uint64_t t = p->last_check + eph_object_bytes(obj);
-  check_clock(p, t);
-  uint64_t *tr = eph_trailer(obj);
-  tr[0] = prof_birth_at(p, t);
-  tr[1] = t;
+  born(p, obj, t);
   trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
-        (tr[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32 | pretenured_bit(h, obj));
+        (eph_trailer(obj)[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32 | pretenured_bit(h, obj));
   check_roots(p, t, t);
   prof_clocks_tick(p, t);
 }
@@ -300,24 +302,36 @@ void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
   trace(p, EPH_EV_GC, now, 0, kind, 1, 0);
 }
 
+/* obj's record, dying at `death`; false for an object allocated before
+ * the profiler started (no birth). */
+static inline bool record_of(eph_profiler *p, eph_value obj, uint64_t death, eph_clocked_record *r) {
+  uint64_t word = eph_trailer(obj)[0];
+  if (!(word & BIRTH_MASK)) return false; /* its class need not be declared then */
+  *r = (eph_clocked_record){.class_id = prof_class_id(p, eph_class_of(obj)),
+                            .site_id = (uint32_t)(word >> BIRTH_BITS),
+                            .size = eph_object_bytes(obj),
+                            .birth = word & BIRTH_MASK,
+                            .death = death};
+  return true;
+}
+
 static void write_record(eph_profiler *p, eph_value obj, uint64_t death, eph_death_kind kind) {
-  uint64_t word = eph_trailer(obj)[0], birth = word & BIRTH_MASK;
-  if (!birth) return; /* allocated before the profiler started */
-  uint32_t cls = prof_class_id(p, eph_class_of(obj)), site = (uint32_t)(word >> BIRTH_BITS);
+  eph_clocked_record r;
+  if (!record_of(p, obj, death, &r)) return;
   eph_status st;
   if (p->clocks_in_writer) { /* stamped by the writer, on its thread (prof_clocks_start) */
-    st = eph_writer_record_clocked(p->out, cls, site, eph_object_bytes(obj), birth, death, kind);
+    st = eph_writer_record_clocked(p->out, r.class_id, r.site_id, r.size, r.birth, death, kind);
   } else { /* at the stop (eph_profile_stop) */
-    eph_stamp b = prof_clocks_stamp_at(p, birth);
-    eph_stamp d = death == birth ? b : prof_clocks_stamp_with(p, death, 1); /* own cache entry */
-    st = eph_writer_record_to_death(p->out, cls, site, eph_object_bytes(obj), 1.0, &b, &d, kind);
+    eph_stamp b = prof_clocks_stamp_at(p, r.birth);
+    eph_stamp d = death == r.birth ? b : prof_clocks_stamp_with(p, death, 1); /* own cache entry */
+    st = eph_writer_record_to_death(p->out, r.class_id, r.site_id, r.size, 1.0, &b, &d, kind);
   }
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
   if (kind == EPH_DEATH_CENSORED) {
     p->stats.censored++;
   } else {
     p->stats.deaths++;
-    if (p->spec.trace) trace(p, EPH_EV_DEATH, death, birth, 0, 0, 0);
+    if (p->spec.trace) trace(p, EPH_EV_DEATH, death, r.birth, 0, 0, 0);
   }
 }
 
@@ -490,15 +504,8 @@ static void write_dead_in_runs(eph_profiler *p, eph_gc_view *view) {
   int space = 0;
   uintptr_t at = 0;
   for (eph_value o; (o = eph_gc_view_next_dead(view, &space, &at));) {
-    const uint64_t *tr = eph_trailer(o);
-    uint64_t birth = tr[0] & BIRTH_MASK;
-    if (!birth) continue; /* allocated before the profiler started */
-    run[n++] = (eph_clocked_record){.class_id = prof_class_id(p, eph_class_of(o)),
-                                    .site_id = (uint32_t)(tr[0] >> BIRTH_BITS),
-                                    .size = eph_object_bytes(o),
-                                    .birth = birth,
-                                    .death = tr[1] & ~VISITED};
-    if (n == RUN) {
+    if (!record_of(p, o, stamp_of(o), &run[n])) continue;
+    if (++n == RUN) {
       prof_write_error(p, eph_writer_records_clocked(p->out, run, n, EPH_DEATH_EXACT));
       deaths += n, n = 0;
     }
