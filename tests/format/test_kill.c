@@ -148,7 +148,11 @@ static void test_sigkill_after_automatic_flushes(void **state) {
     assert_true(p->nrecords > 1000);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
-    assert_int_equal(p->valid_bytes, (uint64_t)sb.st_size);
+    /* Without a thread the kill comes between two write(2)s.  With one, the
+     * writer's thread may be inside a chunk's write(2), which SIGKILL can cut
+     * short: the file then ends in part of a chunk, which the reader drops. */
+    if (threaded) assert_true(p->valid_bytes <= (uint64_t)sb.st_size);
+    else assert_int_equal(p->valid_bytes, (uint64_t)sb.st_size);
     eph_file_free(p);
   }
 }
