@@ -40,7 +40,8 @@ typedef struct eph_profile_spec {
   unsigned threads;      /* gc mode sampling every object: threads that walk eden after a
                             scavenge, 1 or 2; 0 (auto) = 2 if the process may run on two CPUs or more.
                             merlin: 1 = records encoded on the program's thread; else on a writer's
-                            thread where two CPUs are usable */
+                            thread where two CPUs are usable, and at the stop on the program's
+                            thread and a helper (2, or auto where two CPUs are usable) */
   unsigned stacks;       /* frames kept per sampled allocation (the site and EPH_CALLER frames), 2..256;
                             0 = the site alone (profile.h) */
 } eph_profile_spec;

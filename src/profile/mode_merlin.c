@@ -537,12 +537,29 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
     return;
   }
   space = 0, at = 0;
+  if (p->stop_records) { /* the stop's: on two threads (stop_records.c) */
+    eph_clocked_record r;
+    for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));)
+      if (record_of(p, o, stamp_of(o), &r)) prof_stop_records_add(p, &r, EPH_DEATH_EXACT);
+    prof_stop_records_flush(p); /* the stop takes a clock point next */
+    return;
+  }
   for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));) write_dead(p, o);
 }
 
 static void censor(void *data, eph_value obj) {
   eph_profiler *p = data;
-  write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
+  eph_clocked_record r;
+  if (p->stop_records && record_of(p, obj, prof_clock(p), &r)) prof_stop_records_add(p, &r, EPH_DEATH_CENSORED);
+  else if (!p->stop_records) write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
+}
+
+/* Before the stop's last full GC: the last root check, and the records
+ * from here on stamped and encoded on two threads where that can be
+ * (not when tracing: each record then has its DEATH event beside it). */
+void prof_merlin_before_stop(eph_profiler *p) {
+  prof_merlin_on_gc_start(p);
+  if (!p->spec.trace) (void)prof_stop_records_begin(p);
 }
 
 /* After the last full GC (eph_profile_stop): what is left is reachable. */
@@ -553,4 +570,5 @@ void prof_merlin_mode_stop(eph_profiler *p) {
     for (size_t i = 0; i < p->seen_len; i++)
       if (eph_is_ptr(p->seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->seen[i]), 1, 0, 0);
   eph_heap_each_object(p->h, censor, p);
+  prof_stop_records_end(p);
 }

@@ -431,7 +431,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   prof_write_error(p, eph_writer_stop_thread(p->out));
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
-  if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_on_gc_start(p); /* the last root check */
+  if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_before_stop(p); /* the last root check */
   if (p->spec.mode == EPH_MODE_FINALIZATION) prof_fin_mode_before_stop(p);
   eph_collect(h, EPH_GC_FULL);
   if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) prof_gc_mode_stop(p);

@@ -167,6 +167,7 @@ typedef struct eph_profiler {
   size_t ndead, dead_cap, dead_tmp_cap;
   eph_value *stack;
   size_t stack_cap;
+  struct prof_stop_records *stop_records; /* the stop's records (stop_records.c), while it writes them */
 
   /* brute mode */
   uint64_t last_brute_gc;     /* clock of the last requested full GC */
@@ -344,6 +345,18 @@ void prof_merlin_on_gc_start(eph_profiler *p);
 void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
 void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
 void prof_merlin_mode_stop(eph_profiler *p);
+void prof_merlin_before_stop(eph_profiler *p);
+
+/* stop_records.c: Merlin's records at the stop, filled here and stamped and
+ * encoded on this thread and, where a second CPU is usable, a helper's.
+ * begin: false when out of memory (the records are then written one at a
+ * time); add takes a record in order and counts it; flush writes all taken
+ * (before the clock tables change); end flushes and ends the helper. */
+typedef struct prof_stop_records prof_stop_records;
+bool prof_stop_records_begin(eph_profiler *p);
+void prof_stop_records_add(eph_profiler *p, const eph_clocked_record *r, eph_death_kind kind);
+void prof_stop_records_flush(eph_profiler *p);
+void prof_stop_records_end(eph_profiler *p);
 uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s);
 uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls);
 /* The profile's id of site s, or 0 if it has none yet (changes nothing). */
