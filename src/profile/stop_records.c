@@ -6,24 +6,27 @@
  * them all, and on a short run they are most of the profile (every
  * workload at `small` never scavenges: the stop writes all its records).
  * Each record costs two clock lookups and its encoding; filling its
- * fields (class, site, size, birth, death) is a tenth of that.
+ * fields (class, site, size, birth, death, from the object) costs about
+ * half as much again, in time: the walk over the dead misses the cache.
  *
- * So this thread fills blocks of STOP_BLOCK records and, with threads=2
- * (by default where a second CPU is usable), a helper thread encodes every other
- * block into a fork of the writer while this one encodes the block
- * before it.  Blocks go in pairs, this thread's first; the join puts the
- * fork's records after it, so the file holds the records in the order
- * they came, in the same chunks' worth of bytes give or take a chunk
- * header.  Only this thread fills, so only it declares a class in the
- * file (the fork is synced before each pair).  The clock tables stand
- * still while the helper reads them: the profile's clock points are
- * taken before a pair is filled or after it is joined, never between.
- * The helper keeps clock caches of its own, emptied before each block
- * (a point taken between two pairs changes the tables).
+ * So this thread fills blocks of STOP_BLOCK records in rounds of 1 +
+ * HELPER_BLOCKS blocks and, with threads=2 (by default where a second
+ * CPU is usable), a helper thread stamps and encodes a round's last
+ * HELPER_BLOCKS blocks into a fork of the writer while this thread
+ * encodes the round's first block and fills the next round.  Before it
+ * encodes that round's first block, this thread joins the fork, which
+ * puts the helper's records after its own: the file holds the records in
+ * the order they came.  The helper's blocks are two sets used in turn,
+ * one being encoded while the other is filled.  Only this thread fills,
+ * so only it declares a class in the file (the fork is synced before each
+ * hand-over).  The clock tables stand still while the helper reads them:
+ * prof_stop_records_flush waits for the helper, and the profile takes a
+ * clock point only after a flush.  The helper keeps clock caches of its
+ * own, emptied at each hand-over.
  *
  * Without a helper (threads=1, by default on one CPU, a fork or a thread
- * that could not be had, or fewer records than two blocks) the blocks are encoded
- * here, in the same order: the same records either way.
+ * that could not be had, or fewer records than one block) the blocks are
+ * encoded here, in the same order: the same records either way.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +36,11 @@
 #include "profiler.h"
 
 #define STOP_BLOCK 4096
+/* The helper encodes HELPER_BLOCKS blocks while this thread fills 1 +
+ * HELPER_BLOCKS and encodes one: on boids, filling a block takes about
+ * 0.4 times as long as encoding it, so two keep both threads busy. */
+#define HELPER_BLOCKS 2
+#define ROUND (1 + HELPER_BLOCKS)
 /* Spins (each a pause) before a wait blocks: a block takes tens of
  * microseconds to encode, and a blocked thread takes as long to wake. */
 #define SPINS 20000
@@ -45,24 +53,28 @@ typedef struct stop_block {
  * writes per record (the blocks' counts) lies on other cache lines, or
  * each record's count would pull the line back from the spinning helper. */
 struct prof_stop_records {
-  stop_block block[2]; /* block[1] is the helper's in a pair */
-  _Alignas(64) size_t n[2];    /* records in each block */
-  eph_death_kind kind[2];      /* a block holds one kind */
-  int filling;                 /* the block being filled: 1 once block[0] is closed */
-  bool helper_wanted;          /* threads=2, or a second CPU with threads=auto */
-  bool helper_failed;          /* the fork or the thread could not be had: all here */
+  stop_block mine;                            /* a round's first block: this thread's */
+  stop_block helpers[2][HELPER_BLOCKS];       /* the rest, two sets in turn */
+  _Alignas(64) size_t n[ROUND];               /* records in each block of the round being filled */
+  eph_death_kind kind[ROUND];                 /* a block holds one kind */
+  int filling;                                /* the block of the round being filled */
+  int set;                                    /* the set of helpers' blocks being filled */
+  bool in_flight;                             /* the helper has (or had) the other set: join before going on */
+  bool helper_wanted;                         /* threads=2, or a second CPU with threads=auto */
+  bool helper_failed;                         /* the fork or the thread could not be had: all here */
   bool thread_running;
   eph_writer *fork;
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t cond;
   eph_profiler *p;
-  /* Handed to the helper with a pair, and back. */
-  _Alignas(64) atomic_uint posted; /* pairs handed to the helper */
-  size_t helper_n;                 /* its block's records and kind */
-  eph_death_kind helper_kind;
+  /* Handed to the helper with a set of blocks, and back. */
+  _Alignas(64) atomic_uint posted; /* sets handed to the helper */
+  const stop_block *helper_blocks;
+  size_t helper_n[HELPER_BLOCKS];
+  eph_death_kind helper_kind[HELPER_BLOCKS];
   bool quit;
-  _Alignas(64) atomic_uint done; /* pairs the helper finished */
+  _Alignas(64) atomic_uint done; /* sets the helper finished */
   eph_status helper_status;
 };
 
@@ -105,14 +117,16 @@ static eph_status write_block(eph_profiler *p, eph_writer *out, const stop_block
 
 static void *helper_main(void *arg) {
   prof_stop_records *s = arg;
-  for (unsigned pair = 1;; pair++) {
-    wait_for(s, &s->posted, pair);
+  for (unsigned set = 1;; set++) {
+    wait_for(s, &s->posted, set);
     if (s->quit) return NULL;
     ephs_clock_cache cache[2];
     memset(cache, 0, sizeof cache);
-    eph_status st = write_block(s->p, s->fork, &s->block[1], s->helper_n, s->helper_kind, cache);
+    eph_status st = EPH_OK;
+    for (int i = 0; i < HELPER_BLOCKS && st == EPH_OK; i++)
+      st = write_block(s->p, s->fork, &s->helper_blocks[i], s->helper_n[i], s->helper_kind[i], cache);
     if (st != EPH_OK && s->helper_status == EPH_OK) s->helper_status = st;
-    post(s, &s->done, pair);
+    post(s, &s->done, set);
   }
 }
 
@@ -131,29 +145,48 @@ static bool start_helper(prof_stop_records *s) {
   return true;
 }
 
-/* Writes the filled blocks, in order, and empties them. */
-static void write_blocks(prof_stop_records *s) {
+/* Waits for the set the helper has, and puts its records in the file
+ * after those written so far. */
+static void join_helper(prof_stop_records *s) {
+  if (!s->in_flight) return;
   eph_profiler *p = s->p;
-  if (s->n[1] && !s->thread_running && s->helper_wanted && !s->helper_failed) s->helper_failed = !start_helper(s);
-  if (s->n[1] && s->thread_running) {
-    eph_writer_fork_sync(s->fork); /* the classes this pair's filling declared */
-    s->helper_n = s->n[1];
-    s->helper_kind = s->kind[1];
-    unsigned pair = atomic_load_explicit(&s->posted, memory_order_relaxed) + 1;
-    post(s, &s->posted, pair);
-    prof_write_error(p, write_block(p, p->out, &s->block[0], s->n[0], s->kind[0], p->clocks.cache));
-    wait_for(s, &s->done, pair);
-    if (s->helper_status != EPH_OK) {
-      prof_write_error(p, s->helper_status);
-      s->helper_status = EPH_OK;
-    }
-    prof_write_error(p, eph_writer_join(s->fork));
-  } else {
-    for (int i = 0; i < 2; i++)
-      prof_write_error(p, write_block(p, p->out, &s->block[i], s->n[i], s->kind[i], p->clocks.cache));
+  wait_for(s, &s->done, atomic_load_explicit(&s->posted, memory_order_relaxed));
+  if (s->helper_status != EPH_OK) {
+    prof_write_error(p, s->helper_status);
+    s->helper_status = EPH_OK;
   }
-  s->n[0] = s->n[1] = 0;
+  prof_write_error(p, eph_writer_join(s->fork));
+  s->in_flight = false;
+}
+
+/* Ends the round being filled: the helper's blocks to the helper (after
+ * the set it had is in the file), the first block encoded here; without a
+ * helper, all of them here, in order. */
+static void end_round(prof_stop_records *s) {
+  eph_profiler *p = s->p;
+  size_t helper_records = 0;
+  for (int i = 1; i < ROUND; i++) helper_records += s->n[i];
+  if (helper_records && !s->thread_running && s->helper_wanted && !s->helper_failed) s->helper_failed = !start_helper(s);
+  join_helper(s); /* the last round's helper records follow its first block */
+  if (helper_records && s->thread_running) {
+    eph_writer_fork_sync(s->fork); /* the classes this round's filling declared */
+    s->helper_blocks = s->helpers[s->set];
+    for (int i = 0; i < HELPER_BLOCKS; i++) s->helper_n[i] = s->n[1 + i], s->helper_kind[i] = s->kind[1 + i];
+    post(s, &s->posted, atomic_load_explicit(&s->posted, memory_order_relaxed) + 1);
+    s->in_flight = true;
+    prof_write_error(p, write_block(p, p->out, &s->mine, s->n[0], s->kind[0], p->clocks.cache));
+    s->set ^= 1;
+  } else {
+    prof_write_error(p, write_block(p, p->out, &s->mine, s->n[0], s->kind[0], p->clocks.cache));
+    for (int i = 0; i < HELPER_BLOCKS; i++)
+      prof_write_error(p, write_block(p, p->out, &s->helpers[s->set][i], s->n[1 + i], s->kind[1 + i], p->clocks.cache));
+  }
+  memset(s->n, 0, sizeof s->n);
   s->filling = 0;
+}
+
+static inline stop_block *block_of(prof_stop_records *s, int i) {
+  return i == 0 ? &s->mine : &s->helpers[s->set][i - 1];
 }
 
 bool prof_stop_records_begin(eph_profiler *p) {
@@ -172,23 +205,26 @@ void prof_stop_records_add(eph_profiler *p, const eph_clocked_record *r, eph_dea
   prof_stop_records *s = p->stop_records;
   int f = s->filling;
   if (s->n[f] && (s->n[f] == STOP_BLOCK || s->kind[f] != kind)) { /* block f is closed */
-    if (f == 0) f = s->filling = 1;
-    else write_blocks(s), f = 0;
+    if (f + 1 < ROUND) f = ++s->filling;
+    else end_round(s), f = 0;
   }
   if (!s->n[f]) s->kind[f] = kind;
-  s->block[f].r[s->n[f]++] = *r;
+  block_of(s, f)->r[s->n[f]++] = *r;
   if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;
 }
 
 void prof_stop_records_flush(eph_profiler *p) {
-  if (p->stop_records) write_blocks(p->stop_records);
+  prof_stop_records *s = p->stop_records;
+  if (!s) return;
+  if (s->n[0]) end_round(s);
+  join_helper(s);
 }
 
 void prof_stop_records_end(eph_profiler *p) {
   prof_stop_records *s = p->stop_records;
   if (!s) return;
-  write_blocks(s);
+  prof_stop_records_flush(p);
   if (s->thread_running) {
     s->quit = true;
     post(s, &s->posted, atomic_load_explicit(&s->posted, memory_order_relaxed) + 1);
