@@ -50,7 +50,10 @@
  * (a token without '=' after classes= continues the class list).
  * The file is encoded and written on the program's thread, but in Merlin
  * mode where two CPUs are usable (not with threads=1): there on a thread
- * of the profiler's own.  The environment variable
+ * of the profiler's own, and at the stop on the program's thread and a
+ * helper thread, which stamps and encodes two of every three blocks of
+ * records (threads=2 asks for the helper on one CPU too).  The
+ * environment variable
  * EPHEMERA_WRITER_THREAD=1 asks for that thread in every mode (slower in
  * gc mode on the machines measured so far, docs/gc-mode.md), =0 in none.
  */
