@@ -33,7 +33,7 @@ void prof_note_memory(eph_profiler *p) {
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
                p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0) +
-               prof_writer_memory(p) + prof_gc_eden_memory(p) + prof_gc_spare_memory(p);
+               prof_writer_memory(p) + prof_gc_eden_memory(p) + prof_gc_spare_memory(p) + prof_stop_records_memory(p);
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
 }

@@ -348,15 +348,17 @@ void prof_merlin_mode_stop(eph_profiler *p);
 void prof_merlin_before_stop(eph_profiler *p);
 
 /* stop_records.c: Merlin's records at the stop, filled here and stamped and
- * encoded on this thread and, where a second CPU is usable, a helper's.
- * begin: false when out of memory (the records are then written one at a
- * time); add takes a record in order and counts it; flush writes all taken
- * (before the clock tables change); end flushes and ends the helper. */
+ * encoded on this thread and a helper's.  begin: false with threads=1 (by
+ * default on one CPU) or when out of memory (the records are then written
+ * one at a time); add takes a record in order and counts it; flush writes
+ * all taken (before the clock tables change); end flushes and ends the
+ * helper. */
 typedef struct prof_stop_records prof_stop_records;
 bool prof_stop_records_begin(eph_profiler *p);
 void prof_stop_records_add(eph_profiler *p, const eph_clocked_record *r, eph_death_kind kind);
 void prof_stop_records_flush(eph_profiler *p);
 void prof_stop_records_end(eph_profiler *p);
+size_t prof_stop_records_memory(const eph_profiler *p); /* its blocks and the helper's fork */
 uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s);
 uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls);
 /* The profile's id of site s, or 0 if it has none yet (changes nothing). */

@@ -24,9 +24,11 @@
  * clock point only after a flush.  The helper keeps clock caches of its
  * own, emptied at each hand-over.
  *
- * Without a helper (threads=1, by default on one CPU, a fork or a thread
- * that could not be had, or fewer records than one block) the blocks are
- * encoded here, in the same order: the same records either way.
+ * With threads=1 (by default on one CPU) none of this: the records are
+ * written one at a time as they come (mode_merlin.c).  Where the fork or
+ * the thread cannot be had, or there are fewer records than one block,
+ * the blocks are encoded here, in the same order: the same records either
+ * way.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -60,7 +62,6 @@ struct prof_stop_records {
   int filling;                                /* the block of the round being filled */
   int set;                                    /* the set of helpers' blocks being filled */
   bool in_flight;                             /* the helper has (or had) the other set: join before going on */
-  bool helper_wanted;                         /* threads=2, or a second CPU with threads=auto */
   bool helper_failed;                         /* the fork or the thread could not be had: all here */
   bool thread_running;
   eph_writer *fork;
@@ -166,7 +167,7 @@ static void end_round(prof_stop_records *s) {
   eph_profiler *p = s->p;
   size_t helper_records = 0;
   for (int i = 1; i < ROUND; i++) helper_records += s->n[i];
-  if (helper_records && !s->thread_running && s->helper_wanted && !s->helper_failed) s->helper_failed = !start_helper(s);
+  if (helper_records && !s->thread_running && !s->helper_failed) s->helper_failed = !start_helper(s);
   join_helper(s); /* the last round's helper records follow its first block */
   if (helper_records && s->thread_running) {
     eph_writer_fork_sync(s->fork); /* the classes this round's filling declared */
@@ -190,14 +191,15 @@ static inline stop_block *block_of(prof_stop_records *s, int i) {
 }
 
 bool prof_stop_records_begin(eph_profiler *p) {
-  prof_stop_records *s = calloc(1, sizeof *s);
-  if (!s) return false;
-  s->p = p;
   /* A writer that still has its thread queues what it is given: it needs
    * no helper, and a fork would keep the thread (eph_writer_stop_thread). */
   unsigned threads = p->spec.threads ? p->spec.threads : prof_usable_cpus() > 1 ? 2 : 1;
-  s->helper_wanted = threads == 2 && !eph_writer_has_thread(p->out);
+  if (threads != 2 || eph_writer_has_thread(p->out)) return false;
+  prof_stop_records *s = calloc(1, sizeof *s);
+  if (!s) return false;
+  s->p = p;
   p->stop_records = s;
+  prof_note_memory(p);
   return true;
 }
 
@@ -221,10 +223,16 @@ void prof_stop_records_flush(eph_profiler *p) {
   join_helper(s);
 }
 
+size_t prof_stop_records_memory(const eph_profiler *p) {
+  const prof_stop_records *s = p->stop_records;
+  return s ? sizeof *s + eph_writer_memory(s->fork) : 0;
+}
+
 void prof_stop_records_end(eph_profiler *p) {
   prof_stop_records *s = p->stop_records;
   if (!s) return;
   prof_stop_records_flush(p);
+  prof_note_memory(p); /* the fork's buffers at their largest */
   if (s->thread_running) {
     s->quit = true;
     post(s, &s->posted, atomic_load_explicit(&s->posted, memory_order_relaxed) + 1);
