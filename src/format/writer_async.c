@@ -615,18 +615,14 @@ eph_status eph_writer_records_clocked(eph_writer *w, const eph_clocked_record *r
       i++;
       continue;
     }
-    /* As many as the batch has room for, while they are narrow. */
-    size_t room = (q->cur.cap - q->cur.len) / sizeof(op_clocked), end = n - i < room ? n : i + room;
+    /* As many as the batch has room for, up to the next wide one. */
+    size_t room = (q->cur.cap - q->cur.len) / sizeof(op_clocked), end = i + 1;
+    while (end < n && end - i < room && r[end].size <= UINT32_MAX) end++;
     op_clocked *o = take_room(q, (end - i) * sizeof *o);
     uint32_t tag = OP_CLOCKED | death_kind << 8;
-    for (; i < end; i++, o++) {
-      if (UNLIKELY(r[i].size > UINT32_MAX)) { /* give back what this run did not fill */
-        q->cur.len -= (end - i) * sizeof *o;
-        break;
-      }
+    for (; i < end; i++, o++)
       *o = (op_clocked){.tag = tag, .class_id = r[i].class_id, .site_id = r[i].site_id, .size = (uint32_t)r[i].size,
                         .birth = r[i].birth, .death = r[i].death};
-    }
   }
   return EPH_OK;
 }

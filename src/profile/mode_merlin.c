@@ -550,8 +550,8 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
 static void censor(void *data, eph_value obj) {
   eph_profiler *p = data;
   eph_clocked_record r;
-  if (p->stop_records && record_of(p, obj, prof_clock(p), &r)) prof_stop_records_add(p, &r, EPH_DEATH_CENSORED);
-  else if (!p->stop_records) write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
+  if (!p->stop_records) write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
+  else if (record_of(p, obj, prof_clock(p), &r)) prof_stop_records_add(p, &r, EPH_DEATH_CENSORED);
 }
 
 /* Before the stop's last full GC: the last root check, and the records
