@@ -449,9 +449,29 @@ static void note_dead(void *data, eph_value obj) {
   l->v[l->n++] = obj;
 }
 
+/* The reference for old space: every object's header read in turn, its
+ * first word's mark bit deciding (the view's walk skips live runs through
+ * the bitmap instead). */
+static void reference_old_dead(const eph_gc_view *v, dead_list *l) {
+  if (!v->mark_bits) return;
+  for (uintptr_t p = v->old_base; p < v->old_top; p += eph_object_bytes((eph_value)p) + v->trailer_bytes)
+    if (!eph_gc_view_marked(v, p)) note_dead(l, (eph_value)p);
+}
+
 static void check_view_dead(fuzz *fz, const eph_gc_view *view) {
-  dead_list l = {0};
+  dead_list l = {0}, old = {0};
   eph_gc_each_dead(fz->h, note_dead, &l);
+  reference_old_dead(view, &old);
+  size_t nold = 0;
+  for (size_t k = 0; k < l.n; k++)
+    if (l.v[k] - view->old_base < view->old_top - view->old_base) {
+      if (nold >= old.n || old.v[nold] != l.v[k])
+        fz_fail(fz, "on_collect: dead old-space object %zu is %#" PRIxPTR ", a header walk's %#" PRIxPTR, nold,
+                l.v[k], nold < old.n ? old.v[nold] : (eph_value)0);
+      nold++;
+    }
+  if (nold != old.n) fz_fail(fz, "on_collect: %zu dead old-space objects, a header walk finds %zu", nold, old.n);
+  free(old.v);
   size_t i = 0;
   int space = 0;
   uintptr_t at = 0;
