@@ -302,11 +302,14 @@ void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
   trace(p, EPH_EV_GC, now, 0, kind, 1, 0);
 }
 
-/* obj's record, dying at `death`; false for an object allocated before
- * the profiler started (no birth). */
+/* Whether obj was allocated since the profiler started (has a birth): an
+ * object from before has no record, and its class need not be declared. */
+static inline bool has_birth(eph_value obj) { return eph_trailer(obj)[0] & BIRTH_MASK; }
+
+/* obj's record, dying at `death`; false for an object without a birth. */
 static inline bool record_of(eph_profiler *p, eph_value obj, uint64_t death, eph_clocked_record *r) {
   uint64_t word = eph_trailer(obj)[0];
-  if (!(word & BIRTH_MASK)) return false; /* its class need not be declared then */
+  if (!(word & BIRTH_MASK)) return false;
   *r = (eph_clocked_record){.class_id = prof_class_id(p, eph_class_of(obj)),
                             .site_id = (uint32_t)(word >> BIRTH_BITS),
                             .size = eph_object_bytes(obj),
@@ -538,9 +541,8 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   }
   space = 0, at = 0;
   if (p->stop_records) { /* the stop's: on two threads (stop_records.c) */
-    eph_clocked_record r;
     for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));)
-      if (record_of(p, o, stamp_of(o), &r)) prof_stop_records_add(p, &r, EPH_DEATH_EXACT);
+      if (has_birth(o)) record_of(p, o, stamp_of(o), prof_stop_records_next(p, EPH_DEATH_EXACT));
     prof_stop_records_flush(p); /* the stop takes a clock point next */
     return;
   }
@@ -549,9 +551,8 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
 
 static void censor(void *data, eph_value obj) {
   eph_profiler *p = data;
-  eph_clocked_record r;
   if (!p->stop_records) write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
-  else if (record_of(p, obj, prof_clock(p), &r)) prof_stop_records_add(p, &r, EPH_DEATH_CENSORED);
+  else if (has_birth(obj)) record_of(p, obj, prof_clock(p), prof_stop_records_next(p, EPH_DEATH_CENSORED));
 }
 
 /* Before the stop's last full GC: the last root check, and the records

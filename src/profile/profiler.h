@@ -355,7 +355,11 @@ void prof_merlin_before_stop(eph_profiler *p);
  * helper. */
 typedef struct prof_stop_records prof_stop_records;
 bool prof_stop_records_begin(eph_profiler *p);
-void prof_stop_records_add(eph_profiler *p, const eph_clocked_record *r, eph_death_kind kind);
+/* The place of the next record, of kind `kind`, in the block being filled:
+ * the caller fills it at once, before it calls here again (filled there,
+ * not copied from the caller's stack: a copy of a record just written
+ * field by field stalls on store forwarding). */
+eph_clocked_record *prof_stop_records_next(eph_profiler *p, eph_death_kind kind);
 void prof_stop_records_flush(eph_profiler *p);
 void prof_stop_records_end(eph_profiler *p);
 size_t prof_stop_records_memory(const eph_profiler *p); /* its blocks and the helper's fork */

@@ -211,7 +211,7 @@ bool prof_stop_records_begin(eph_profiler *p) {
   return true;
 }
 
-void prof_stop_records_add(eph_profiler *p, const eph_clocked_record *r, eph_death_kind kind) {
+eph_clocked_record *prof_stop_records_next(eph_profiler *p, eph_death_kind kind) {
   prof_stop_records *s = p->stop_records;
   int f = s->filling;
   if (s->n[f] && (s->n[f] == STOP_BLOCK || s->kind[f] != kind)) { /* block f is closed */
@@ -219,9 +219,9 @@ void prof_stop_records_add(eph_profiler *p, const eph_clocked_record *r, eph_dea
     else end_round(s), f = 0;
   }
   if (!s->n[f]) s->kind[f] = kind;
-  block_of(s, f)->r[s->n[f]++] = *r;
   if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;
+  return &block_of(s, f)->r[s->n[f]++];
 }
 
 void prof_stop_records_flush(eph_profiler *p) {
