@@ -447,19 +447,22 @@ eph_status eph_writer_start_thread(eph_writer *w) {
   pthread_cond_init(&q->work, NULL);
   pthread_cond_init(&q->done, NULL);
   w->q = q;
-  /* The thread takes no signals: the program's handlers (SIGINT, SIGTERM
-   * stopping the profile at a safe point) run on the program's threads. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&q->thread, NULL, writer_thread, w);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  int rc = eph_writer_thread_create(&q->thread, writer_thread, w);
   if (rc != 0) {
     ephf_async_free(w);
     return ephf_writer_fail(w, EPH_ERR_IO, "cannot start the writer's thread of %s: %s", w->path, strerror(rc));
   }
   q->has_thread = true;
   return EPH_OK;
+}
+
+int eph_writer_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(thread, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return rc;
 }
 
 bool eph_writer_has_thread(const eph_writer *w) { return w && w->q && !w->q->is_fork; }

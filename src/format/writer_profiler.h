@@ -8,6 +8,7 @@
 #ifndef EPH_WRITER_PROFILER_H
 #define EPH_WRITER_PROFILER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -127,5 +128,13 @@ eph_status eph_writer_stop_thread(eph_writer *w);
 /* Bytes the writer holds in its buffers (not its tables' strings); with a
  * thread, its queue and its buffers as of the last wait. */
 size_t eph_writer_memory(const eph_writer *w);
+
+/*
+ * pthread_create with every signal blocked in the new thread, which keeps
+ * them so: the program's handlers (SIGINT, SIGTERM stopping the profile at
+ * a safe point) run on the program's threads only.  For the writer's
+ * thread and the profiler's helpers.  Returns pthread_create's code.
+ */
+int eph_writer_thread_create(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 #endif /* EPH_WRITER_PROFILER_H */

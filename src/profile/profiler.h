@@ -350,9 +350,9 @@ void prof_merlin_before_stop(eph_profiler *p);
 /* stop_records.c: Merlin's records at the stop, filled here and stamped and
  * encoded on this thread and a helper's.  begin: false with threads=1 (by
  * default on one CPU) or when out of memory (the records are then written
- * one at a time); add takes a record in order and counts it; flush writes
- * all taken (before the clock tables change); end flushes and ends the
- * helper. */
+ * one at a time); next gives the place of the next record, in order, and
+ * counts it; flush writes all taken (before the clock tables change); end
+ * flushes and ends the helper. */
 typedef struct prof_stop_records prof_stop_records;
 bool prof_stop_records_begin(eph_profiler *p);
 /* The place of the next record, of kind `kind`, in the block being filled:

@@ -31,7 +31,6 @@
  * way.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,14 +135,7 @@ static bool start_helper(prof_stop_records *s) {
   if (!(s->fork = eph_writer_fork(s->p->out))) return false;
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->cond, NULL);
-  /* The helper takes no signals: the program's handlers run on its own
-   * threads, as with the writer's thread (writer_async.c). */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&s->thread, NULL, helper_main, s);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (rc != 0) {
+  if (eph_writer_thread_create(&s->thread, helper_main, s) != 0) { /* it takes no signals */
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
     eph_writer_close(s->fork, NULL);
