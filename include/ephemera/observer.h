@@ -97,6 +97,13 @@ uintptr_t eph_gc_dense_end(const eph_heap *h);
  */
 void eph_gc_each_dead(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data);
 
+/* A walk over a space's objects in address order reads a header per
+ * object, and the hardware's prefetcher does not keep ahead of it (sph's
+ * dead at Merlin's stop: a fifth of the walk's time on that load): the
+ * walks below ask for the line 1 KiB on at every object (measured against
+ * 512 B and 2 KiB; a prefetch past the space's end is harmless). */
+static inline void eph__walk_ahead(uintptr_t p) { __builtin_prefetch((const void *)(p + 1024)); }
+
 /*
  * What a collection found, for a tool that asks about every pointer it
  * follows and walks every dead object (Merlin): eph_gc_where and
@@ -159,6 +166,7 @@ static inline eph_value eph_gc_view_next_dead(const eph_gc_view *v, int *space, 
   for (; *space < 2; (*space)++, *at = 0) {
     uintptr_t p = *at ? *at : v->start[*space];
     while (p < v->top[*space]) {
+      eph__walk_ahead(p);
       eph_header hdr = *(const eph_header *)p;
       if (hdr & EPH_HDR_FORWARDED) { /* a survivor: its size without reading its copy */
         p += eph_forwarded_bytes(hdr); /* its trailer included */
@@ -315,6 +323,7 @@ static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_v
     if (m->at == p) s = m->site;
   w->mark = m;
   *site = s;
+  eph__walk_ahead(p);
   eph_header hdr = *eph_header_of((eph_value)p);
   *was = (eph_value)p;
   *dead = !(hdr & EPH_HDR_FORWARDED);

@@ -112,13 +112,18 @@ void eph_heap_old_range(const eph_heap *h, uintptr_t *base, size_t *reserved) {
   *reserved = h->old_reserved;
 }
 
-void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
-  const eph_space *spaces[2] = {&h->eden, &h->past};
-  for (int i = 0; i < 2; i++) {
-    char *top = i == 0 ? h->fast.alloc_top : spaces[i]->top;
-    for (char *p = spaces[i]->start; p < top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
+/* fn on each object of [p, top), in order. */
+static void each_in(eph_heap *h, char *p, char *top, void (*fn)(void *data, eph_value obj), void *data) {
+  for (; p < top; p = ephh_next_object(h, p)) {
+    eph__walk_ahead((uintptr_t)p);
+    fn(data, (eph_value)p);
   }
-  for (char *p = h->old_base; p < h->old_top; p = ephh_next_object(h, p)) fn(data, (eph_value)p);
+}
+
+void eph_heap_each_object(eph_heap *h, void (*fn)(void *data, eph_value obj), void *data) {
+  each_in(h, h->eden.start, h->fast.alloc_top, fn, data);
+  each_in(h, h->past.start, h->past.top, fn, data);
+  each_in(h, h->old_base, h->old_top, fn, data);
   for (char *p = h->pinned_base; p < h->pinned_top; p = ephh_next_object(h, p))
     if (eph_class_of((eph_value)p) != 0) fn(data, (eph_value)p); /* not a filler */
 }

@@ -491,6 +491,28 @@ static void propagate(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind
   }
 }
 
+/* Places for the stop's records (stop_records.c), a block's room at a time. */
+typedef struct stop_filler {
+  eph_profiler *p;
+  eph_death_kind kind;
+  eph_clocked_record *r; /* the room, of which `used` are filled */
+  size_t room, used;
+} stop_filler;
+
+static inline eph_clocked_record *stop_place(stop_filler *f) {
+  if (EPH_UNLIKELY(f->used == f->room)) {
+    if (f->used) prof_stop_records_filled(f->p, f->kind, f->used);
+    f->r = prof_stop_records_room(f->p, f->kind, &f->room);
+    f->used = 0;
+  }
+  return &f->r[f->used++];
+}
+
+static void stop_filled(stop_filler *f) {
+  if (f->used) prof_stop_records_filled(f->p, f->kind, f->used);
+  f->used = f->room = 0;
+}
+
 static void write_dead(void *data, eph_value obj) {
   eph_profiler *p = data;
   write_record(p, obj, stamp_of(obj), EPH_DEATH_EXACT);
@@ -541,8 +563,10 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
   }
   space = 0, at = 0;
   if (p->stop_records) { /* the stop's: on two threads (stop_records.c) */
+    stop_filler f = {.p = p, .kind = EPH_DEATH_EXACT};
     for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));)
-      if (has_birth(o)) record_of(p, o, stamp_of(o), prof_stop_records_next(p, EPH_DEATH_EXACT));
+      if (has_birth(o)) record_of(p, o, stamp_of(o), stop_place(&f));
+    stop_filled(&f);
     prof_stop_records_flush(p); /* the stop takes a clock point next */
     return;
   }
@@ -551,8 +575,13 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
 
 static void censor(void *data, eph_value obj) {
   eph_profiler *p = data;
-  if (!p->stop_records) write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
-  else if (has_birth(obj)) record_of(p, obj, prof_clock(p), prof_stop_records_next(p, EPH_DEATH_CENSORED));
+  write_record(p, obj, prof_clock(p), EPH_DEATH_CENSORED);
+}
+
+/* censor's, with the stop's records on two threads. */
+static void censor_in_place(void *data, eph_value obj) {
+  stop_filler *f = data;
+  if (has_birth(obj)) record_of(f->p, obj, prof_clock(f->p), stop_place(f));
 }
 
 /* Before the stop's last full GC: the last root check, and the records
@@ -570,6 +599,12 @@ void prof_merlin_mode_stop(eph_profiler *p) {
   if (p->spec.trace)
     for (size_t i = 0; i < p->seen_len; i++)
       if (eph_is_ptr(p->seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->seen[i]), 1, 0, 0);
-  eph_heap_each_object(p->h, censor, p);
+  if (p->stop_records) {
+    stop_filler f = {.p = p, .kind = EPH_DEATH_CENSORED};
+    eph_heap_each_object(p->h, censor_in_place, &f);
+    stop_filled(&f);
+  } else {
+    eph_heap_each_object(p->h, censor, p);
+  }
   prof_stop_records_end(p);
 }

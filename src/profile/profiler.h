@@ -350,16 +350,19 @@ void prof_merlin_before_stop(eph_profiler *p);
 /* stop_records.c: Merlin's records at the stop, filled here and stamped and
  * encoded on this thread and a helper's.  begin: false with threads=1 (by
  * default on one CPU) or when out of memory (the records are then written
- * one at a time); next gives the place of the next record, in order, and
- * counts it; flush writes all taken (before the clock tables change); end
+ * one at a time); room and filled give places for the next records, in
+ * order, and count them; flush writes all taken (before the clock tables change); end
  * flushes and ends the helper. */
 typedef struct prof_stop_records prof_stop_records;
 bool prof_stop_records_begin(eph_profiler *p);
-/* The place of the next record, of kind `kind`, in the block being filled:
- * the caller fills it at once, before it calls here again (filled there,
- * not copied from the caller's stack: a copy of a record just written
- * field by field stalls on store forwarding). */
-eph_clocked_record *prof_stop_records_next(eph_profiler *p, eph_death_kind kind);
+/* Room for records of kind `kind` in the block being filled: where the
+ * next goes, and in *room how many fit there (at least one).  The caller
+ * fills some of them in place (not copied from its stack: a copy of a
+ * record just written field by field stalls on store forwarding), then
+ * tells prof_stop_records_filled how many, before it asks again; between
+ * the two, a record costs the caller no call. */
+eph_clocked_record *prof_stop_records_room(eph_profiler *p, eph_death_kind kind, size_t *room);
+void prof_stop_records_filled(eph_profiler *p, eph_death_kind kind, size_t n);
 void prof_stop_records_flush(eph_profiler *p);
 void prof_stop_records_end(eph_profiler *p);
 size_t prof_stop_records_memory(const eph_profiler *p); /* its blocks and the helper's fork */

@@ -203,7 +203,7 @@ bool prof_stop_records_begin(eph_profiler *p) {
   return true;
 }
 
-eph_clocked_record *prof_stop_records_next(eph_profiler *p, eph_death_kind kind) {
+eph_clocked_record *prof_stop_records_room(eph_profiler *p, eph_death_kind kind, size_t *room) {
   prof_stop_records *s = p->stop_records;
   int f = s->filling;
   if (s->n[f] && (s->n[f] == STOP_BLOCK || s->kind[f] != kind)) { /* block f is closed */
@@ -211,9 +211,15 @@ eph_clocked_record *prof_stop_records_next(eph_profiler *p, eph_death_kind kind)
     else end_round(s), f = 0;
   }
   if (!s->n[f]) s->kind[f] = kind;
-  if (kind == EPH_DEATH_CENSORED) p->stats.censored++;
-  else p->stats.deaths++;
-  return &block_of(s, f)->r[s->n[f]++];
+  *room = STOP_BLOCK - s->n[f];
+  return &block_of(s, f)->r[s->n[f]];
+}
+
+void prof_stop_records_filled(eph_profiler *p, eph_death_kind kind, size_t n) {
+  prof_stop_records *s = p->stop_records;
+  s->n[s->filling] += n;
+  if (kind == EPH_DEATH_CENSORED) p->stats.censored += n;
+  else p->stats.deaths += n;
 }
 
 void prof_stop_records_flush(eph_profiler *p) {
