@@ -17,7 +17,9 @@
  * copied get their values scavenged; when that makes no more progress, the
  * rest are mourned and their keys and values copied.  Repeat until nothing
  * is deferred.  The remembered set is rebuilt at the very end, because a
- * deferred old ephemeron's key slot is only settled then.
+ * deferred old ephemeron's key slot is only settled then; an entry whose
+ * fate was known earlier (scanned and not deferred, or an inert ephemeron
+ * settled) is decided there and then, while its line is in the cache.
  */
 #include <string.h>
 
@@ -25,6 +27,9 @@
 
 /* An inert ephemeron met outside the remembered set, or with user slots. */
 #define EPH_NOT_REMEMBERED ((eph_value)SIZE_MAX)
+/* A remembered-set entry already known to stay (objects are 8-aligned):
+ * rebuild_remembered_set keeps it without reading the object again. */
+#define REMSET_KEEP ((eph_value)1)
 
 typedef struct scavenger {
   eph_heap *h;
@@ -160,6 +165,20 @@ static void scan_young_object(scavenger *s, eph_value obj) { (void)scan_slots(s,
     if ((i) + 8 < (len)) __builtin_prefetch((const void *)eph_slot((items)[(i) + 8], 0));              \
   } while (0)
 
+/* Entry i stays in the remembered set (young: it still points young), or
+ * leaves it now. */
+static inline void decide_entry(eph_heap *h, size_t i, eph_value obj, bool young) {
+  if (young) {
+    h->remset[i] = obj | REMSET_KEEP;
+  } else {
+    h->remset[i] = 0;
+    *eph_header_of(obj) &= ~EPH_HDR_REMEMBERED;
+  }
+}
+
+/* Scans each entry; one that deferred nothing is decided at once (its
+ * slots are final: rebuild_remembered_set would read it again only to
+ * find the same, a miss per entry with finalization mode's ephemerons). */
 static void scan_remembered_set(scavenger *s) {
   eph_heap *h = s->h;
   h->current.remembered_scanned += h->remset_len;
@@ -167,7 +186,10 @@ static void scan_remembered_set(scavenger *s) {
   for (size_t i = 0; i < h->remset_len; i++) {
     PREFETCH_AHEAD(h->remset, i, h->remset_len);
     s->remset_at = i;
-    scan_object(s, h->remset[i]);
+    size_t deferred = h->deferred.len + h->deferred_inert.len;
+    eph_value obj = h->remset[i];
+    bool young = scan_object(s, obj);
+    if (h->deferred.len + h->deferred_inert.len == deferred) decide_entry(h, i, obj, young);
   }
   s->remset_at = (size_t)EPH_NOT_REMEMBERED;
   h->current.remembered_slots += s->slots - slots_before;
@@ -181,12 +203,16 @@ static bool holds_young(const eph_heap *h, eph_value obj) {
 }
 
 /* Keeps only the entries that still point into new space (0: an entry
- * settle_inert took out). */
+ * taken out already; REMSET_KEEP: one known to stay). */
 static void rebuild_remembered_set(eph_heap *h) {
   size_t keep = 0;
   for (size_t i = 0; i < h->remset_len; i++) {
     eph_value obj = h->remset[i];
-    if (i + 8 < h->remset_len) __builtin_prefetch((const void *)h->remset[i + 8]);
+    if (obj & REMSET_KEEP) {
+      h->remset[keep++] = obj & ~REMSET_KEEP;
+      continue;
+    }
+    if (i + 8 < h->remset_len) __builtin_prefetch((const void *)(h->remset[i + 8] & ~REMSET_KEEP));
     if (!obj) continue;
     if (holds_young(h, obj))
       h->remset[keep++] = obj;
@@ -272,12 +298,11 @@ static void settle_inert(scavenger *s) {
     eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
     if (key_reached(s, *key)) {
       scavenge_slot(s, key);
+      /* its value is no young object (inert), and it has no other slot */
+      if (at[i] != EPH_NOT_REMEMBERED) decide_entry(h, (size_t)at[i], e, eph_is_young(h, *key));
     } else {
       ephh_mourn_phantom(h, e); /* inert ones are phantoms with a young key */
-      if (at[i] != EPH_NOT_REMEMBERED) {
-        h->remset[at[i]] = 0;
-        *eph_header_of(e) &= ~EPH_HDR_REMEMBERED;
-      }
+      if (at[i] != EPH_NOT_REMEMBERED) decide_entry(h, (size_t)at[i], e, false);
     }
   }
   v->len = h->deferred_inert_at.len = 0;

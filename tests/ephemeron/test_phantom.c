@@ -140,6 +140,37 @@ static void test_phantom_user_slot_stays_remembered(void **state) {
   EPH_UNFRAME(h);
 }
 
+/* A bare old phantom whose young key is reached only after the remembered
+ * set was scanned (through a young holder) is settled at the fixpoint: it
+ * stays remembered while its key is young, so that each scavenge updates
+ * its key slot, and leaves the set once the key is tenured.  The verifier
+ * checks the remembered set after each collection. */
+static void test_phantom_late_key_stays_remembered(void **state) {
+  (void)state;
+  eph_heap *h = F.h;
+  F.nseen = 0;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, e);
+  EPH_LOCAL(h, holder);
+  eph_class_id CP = eph_class_register(h, "BarePhantom", EPH_FORMAT_EPHEMERON);
+  assert_int_equal(eph_class_set_phantom(h, CP, true), EPH_OK);
+  assert_int_equal(eph_class_set_compact(h, CP), EPH_OK);
+  assert_int_equal(eph_class_set_finalizer(h, CP, F.fin), EPH_OK);
+  holder = box(1);
+  eph_store(h, holder, 1, box(7)); /* the key: reached through the holder only */
+  e = eph_ephemeron_new(h, CP, eph_slot(holder, 1), EPH_NIL, 0, 0, true);
+  assert_true(e != EPH_NIL && !eph_is_young(h, e));
+  for (int i = 0; i < 8; i++) {
+    collect(EPH_GC_SCAVENGE);
+    assert_int_equal(eph_heap_verify(h), EPH_OK);
+    assert_true(eph_ephemeron_key(e) == eph_slot(holder, 1));
+    assert_int_equal(eph_int_value(eph_slot(eph_ephemeron_key(e), 0)), 7);
+  }
+  assert_false(eph_is_young(h, eph_ephemeron_key(e))); /* tenured by now */
+  assert_int_equal(F.nseen, 0);
+  EPH_UNFRAME(h);
+}
+
 /* A phantom's value is traced as in rule 2; a live key is kept as usual. */
 static void test_phantom_value_kept_live_key_untouched(void **state) {
   (void)state;
@@ -583,6 +614,7 @@ static void test_permanent_bytes_not_counted(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_phantom_leaves_tombstone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_phantom_late_key_stays_remembered, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_value_kept_live_key_untouched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_and_ordinary_on_one_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rearm_cycles, setup, teardown),
