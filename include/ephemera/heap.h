@@ -218,6 +218,8 @@ struct eph_heap_fast {
   eph_value **roots;    /* shadow stack of registered C locals */
   size_t roots_len;
   size_t roots_cap;
+  eph_value **globals;  /* global roots (eph_root_register) */
+  size_t globals_len;
   size_t large_object_bytes; /* payloads at least this large go to old space */
   eph_site *site;       /* site of the next allocation (EPH_AT), or NULL */
   uint64_t alloc_countdown; /* the slow path runs when this reaches 0 (sampling) */

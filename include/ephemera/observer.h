@@ -200,8 +200,15 @@ static inline eph_value eph_gc_view_next_dead(const eph_gc_view *v, int *space, 
 static inline uint64_t *eph_trailer(eph_value obj) { return (uint64_t *)(obj + eph_object_bytes(obj)); }
 
 /* The root slots: the shadow stack's, then the global roots'.  Valid
- * until the next root is pushed or registered.  For tools that stamp roots. */
-size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals);
+ * until the next root is pushed or registered.  For tools that stamp roots
+ * (Merlin reads them at every allocation: inline). */
+static inline size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals) {
+  const struct eph_heap_fast *f = (const struct eph_heap_fast *)(const void *)h;
+  *shadow = f->roots;
+  *globals = f->globals;
+  *nglobals = f->globals_len;
+  return f->roots_len;
+}
 
 /* Old space's address range, reserved for the heap's lifetime: every old
  * object lies in [*base, *base + *reserved).  Tools that keep many old

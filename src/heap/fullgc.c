@@ -181,8 +181,8 @@ static void mark_from_roots(eph_heap *h) {
     mark_value(h, *h->fast.roots[i]);
     drain(h, &ephemerons);
   }
-  for (size_t i = 0; i < h->globals_len; i++) {
-    mark_value(h, *h->globals[i]);
+  for (size_t i = 0; i < h->fast.globals_len; i++) {
+    mark_value(h, *h->fast.globals[i]);
     drain(h, &ephemerons);
   }
   mark_pinned(h, &ephemerons);
@@ -222,15 +222,15 @@ static inline void update_slot(eph_heap *h, eph_value *slot) {
  * serves as scratch space.
  */
 static void update_roots(eph_heap *h) {
-  size_t nr = h->fast.roots_len, n = nr + h->globals_len;
+  size_t nr = h->fast.roots_len, n = nr + h->fast.globals_len;
   while (h->mark_cap < n) push_mark(h, EPH_NIL);
   h->mark_len = 0;
   eph_value *target = h->mark_stack;
   for (size_t i = 0; i < n; i++) {
-    eph_value v = i < nr ? *h->fast.roots[i] : *h->globals[i - nr];
+    eph_value v = i < nr ? *h->fast.roots[i] : *h->fast.globals[i - nr];
     target[i] = ephh_in_old(h, v) ? ephh_full_forward(h, v) : v;
   }
-  for (size_t i = 0; i < n; i++) *(i < nr ? h->fast.roots[i] : h->globals[i - nr]) = target[i];
+  for (size_t i = 0; i < n; i++) *(i < nr ? h->fast.roots[i] : h->fast.globals[i - nr]) = target[i];
 }
 
 static void update_slots(eph_heap *h, eph_value obj) {

@@ -136,7 +136,7 @@ void eph_heap_free(eph_heap *h) {
   free(h->classes);
   free(h->fast.roots);
   ephh_eden_walk_free(h);
-  free(h->globals);
+  free(h->fast.globals);
   free(h->remset);
   free(h->mark_bits);
   free(h->chunk_live_before);

@@ -132,9 +132,8 @@ struct eph_heap {
   eph_value *remset;
   size_t remset_len, remset_cap;
 
-  /* global roots */
-  eph_value **globals;
-  size_t globals_len, globals_cap;
+  /* global roots: fast.globals, fast.globals_len */
+  size_t globals_cap;
 
   /* classes; index 0 is reserved */
   eph_class_entry *classes;

@@ -100,12 +100,6 @@ eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
   return dead ? EPH_NIL : obj;
 }
 
-size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals) {
-  *shadow = h->fast.roots;
-  *globals = h->globals;
-  *nglobals = h->globals_len;
-  return h->fast.roots_len;
-}
 
 void eph_heap_old_range(const eph_heap *h, uintptr_t *base, size_t *reserved) {
   *base = (uintptr_t)h->old_base;

@@ -14,25 +14,25 @@ void eph_roots_grow(eph_heap *h) {
 }
 
 eph_status eph_global_root_add(eph_heap *h, eph_value *slot) {
-  if (h->globals_len == h->globals_cap) {
+  if (h->fast.globals_len == h->globals_cap) {
     size_t cap = h->globals_cap ? h->globals_cap * 2 : 16;
-    eph_value **g = realloc(h->globals, cap * sizeof *g);
+    eph_value **g = realloc(h->fast.globals, cap * sizeof *g);
     if (!g) {
       ephh_set_error(h, EPH_ERR_NOMEM, "cannot grow the global root table");
       return EPH_ERR_NOMEM;
     }
-    h->globals = g;
+    h->fast.globals = g;
     h->globals_cap = cap;
   }
-  h->globals[h->globals_len++] = slot;
+  h->fast.globals[h->fast.globals_len++] = slot;
   return EPH_OK;
 }
 
 /* Removes the most recent registration of slot (registrations nest). */
 void eph_global_root_remove(eph_heap *h, eph_value *slot) {
-  for (size_t i = h->globals_len; i-- > 0;) {
-    if (h->globals[i] == slot) {
-      h->globals[i] = h->globals[--h->globals_len];
+  for (size_t i = h->fast.globals_len; i-- > 0;) {
+    if (h->fast.globals[i] == slot) {
+      h->fast.globals[i] = h->fast.globals[--h->fast.globals_len];
       return;
     }
   }

@@ -225,7 +225,7 @@ static void rebuild_remembered_set(eph_heap *h) {
 static void scan_roots(scavenger *s) {
   eph_heap *h = s->h;
   for (size_t i = 0; i < h->fast.roots_len; i++) scavenge_slot(s, h->fast.roots[i]);
-  for (size_t i = 0; i < h->globals_len; i++) scavenge_slot(s, h->globals[i]);
+  for (size_t i = 0; i < h->fast.globals_len; i++) scavenge_slot(s, h->fast.globals[i]);
   for (size_t i = h->mourn_head; i < h->mourn.len; i++) scavenge_slot(s, &h->mourn.items[i]);
 }
 

@@ -180,7 +180,7 @@ eph_status eph_heap_verify(eph_heap *h) {
   if (!v.failed) check_slots(&v, h->pinned_base, h->pinned_top, true);
   if (!v.failed) check_remset(&v);
   for (size_t i = 0; i < h->fast.roots_len && !v.failed; i++) check_value(&v, *h->fast.roots[i], "shadow-stack root", 0, i);
-  for (size_t i = 0; i < h->globals_len && !v.failed; i++) check_value(&v, *h->globals[i], "global root", 0, i);
+  for (size_t i = 0; i < h->fast.globals_len && !v.failed; i++) check_value(&v, *h->fast.globals[i], "global root", 0, i);
   for (size_t i = h->mourn_head; i < h->mourn.len && !v.failed; i++) {
     check_value(&v, h->mourn.items[i], "mourn queue entry", 0, i);
     if (!v.failed && !(eph_is_ptr(h->mourn.items[i]) && eph_ephemeron_is_mourned(h->mourn.items[i])))
