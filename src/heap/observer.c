@@ -100,7 +100,6 @@ eph_value eph_gc_fate(eph_heap *h, eph_value obj) {
   return dead ? EPH_NIL : obj;
 }
 
-
 void eph_heap_old_range(const eph_heap *h, uintptr_t *base, size_t *reserved) {
   *base = (uintptr_t)h->old_base;
   *reserved = h->old_reserved;

@@ -351,8 +351,8 @@ void prof_merlin_before_stop(eph_profiler *p);
  * encoded on this thread and a helper's.  begin: false with threads=1 (by
  * default on one CPU) or when out of memory (the records are then written
  * one at a time); room and filled give places for the next records, in
- * order, and count them; flush writes all taken (before the clock tables change); end
- * flushes and ends the helper. */
+ * order, and count them; flush writes all taken (before the clock tables
+ * change); end flushes and ends the helper. */
 typedef struct prof_stop_records prof_stop_records;
 bool prof_stop_records_begin(eph_profiler *p);
 /* Room for records of kind `kind` in the block being filled: where the

@@ -112,6 +112,15 @@ static void test_phantom_leaves_tombstone(void **state) {
   }
 }
 
+/* A compact phantom class with the fixture's finaliser. */
+static eph_class_id compact_phantom_class(eph_heap *h, const char *name) {
+  eph_class_id c = eph_class_register(h, name, EPH_FORMAT_EPHEMERON);
+  assert_int_equal(eph_class_set_phantom(h, c, true), EPH_OK);
+  assert_int_equal(eph_class_set_compact(h, c), EPH_OK);
+  assert_int_equal(eph_class_set_finalizer(h, c, F.fin), EPH_OK);
+  return c;
+}
+
 /* An old phantom mourned by a scavenge stays remembered while a user slot
  * holds a young object (the scavenger drops bare ones from the set at
  * once); the verifier checks it after each collection. */
@@ -122,10 +131,7 @@ static void test_phantom_user_slot_stays_remembered(void **state) {
   EPH_FRAME(h);
   EPH_LOCAL(h, e);
   EPH_LOCAL(h, user);
-  eph_class_id CP = eph_class_register(h, "CompactPhantom", EPH_FORMAT_EPHEMERON);
-  assert_int_equal(eph_class_set_phantom(h, CP, true), EPH_OK);
-  assert_int_equal(eph_class_set_compact(h, CP), EPH_OK);
-  assert_int_equal(eph_class_set_finalizer(h, CP, F.fin), EPH_OK);
+  eph_class_id CP = compact_phantom_class(h, "CompactPhantom");
   const size_t u = EPH_EPHEMERON_COMPACT_FIXED_SLOTS; /* the user slot */
   user = box(9);
   e = eph_ephemeron_new(h, CP, box(1), EPH_NIL, 1, 0, true);
@@ -152,10 +158,7 @@ static void test_phantom_late_key_stays_remembered(void **state) {
   EPH_FRAME(h);
   EPH_LOCAL(h, e);
   EPH_LOCAL(h, holder);
-  eph_class_id CP = eph_class_register(h, "BarePhantom", EPH_FORMAT_EPHEMERON);
-  assert_int_equal(eph_class_set_phantom(h, CP, true), EPH_OK);
-  assert_int_equal(eph_class_set_compact(h, CP), EPH_OK);
-  assert_int_equal(eph_class_set_finalizer(h, CP, F.fin), EPH_OK);
+  eph_class_id CP = compact_phantom_class(h, "BarePhantom");
   holder = box(1);
   eph_store(h, holder, 1, box(7)); /* the key: reached through the holder only */
   e = eph_ephemeron_new(h, CP, eph_slot(holder, 1), EPH_NIL, 0, 0, true);
