@@ -223,6 +223,8 @@ struct eph_heap_fast {
   size_t large_object_bytes; /* payloads at least this large go to old space */
   eph_site *site;       /* site of the next allocation (EPH_AT), or NULL */
   uint64_t alloc_countdown; /* the slow path runs when this reaches 0 (sampling) */
+  uint64_t allocated_base; /* eph_heap_allocated() = alloc_top + this, wrapping: a tool's hook reads the clock
+                            * at every sample, and this line is in cache where the heap's counters are not */
   size_t trailer_bytes; /* words after every object's payload, for tools (0 normally) */
   bool store_hook;      /* eph_store takes its slow path (a tool watches stores) */
   /* Eden-walk mode (observer.h): EPH_AT logs (eden top, site) here. */
@@ -431,8 +433,11 @@ typedef struct eph_heap_stats {
 
 void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out);
 
-/* Bytes allocated so far (the GC literature's clock).  Cheap. */
-uint64_t eph_heap_allocated(const eph_heap *h);
+/* Bytes allocated so far (the GC literature's clock).  Cheap: two loads. */
+static inline uint64_t eph_heap_allocated(const eph_heap *h) {
+  const struct eph_heap_fast *f = (const struct eph_heap_fast *)(const void *)h;
+  return (uint64_t)(uintptr_t)f->alloc_top + f->allocated_base;
+}
 /* Objects allocated so far.  Cheap. */
 uint64_t eph_heap_objects_allocated(const eph_heap *h);
 

@@ -46,13 +46,13 @@
  * The SPEC string: comma-separated key=value pairs
  *   mode=gc|finalization|merlin|brute   sample=1/N | N | every:N | all | bytes:B (B with K/M/G)
  *   out=FILE   pretenure=on|off   compress=on|off   seed=N   classes=A,B,...
- *   granule=K (brute)   trace=on (merlin)   threads=1|2|auto (gc, merlin)   stacks=N
+ *   granule=K (brute)   trace=on (merlin)   threads=1|2|auto (gc, finalization, merlin)   stacks=N
  * (a token without '=' after classes= continues the class list).
  * The file is encoded and written on the program's thread, but in Merlin
- * mode where two CPUs are usable (not with threads=1): there on a thread
- * of the profiler's own, and at the stop on the program's thread and a
- * helper thread, which stamps and encodes two of every three blocks of
- * records (threads=2 asks for the helper on one CPU too).  The
+ * and finalization mode where two CPUs are usable (not with threads=1):
+ * there on a thread of the profiler's own; Merlin's stop also shares its
+ * records with a helper thread, which stamps and encodes two of every
+ * three blocks of them (threads=2 asks for the helper on one CPU too).  The
  * environment variable
  * EPHEMERA_WRITER_THREAD=1 asks for that thread in every mode (slower in
  * gc mode on the machines measured so far, docs/gc-mode.md), =0 in none.

@@ -133,6 +133,18 @@ static inline void ephf_put_uvarint(ephf_buf *b, uint64_t v) {
   b->len = (size_t)(p - b->p);
 }
 
+/* *to = *from, a word at a time.  The profiler stores a stamp a word at a
+ * time just before handing it over, and a 16-byte load over two 8-byte
+ * stores still in the store buffer cannot be forwarded from them: it waits
+ * for them to retire (a tenth of the program's thread on sph in
+ * finalization mode, where the records are queued for the writer thread). */
+static inline void ephf_copy_stamp(eph_stamp *to, const eph_stamp *from) {
+  uint64_t bytes = from->bytes, wall_ns = from->wall_ns;
+  uint32_t scavenges = from->scavenges, full_gcs = from->full_gcs;
+  __asm__("" : "+r"(bytes), "+r"(wall_ns)); /* keeps the compiler from merging the loads again */
+  *to = (eph_stamp){.bytes = bytes, .wall_ns = wall_ns, .scavenges = scavenges, .full_gcs = full_gcs};
+}
+
 /* Zigzag code of the wrapping difference v - base: small for v near base. */
 static inline uint64_t ephf_zigzag(uint64_t v, uint64_t base) {
   uint64_t d = v - base;

@@ -692,7 +692,7 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t si
   o->until_birth = until_birth;
   o->size = size;
   o->weight = weight;
-  o->birth = *birth;
+  ephf_copy_stamp(&o->birth, birth);
   return EPH_OK;
 }
 

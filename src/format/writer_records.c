@@ -239,8 +239,8 @@ eph_status ephf_record_to_death_now(eph_writer *w, uint32_t cls, uint32_t site, 
   p = w_birth(p, &head, birth, &c->birth);
   p = w_death(p, &head, death, birth, &c->death);
   c->id = birth->bytes;
-  c->birth = *birth;
-  c->death = *death;
+  ephf_copy_stamp(&c->birth, birth);
+  ephf_copy_stamp(&c->death, death);
   w->batch.synced = w->batch.au_synced = false;
   return end_record(w, p0, p, head);
 }
@@ -297,6 +297,6 @@ eph_status ephf_batch_record_now(eph_writer *w, uint32_t cls, uint32_t site, uin
   p = w_class(p, &head, e, cached, cls, site, size);
   p = w_birth(p, &head, birth, &c->birth);
   c->id = birth->bytes;
-  c->birth = *birth;
+  ephf_copy_stamp(&c->birth, birth);
   return end_record(w, p0, p, head);
 }

@@ -109,7 +109,7 @@ __attribute__((noinline)) eph_value ephh_alloc_general(eph_heap *h, eph_class_id
     return exhausted(h, total); /* not allocated: the countdown is untouched */
   }
   eph_value obj = ephh_init_object(p, cls, fmt, payload, total);
-  if (old) h->stats.bytes_allocated_old += total;
+  if (old) ephh_count_old_bytes(h, total);
   ephh_sample_point_slow(h, &obj, old); /* this allocation's turn on the countdown */
   h->fast.site = NULL;
   return obj;

@@ -122,7 +122,7 @@ static eph_value alloc_pretenured_quick(eph_heap *h, eph_class_id cls, size_t pa
   char *p = h->old_top;
   h->old_top += total;
   eph_value e = ephh_init_object(p, cls, EPH_FORMAT_EPHEMERON, payload, total);
-  h->stats.bytes_allocated_old += total;
+  ephh_count_old_bytes(h, total);
   if (h->in_observer) h->objects_base++; /* counted, no sample point (sample_point.c) */
   else h->fast.alloc_countdown--;
   h->fast.site = NULL;

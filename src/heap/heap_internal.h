@@ -267,6 +267,16 @@ char *ephh_old_alloc_mutator(eph_heap *h, size_t bytes);
 void ephh_old_space_resize_after_full(eph_heap *h);
 void ephh_set_full_threshold(eph_heap *h);
 static inline size_t ephh_old_used(const eph_heap *h) { return (size_t)(h->old_top - h->old_base); }
+/* The allocation clock (eph_heap_allocated) is alloc_top + fast.allocated_base:
+ * rebased when eden starts a fill, moved by every old-space allocation. */
+static inline void ephh_clock_rebase(eph_heap *h) {
+  h->fast.allocated_base = h->eden_retired + h->stats.bytes_allocated_old - (uint64_t)(uintptr_t)h->eden.start;
+}
+static inline void ephh_count_old_bytes(eph_heap *h, size_t total) {
+  h->stats.bytes_allocated_old += total;
+  h->fast.allocated_base += total;
+}
+
 /* What the GC-ratio trigger counts: old space less a tool's permanent objects. */
 static inline size_t ephh_old_counted(const eph_heap *h) {
   return ephh_old_used(h) > h->permanent_bytes ? ephh_old_used(h) - h->permanent_bytes : 0;
@@ -282,7 +292,7 @@ eph_value ephh_pinned_alloc(eph_heap *h, eph_class_id cls, eph_format fmt, size_
 static inline char *ephh_pinned_take(eph_heap *h, eph_class_id cls, size_t total) {
   char *p = h->pinned_top;
   h->pinned_top = p + total;
-  h->stats.bytes_allocated_old += total;
+  ephh_count_old_bytes(h, total);
   h->objects_base++; /* counted, never a sample point */
   h->classes[cls].pinned_objects++;
   return p;

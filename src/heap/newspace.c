@@ -28,6 +28,7 @@ eph_status ephh_new_space_init(eph_heap *h, size_t eden_bytes) {
   h->past = (eph_space){base + eden, base + eden, base + eden + surv};
   h->future = (eph_space){base + eden + surv, base + eden + surv, base + total};
   h->fast.alloc_top = h->eden.start;
+  ephh_clock_rebase(h);
   h->fast.young_lo = (uintptr_t)base;
   h->spare_eden = (eph_space){base + total, base + total, base + total + eden};
   h->eden_pair = false;

@@ -408,6 +408,7 @@ void ephh_evacuate_young(eph_heap *h, bool tenure_all) {
   h->eden_retired += eden_used;
   if (h->eden_pair && !tenure_all) ephh_new_space_swap_eden(h); /* the evacuated eden stays as it is */
   h->fast.alloc_top = h->eden.start;
+  ephh_clock_rebase(h);
   ephh_update_alloc_limit(h);
 
   h->current.bytes_copied += s.copied;

@@ -4,10 +4,6 @@
  */
 #include "heap_internal.h"
 
-uint64_t eph_heap_allocated(const eph_heap *h) {
-  return h->eden_retired + (uint64_t)(h->fast.alloc_top - h->eden.start) + h->stats.bytes_allocated_old;
-}
-
 uint64_t ephh_heap_used(const eph_heap *h) {
   return (uint64_t)(h->fast.alloc_top - h->eden.start) + (uint64_t)(h->past.top - h->past.start) + ephh_old_used(h) +
          ephh_pinned_used(h);

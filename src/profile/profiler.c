@@ -290,20 +290,18 @@ void eph_profile_caller_pop(eph_heap *h) {
 
 /* Whether the file is written on a thread of its own (writer_async.c).
  * EPHEMERA_WRITER_THREAD=1 asks for it in every mode, =0 in none; by
- * default Merlin mode has it where a second CPU is usable, unless the
- * spec says threads=1.  Measured on a quiet 2-CPU machine (medians of
- * three interleaved pairs, default size): Merlin on boids 7.65 s -> 6.87 s
- * with it, lambda (n = 8) 2.66 s -> 2.55 s, gcbench 8.40 s -> 8.70 s, as a
- * dead object's record there costs the program's thread a copy instead
- * of its encoding; gc mode on DataFrame at 100 % 3.65 s -> 4.30 s
- * (copying each record for the thread and sharing its batches across
- * CPUs costs more than encoding it where the eden walk already has it in
- * cache; docs/gc-mode.md), finalization mode no different (7.39-7.73 s
- * against 7.46-7.59 s). */
+ * default Merlin and finalization mode have it where a second CPU is
+ * usable, unless the spec says threads=1: a record there costs the
+ * program's thread a copy instead of its encoding (docs/gc-mode.md has
+ * the measurements).  gc mode does not: copying each record for the thread
+ * and sharing its batches across CPUs costs more than encoding it where
+ * the eden walk already has it in cache (DataFrame at 100 % 3.65 s ->
+ * 4.30 s with it). */
 static bool writer_thread_wanted(const eph_profile_spec *spec) {
   const char *env = getenv("EPHEMERA_WRITER_THREAD");
   if (env && *env) return strcmp(env, "0") != 0;
-  return spec->mode == EPH_MODE_MERLIN && spec->threads != 1 && prof_usable_cpus() > 1;
+  return (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_FINALIZATION) && spec->threads != 1 &&
+         prof_usable_cpus() > 1;
 }
 
 static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char (*buf)[256],
