@@ -179,6 +179,9 @@ size_t eph_class_count(const eph_heap *h);
 /* The first member of every eph_heap; see struct eph_heap_fast below. */
 struct eph_heap_fast;
 static inline struct eph_heap_fast *eph__fast(eph_heap *h) { return (struct eph_heap_fast *)(void *)h; }
+static inline const struct eph_heap_fast *eph__fast_const(const eph_heap *h) {
+  return (const struct eph_heap_fast *)(const void *)h;
+}
 
 /* --- allocation sites ------------------------------------------------------ */
 
@@ -255,7 +258,7 @@ void eph_remember_slow(eph_heap *h, eph_value obj);
 void eph_roots_grow(eph_heap *h);
 
 static inline bool eph_is_young(const eph_heap *h, eph_value v) {
-  const struct eph_heap_fast *f = (const struct eph_heap_fast *)(const void *)h;
+  const struct eph_heap_fast *f = eph__fast_const(h);
   return (v & 7) == 0 && v - f->young_lo < f->young_size;
 }
 
@@ -435,7 +438,7 @@ void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out);
 
 /* Bytes allocated so far (the GC literature's clock).  Cheap: two loads. */
 static inline uint64_t eph_heap_allocated(const eph_heap *h) {
-  const struct eph_heap_fast *f = (const struct eph_heap_fast *)(const void *)h;
+  const struct eph_heap_fast *f = eph__fast_const(h);
   return (uint64_t)(uintptr_t)f->alloc_top + f->allocated_base;
 }
 /* Objects allocated so far.  Cheap. */

@@ -203,7 +203,7 @@ static inline uint64_t *eph_trailer(eph_value obj) { return (uint64_t *)(obj + e
  * until the next root is pushed or registered.  For tools that stamp roots
  * (Merlin reads them at every allocation: inline). */
 static inline size_t eph_heap_root_slots(eph_heap *h, eph_value ***shadow, eph_value ***globals, size_t *nglobals) {
-  const struct eph_heap_fast *f = (const struct eph_heap_fast *)(const void *)h;
+  const struct eph_heap_fast *f = eph__fast_const(h);
   *shadow = f->roots;
   *globals = f->globals;
   *nglobals = f->globals_len;

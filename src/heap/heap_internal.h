@@ -268,10 +268,12 @@ void ephh_old_space_resize_after_full(eph_heap *h);
 void ephh_set_full_threshold(eph_heap *h);
 static inline size_t ephh_old_used(const eph_heap *h) { return (size_t)(h->old_top - h->old_base); }
 /* The allocation clock (eph_heap_allocated) is alloc_top + fast.allocated_base:
- * rebased when eden starts a fill, moved by every old-space allocation. */
-static inline void ephh_clock_rebase(eph_heap *h) {
-  h->fast.allocated_base = h->eden_retired + h->stats.bytes_allocated_old - (uint64_t)(uintptr_t)h->eden.start;
+ * rebased when eden starts a fill, moved by every old-space allocation.
+ * ephh_clock_base is what the base must be (the verifier checks it). */
+static inline uint64_t ephh_clock_base(const eph_heap *h) {
+  return h->eden_retired + h->stats.bytes_allocated_old - (uint64_t)(uintptr_t)h->eden.start;
 }
+static inline void ephh_clock_rebase(eph_heap *h) { h->fast.allocated_base = ephh_clock_base(h); }
 static inline void ephh_count_old_bytes(eph_heap *h, size_t total) {
   h->stats.bytes_allocated_old += total;
   h->fast.allocated_base += total;

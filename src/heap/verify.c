@@ -138,7 +138,7 @@ static void check_layout(verifier *v) {
   if (h->old_top < h->old_base || ephh_old_used(h) > h->old_committed) fail(v, "old space top out of bounds");
   if (h->pinned_top < h->pinned_base || ephh_pinned_used(h) > h->pinned_committed) fail(v, "pinned space top out of bounds");
   if (h->fast.alloc_limit > h->eden.end) fail(v, "allocation limit beyond eden");
-  if (h->fast.allocated_base != h->eden_retired + h->stats.bytes_allocated_old - (uint64_t)(uintptr_t)h->eden.start)
+  if (h->fast.allocated_base != ephh_clock_base(h))
     fail(v, "the allocation clock's base does not match eden's start and the bytes allocated");
 }
 
