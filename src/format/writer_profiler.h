@@ -1,9 +1,10 @@
 /*
- * writer_profiler.h — the writer's calls that only the heap's profiler
- * makes (src/profile): records found dead together, exact lifetimes,
- * forks for a second thread, and the writer's own memory.  The same file
- * as eph_writer_record would write, at less cost.  Not part of the public
- * API (ephemera/format.h); the profiler is linked with the format library.
+ * writer_profiler.h — the writer's calls that only the profilers make
+ * (the heap's, src/profile, and the Lua adapter's, src/lua): records found
+ * dead together, exact lifetimes, forks for a second thread, and the
+ * writer's own memory.  The same file as eph_writer_record would write, at
+ * less cost.  Not part of the public API (ephemera/format.h); both
+ * profilers are linked with the format library.
  */
 #ifndef EPH_WRITER_PROFILER_H
 #define EPH_WRITER_PROFILER_H

@@ -138,6 +138,23 @@ static __attribute__((noinline, cold)) void write_failed(lt_tracker *t) {
   t->countdown = INT64_MAX;
 }
 
+/* Records go to the writer in batches (writer_profiler.h): the frees of
+ * one sweep step share their death stamp (no allocation moves the byte
+ * clock in between, and the coarse clock moves once a tick), so the
+ * record carries only what is its own: class, site, size and birth.  A
+ * new batch starts whenever the death stamp or kind changes.  The clock
+ * is read for one death in LT_DEATHS_PER_READING of a sweep step, and
+ * again after any other reading (a clock point, a cycle's end: clock.c),
+ * so no death is stamped before a reading its birth may be placed after. */
+static __attribute__((noinline)) void new_batch(lt_tracker *t, uint64_t death_ns, uint8_t death_kind) {
+  t->batch_death = (eph_stamp){.bytes = t->bytes, .wall_ns = death_ns, .full_gcs = t->cycles};
+  t->batch_kind = death_kind;
+  eph_stamp until = death_kind == EPH_DEATH_FREED
+                        ? (eph_stamp){.bytes = t->cycle_bytes, .wall_ns = t->cycle_ns, .full_gcs = t->cycles}
+                        : t->batch_death;
+  eph_writer_batch(t->w, &t->batch_death, &until, death_kind);
+}
+
 LT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
   uint32_t cls = class_of(obj);
   if (t->opt.class_mask && !(t->opt.class_mask & (1u << cls))) {
@@ -150,24 +167,23 @@ LT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
   double weight = weight_of(t, size);
   ephs_clock_stamp born = lt_clock_at(t, birth);
   uint32_t birth_cycles = born.major;
-  eph_record r = {.id = birth,
-                  .class_id = cls,
-                  .site_id = (uint32_t)(h->size_site >> LT_SIZE_BITS),
-                  .size = size,
-                  .weight = weight,
-                  .death_kind = death_kind,
-                  .birth = {.bytes = birth, .wall_ns = born.wall_ns, .full_gcs = birth_cycles},
-                  .death = {.bytes = t->bytes, .wall_ns = stamp_ns(t), .full_gcs = t->cycles}};
-  if (death_kind != EPH_DEATH_FREED)
-    r.alive_until = r.death;
-  else if (t->cycles > birth_cycles) {
-    r.alive_until = (eph_stamp){.bytes = t->cycle_bytes, .wall_ns = t->cycle_ns, .full_gcs = t->cycles};
-    /* interpolation spreads a pause across its bucket: the birth was before the cycle's end */
-    if (r.birth.wall_ns > t->cycle_ns) r.birth.wall_ns = t->cycle_ns;
+  eph_stamp b = {.bytes = birth, .wall_ns = born.wall_ns, .full_gcs = birth_cycles};
+  bool same = death_kind == t->batch_kind && t->bytes == t->batch_death.bytes && t->cycles == t->batch_death.full_gcs;
+  if (LT_LIKELY(same && t->batch_reuse)) {
+    t->batch_reuse--;
+  } else {
+    uint64_t death_ns = stamp_ns(t);
+    if (!same || death_ns != t->batch_death.wall_ns) new_batch(t, death_ns, death_kind);
+    t->batch_reuse = LT_DEATHS_PER_READING - 1;
   }
-  else
-    r.alive_until = r.birth;
-  if (LT_UNLIKELY(eph_writer_record(t->w, &r) != EPH_OK)) return write_failed(t);
+  /* alive until its birth if no cycle ended since; else until the batch's
+   * alive_until, the last cycle's end (a censored record's: its death) */
+  bool until_birth = death_kind == EPH_DEATH_FREED && t->cycles == birth_cycles;
+  /* interpolation spreads a pause across its bucket: the birth was before the cycle's end */
+  if (death_kind == EPH_DEATH_FREED && !until_birth && b.wall_ns > t->cycle_ns) b.wall_ns = t->cycle_ns;
+  eph_status st = eph_writer_batch_record(t->w, cls, (uint32_t)(h->size_site >> LT_SIZE_BITS), size, weight, &b,
+                                          until_birth);
+  if (LT_UNLIKELY(st != EPH_OK)) return write_failed(t);
   t->records++;
   if (death_kind == EPH_DEATH_CENSORED) t->censored++;
   if (t->summary) tally(t, cls, weight, death_kind, t->bytes - birth, t->cycles - birth_cycles);

@@ -40,6 +40,7 @@ static void release(void *ctx, void *items, size_t cap, size_t size) {
 /* A reading of the wall clock: an exact one. */
 static uint64_t exact_ns(lt_tracker *t) {
   t->fine_countdown = 0;
+  t->batch_reuse = 0; /* the next death reads the clock too (alloc.c, emit) */
   return lt_stamp_ns(t);
 }
 

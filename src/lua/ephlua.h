@@ -30,6 +30,7 @@
 
 #include "../sampling/sigstop.h"
 #include "ephemera/format.h"
+#include "format/writer_profiler.h"
 #include "sampling/clock_table.h"
 #include "sampling/sampling.h"
 
@@ -186,6 +187,10 @@ struct lt_tracker {
 
   /* output */
   eph_writer *w;
+  /* the writer's current batch (alloc.c, emit): the death its records share */
+  eph_stamp batch_death;
+  uint8_t batch_kind; /* 0: no batch yet */
+  uint32_t batch_reuse; /* deaths that may still take its stamp unread (0 after any clock reading) */
   bool write_failed;
   char error[1400];
   uint64_t records, censored, dropped, filtered;
@@ -288,6 +293,9 @@ uint64_t lt_now_ns(void);
  * at least every LT_FINE_EVERY stamps, otherwise the coarse clock. */
 uint64_t lt_stamp_ns(lt_tracker *t);
 #define LT_FINE_EVERY 64
+/* Deaths at one byte clock (a sweep step) share a clock reading: it is
+ * read again after this many (alloc.c, emit). */
+#define LT_DEATHS_PER_READING 16
 /* Writes the record of sampled object obj (intact, with its header). */
 void lt_emit(lt_tracker *t, void *obj, uint8_t death_kind);
 
