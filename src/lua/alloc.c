@@ -168,7 +168,8 @@ LT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
   ephs_clock_stamp born = lt_clock_at(t, birth);
   uint32_t birth_cycles = born.major;
   eph_stamp b = {.bytes = birth, .wall_ns = born.wall_ns, .full_gcs = birth_cycles};
-  bool same = death_kind == t->batch_kind && t->bytes == t->batch_death.bytes && t->cycles == t->batch_death.full_gcs;
+  bool same =
+      death_kind == t->batch_kind && t->bytes == t->batch_death.bytes && t->cycles == t->batch_death.full_gcs;
   if (LT_LIKELY(same && t->batch_reuse)) {
     t->batch_reuse--;
   } else {
@@ -178,9 +179,9 @@ LT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
   }
   /* alive until its birth if no cycle ended since; else until the batch's
    * alive_until, the last cycle's end (a censored record's: its death) */
-  bool until_birth = death_kind == EPH_DEATH_FREED && t->cycles == birth_cycles;
+  bool freed = death_kind == EPH_DEATH_FREED, until_birth = freed && t->cycles == birth_cycles;
   /* interpolation spreads a pause across its bucket: the birth was before the cycle's end */
-  if (death_kind == EPH_DEATH_FREED && !until_birth && b.wall_ns > t->cycle_ns) b.wall_ns = t->cycle_ns;
+  if (freed && !until_birth && b.wall_ns > t->cycle_ns) b.wall_ns = t->cycle_ns;
   eph_status st = eph_writer_batch_record(t->w, cls, (uint32_t)(h->size_site >> LT_SIZE_BITS), size, weight, &b,
                                           until_birth);
   if (LT_UNLIKELY(st != EPH_OK)) return write_failed(t);
