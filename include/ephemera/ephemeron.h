@@ -72,6 +72,8 @@
 #ifndef EPHEMERA_EPHEMERON_H
 #define EPHEMERA_EPHEMERON_H
 
+#include <stdlib.h>
+
 #include "ephemera/heap.h"
 
 #ifdef __cplusplus
@@ -189,6 +191,26 @@ void eph_pinned_range(const eph_heap *h, uintptr_t *base, uintptr_t *top);
  * promise otherwise), or if called inside a collection.
  */
 eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_value value);
+
+/*
+ * eph_ephemeron_rearm for a tool that re-arms one per sample and knows e
+ * to be a mourned ephemeron whose finaliser has run, outside a collection:
+ * the same effects, inline, without the checks (builds with EPH_CHECKED
+ * make them, and abort on a refusal).
+ */
+static inline void eph_ephemeron_rearm_unchecked(eph_heap *h, eph_value e, eph_value key, eph_value value) {
+#ifndef EPH_CHECKED
+  if (EPH_LIKELY(!eph__fast(h)->store_hook)) {
+    eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+    slot[EPH_EPHEMERON_KEY] = key;
+    slot[EPH_EPHEMERON_VALUE] = value;
+    if ((eph_is_young(h, key) || eph_is_young(h, value)) && !eph_is_young(h, e)) eph_remember_slow(h, e);
+    *eph_header_of(e) &= ~EPH_HDR_MOURNED;
+    return;
+  }
+#endif
+  if (eph_ephemeron_rearm(h, e, key, value) != EPH_OK) abort();
+}
 
 static inline eph_value eph_ephemeron_key(eph_value e) { return eph_slot(e, EPH_EPHEMERON_KEY); }
 static inline eph_value eph_ephemeron_value(eph_value e) { return eph_slot(e, EPH_EPHEMERON_VALUE); }

@@ -316,6 +316,15 @@ typedef struct eph_eden_walk {
 void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w);
 
 /*
+ * Outside a collection, in eden-walk mode (for instance in on_gc_start,
+ * before the collection moves anything): starts a walk over every object
+ * allocated in eden since the last collection, as they are now.  Each
+ * step gives *now == *was; *dead means nothing here.  Outside the mode,
+ * or inside a collection, the walk is empty.
+ */
+void eph_eden_walk_begin(eph_heap *h, eph_eden_walk *w);
+
+/*
  * The next object, in allocation order, or false at the end: *was is its
  * address before this collection (ask eph_gc_fate about it), *now where
  * its bytes are (as eph_gc_where), *dead whether this collection found it
@@ -340,6 +349,27 @@ static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_v
    * while the mutator runs, and may set the copy's remembered bit. */
   w->header = *now == (eph_value)p ? hdr : __atomic_load_n(eph_header_of(*now), __ATOMIC_RELAXED);
   w->next = p + eph_header_object_bytes(w->header) + w->trailer_bytes;
+  return true;
+}
+
+/*
+ * The next object of a walk begun by eph_eden_walk_begin (outside a
+ * collection), in allocation order, or false at the end: *obj, and *site
+ * its EPH_AT (or NULL).  Inline: it runs once per object.
+ */
+static inline bool eph_eden_walk_next_live(eph_eden_walk *w, eph_value *obj, eph_site **site) {
+  uintptr_t p = w->next;
+  if (p >= w->top) return false;
+  eph_site *s = NULL;
+  const eph_site_mark *m = w->mark;
+  for (; m < w->marks_end && m->at <= p; m++)
+    if (m->at == p) s = m->site;
+  w->mark = m;
+  *site = s;
+  eph__walk_ahead(p);
+  w->header = *eph_header_of((eph_value)p);
+  w->next = p + eph_header_object_bytes(w->header) + w->trailer_bytes;
+  *obj = (eph_value)p;
   return true;
 }
 

@@ -44,10 +44,15 @@ size_t eph_heap_site_log_bytes(const eph_heap *h) {
 }
 
 /* An old-space allocation: an EPH_AT just logged for it must not pass to
- * the next young object, which would be allocated at the same top. */
+ * the next young object, which would be allocated at the same top.  Its
+ * site is that EPH_AT's, or none: the inline path leaves the site of the
+ * last young allocation in fast.site, and the observer must not take it
+ * for this one's. */
 void ephh_eden_walk_note_old(eph_heap *h) {
+  eph_site *site = NULL;
   if (h->fast.site_log > h->site_log_base && h->fast.site_log[-1].at == (uintptr_t)h->fast.alloc_top)
-    h->fast.site_log--;
+    site = (--h->fast.site_log)->site;
+  h->fast.site = site;
 }
 
 void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
@@ -57,6 +62,16 @@ void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
   char *from = h->eden_walk_from && h->eden_walk_from > eden->start ? h->eden_walk_from : eden->start;
   w->next = (uintptr_t)from;
   w->top = (uintptr_t)eden->top;
+  w->mark = h->site_log_base;
+  w->marks_end = h->fast.site_log;
+}
+
+void eph_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
+  *w = (eph_eden_walk){.h = h, .trailer_bytes = h->fast.trailer_bytes};
+  if (!ephh_eden_walk_on(h) || h->in_gc) return;
+  char *from = h->eden_walk_from && h->eden_walk_from > h->eden.start ? h->eden_walk_from : h->eden.start;
+  w->next = (uintptr_t)from;
+  w->top = (uintptr_t)h->fast.alloc_top;
   w->mark = h->site_log_base;
   w->marks_end = h->fast.site_log;
 }

@@ -44,28 +44,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "profiler.h"
-
-/* Where a walk over eden stands: the heap's iterator, the clock before the
- * next object, and the old-space allocations counted into it so far. */
-typedef struct walk_pos {
-  eph_eden_walk w;
-  uint64_t clock;
-  size_t next_old;
-} walk_pos;
-
-/* The old-space allocations since eden was last empty, as a walk reads
- * them: a copy, since the profiler's fields beside them change while the
- * other thread walks (the young list grows as pieces are kept). */
-typedef struct eden_olds {
-  const struct old_alloc *at;
-  size_t n;
-  uint64_t eden_clock;
-} eden_olds;
-
-static inline eden_olds eden_olds_of(const eph_profiler *p) {
-  return (eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock};
-}
+#include "eden_births.h"
 
 /* A piece of a shared walk.  Stopped: at pos lies an object the piece
  * may not write (its class or site is new to the file, or the writer
@@ -134,11 +113,6 @@ struct walk_split {
  * (EPHEMERA_WALK_PIECE_MIN=BYTES overrides it: tests share small edens). */
 #define PIECE_MIN_BYTES ((uintptr_t)1 << 20)
 
-/* The next sample point for a clock point (a wall-clock sample) only. */
-static void arm_clock_point(eph_profiler *p, uint64_t now) {
-  eph_heap_sample_next(p->h, 0, p->clocks.next_point > now ? p->clocks.next_point - now : 1);
-}
-
 long prof_usable_cpus(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -153,7 +127,7 @@ void prof_gc_walk_start(eph_profiler *p) {
   p->eden_clock = prof_clock(p);
   eph_heap_set_eden_walk(p->h, true);
   prof_sampler_walk_arm(p);
-  arm_clock_point(p, p->eden_clock);
+  prof_arm_clock_point(p, p->eden_clock);
   unsigned threads = p->spec.threads;
   if (!threads) threads = prof_usable_cpus() > 1 ? 2 : 1;
   p->walk_threads = threads;
@@ -171,34 +145,11 @@ void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
   uint64_t t = prof_clock(p);
   if (!eph_is_young(h, obj)) {
-    p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
-    p->old_allocs[p->nold_allocs++] = (struct old_alloc){eph_heap_eden_top(h), t - p->eden_clock};
+    prof_note_old_alloc(p, t);
     if (prof_sampler_take_walked(p, eph_class_of(obj), t)) prof_gc_mode_track(p, obj, prof_birth_at(p, t));
   }
   prof_clocks_tick(p, t);
-  arm_clock_point(p, t);
-}
-
-/* The birth word of an object whose allocation ended at `clock`. */
-static inline uint64_t birth_word(uint64_t clock, uint32_t site_id) {
-  return (clock & BIRTH_MASK) | (uint64_t)(site_id > SITE_MAX ? 0 : site_id) << BIRTH_BITS;
-}
-
-/* Counts into pos's clock the old-space allocations made when eden's top
- * was at or below `top`: they came before the young object there. */
-static inline void count_olds(const eden_olds *olds, walk_pos *pos, uintptr_t top) {
-  while (pos->next_old < olds->n && olds->at[pos->next_old].at <= top)
-    pos->clock = olds->eden_clock + olds->at[pos->next_old++].bytes;
-}
-
-/* Moves the walk to the next object; false at the end of its range.  The
- * clock takes the old-space allocations before the object, then its bytes. */
-static inline bool next_object(const eden_olds *olds, walk_pos *pos, eph_value *was, eph_value *at, bool *dead,
-                               eph_site **site) {
-  if (!eph_gc_eden_walk_next(&pos->w, was, at, dead, site)) return false;
-  count_olds(olds, pos, (uintptr_t)*was);
-  pos->clock += pos->w.next - (uintptr_t)*was - pos->w.trailer_bytes; /* its bytes, as the walk read them */
-  return true;
+  prof_arm_clock_point(p, t);
 }
 
 /* Walks the rest of pos's range on this thread alone, the sampler

@@ -11,7 +11,10 @@
  * in Pharo, where an ephemeron's class defines its mourning; 24 bytes an
  * ephemeron (key, value, header).
  * Death = when the finaliser runs: after the collection that found the key
- * dead, which is FiLiP's *delayed observation*.
+ * dead, which is FiLiP's *delayed observation*.  At 100 % with pretenuring
+ * a young sample's ephemeron is armed when the next collection begins
+ * (prof_fin_walk_arm, below): the same records, without a call per
+ * allocation.
  *
  * Two deviations from FiLiP, both to keep the ephemerons from filling old
  * space (docs/finalization.md has the measurements):
@@ -46,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler.h"
+#include "eden_births.h"
 
 /* The registry (not pretenured): p->chunks, each a global root while
  * used.  A spare is a mourned ephemeron whose key slot is nil: armed ones
@@ -236,7 +239,7 @@ static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t bir
   }
   if (e == EPH_NIL) e = p->spec.pretenure ? pinned_spare(p) : registry_spare(p);
   p->spares--;
-  if (eph_ephemeron_rearm(p->h, e, obj, packed_birth(birth)) != EPH_OK) abort(); /* a profiler bug */
+  eph_ephemeron_rearm_unchecked(p->h, e, obj, packed_birth(birth));
 }
 
 /* Forgets the marks: the spares stay spares, the registry cursor finds them. */
@@ -253,6 +256,60 @@ static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
 void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
   if (EPH_LIKELY(p->spares)) track_with_spare(p, obj, birth);
   else track_with_new(p, obj, birth);
+}
+
+/* --- arming at the next collection (100 %, pretenured) ------------------------ */
+
+/*
+ * At 100 % with pretenuring, each young sample's ephemeron is armed when
+ * the next collection begins, not at its allocation.  An ephemeron does
+ * nothing between collections: only the collection that finds its key
+ * dead reads it, and the finaliser after that.  So arming a young sample's
+ * ephemeron in on_gc_start, before the collection moves anything, gives
+ * each sample the same ephemeron, mourning and finaliser as arming it at
+ * the allocation, and the same records (births are exact either way:
+ * eden_births.h).  What it saves is a call per allocation: the heap's
+ * eden-walk mode keeps the inline allocation path, and on_gc_start walks
+ * what eden holds in one loop.  Old-space allocations stay sample points,
+ * armed at once.  EPHEMERA_FIN_WALK=0 arms every sample at its allocation.
+ */
+void prof_fin_walk_start(eph_profiler *p) {
+  p->fin_walk = true;
+  p->eden_clock = prof_clock(p);
+  eph_heap_set_eden_walk(p->h, true);
+  prof_arm_clock_point(p, p->eden_clock);
+}
+
+/* Old-space allocations, and the byte trigger's wall-clock points. */
+void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
+  eph_profiler *p = data;
+  uint64_t t = prof_clock(p);
+  if (!eph_is_young(h, obj)) {
+    prof_note_old_alloc(p, t);
+    prof_fin_mode_track(p, obj, prof_birth_at(p, t));
+  }
+  prof_clocks_tick(p, t);
+  prof_arm_clock_point(p, t);
+}
+
+/* Arms an ephemeron for each object eden holds: in on_gc_start, and
+ * before the stop lets the ephemerons go. */
+void prof_fin_walk_arm(eph_profiler *p) {
+  walk_pos q = {.clock = p->eden_clock};
+  eph_eden_walk_begin(p->h, &q.w);
+  eden_olds olds = eden_olds_of(p);
+  eph_value obj;
+  eph_site *site;
+  uint64_t samples = 0;
+  while (next_live_object(&olds, &q, &obj, &site)) {
+    uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
+    if (EPH_LIKELY(p->spares)) track_with_spare(p, obj, birth);
+    else track_with_new(p, obj, birth);
+    samples++;
+  }
+  p->stats.samples += samples;
+  p->nold_allocs = 0;
+  p->eden_clock = prof_clock(p); /* eden is empty after this collection, which allocates nothing */
 }
 
 /* The heap could not make an ephemeron for obj: it goes unobserved, say so. */
@@ -361,6 +418,7 @@ static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *
  * disarmed ones still queued (their value is nil, never a birth word).
  */
 void prof_fin_mode_before_stop(eph_profiler *p) {
+  if (p->fin_walk) prof_fin_walk_arm(p); /* eden's samples, before their ephemerons are let go */
   if (p->spec.pretenure) eph_pinned_drop(p->h, p->eph_class);
   for (size_t c = 0; c < p->nchunks; c++) eph_global_root_remove(p->h, &p->chunks[c]);
   p->stopping = true;
@@ -436,4 +494,6 @@ void prof_fin_mode_stop(eph_profiler *p) {
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
   p->stopping = false;
+  if (p->fin_walk) eph_heap_set_eden_walk(h, false);
+  p->fin_walk = false;
 }

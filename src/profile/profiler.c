@@ -196,6 +196,7 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
     prof_merlin_on_gc_start(p);
     return;
   }
+  if (p->fin_walk && !p->stopping) prof_fin_walk_arm(p); /* before the collection reads any ephemeron */
   prof_gc_walk_finish(p); /* the last scavenge's eden, walked on while the mutator ran */
   /* The wall clock before the pause: births just before a collection are
    * interpolated up to here, not into the pause. */
@@ -266,6 +267,7 @@ static void on_alloc_fin(void *data, eph_heap *h, eph_value obj) {
 
 static bool is_profiler_hook(void (*on_alloc_fn)(void *, eph_heap *, eph_value)) {
   return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc || on_alloc_fn == on_alloc_fin ||
+         on_alloc_fn == prof_fin_walk_on_alloc ||
          on_alloc_fn == prof_gc_walk_on_alloc || on_alloc_fn == prof_merlin_on_alloc;
 }
 
@@ -392,9 +394,14 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
   bool walk = prof_sampler_walks(p); /* gc mode, most allocations sampled: the eden walk */
+  /* finalization mode's arming at the next collection (mode_finalization.c) */
+  const char *fin_walk_env = getenv("EPHEMERA_FIN_WALK");
+  bool fin_walk = spec->mode == EPH_MODE_FINALIZATION && p->take_all && spec->pretenure &&
+                  !(fin_walk_env && strcmp(fin_walk_env, "0") == 0);
   eph_observer obs = {
       .data = p,
       .on_alloc = walk                            ? prof_gc_walk_on_alloc
+                  : fin_walk                      ? prof_fin_walk_on_alloc
                   : spec->mode == EPH_MODE_GC     ? on_alloc_gc
                   : spec->mode == EPH_MODE_MERLIN ? prof_merlin_on_alloc
                   : spec->mode == EPH_MODE_FINALIZATION ? on_alloc_fin
@@ -412,6 +419,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   /* Exact modes see every object; the others sample. */
   if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
   else if (walk) prof_gc_walk_start(p);
+  else if (fin_walk) prof_fin_walk_start(p);
   else prof_sampler_arm(p);
   prof_note_memory(p);
   return EPH_OK;

@@ -7,7 +7,10 @@
  * the collections eden's size brings, stress modes and the verifier.
  * With eden pairs the walk a scavenge began is walked again just before
  * the next collection, after the mutator went on in the other eden: it
- * must see the same objects, fates and sites.
+ * must see the same objects, fates and sites.  Before each collection a
+ * walk of eden as it is (eph_eden_walk_begin) must visit the young
+ * allocations made since the last one, in order, with their sites; inside
+ * a collection that walk is empty.
  */
 #include "heap_test.h"
 
@@ -38,6 +41,7 @@ typedef struct walk_check {
   size_t old_expected, old_seen;
   eph_site *old_site;          /* the site of the old allocation under way */
   size_t walks, dead_seen, live_seen;
+  size_t live_walks;           /* walks of eden as it is, before a collection */
 } walk_check;
 
 static eph_class_id P, B;
@@ -68,11 +72,25 @@ static void on_eden_object(walk_check *c, eph_value was, eph_value now, bool dea
 static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)kind;
   walk_check *c = data;
+  /* Before the collection, a walk of eden as it is: the young allocations
+   * since the last one, in order, with their sites. */
+  eph_eden_walk live;
+  eph_eden_walk_begin(h, &live);
+  eph_value obj;
+  eph_site *site;
+  size_t n = 0;
+  while (eph_eden_walk_next_live(&live, &obj, &site)) {
+    assert_true(n < c->nyoung);
+    assert_int_equal(obj, c->young[n].addr);
+    assert_ptr_equal(site, c->young[n].site);
+    n++;
+  }
+  assert_int_equal(n, c->nyoung);
+  c->live_walks++;
   if (!c->retired_pending) return;
   c->retired_pending = false;
   eph_value was, now;
   bool dead;
-  eph_site *site;
   size_t i = 0;
   while (eph_gc_eden_walk_next(&c->retired, &was, &now, &dead, &site)) {
     assert_true(i < c->walked);
@@ -91,12 +109,15 @@ static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   walk_check *c = data;
   c->walked = 0;
   eph_eden_walk w;
+  eph_eden_walk_begin(h, &w); /* inside a collection: empty */
+  eph_value obj;
+  eph_site *site;
+  assert_false(eph_eden_walk_next_live(&w, &obj, &site));
   eph_gc_eden_walk_begin(h, &w);
   c->retired = w;
   c->retired_pending = c->pair && kind == EPH_GC_SCAVENGE;
   eph_value was, now;
   bool dead;
-  eph_site *site;
   while (eph_gc_eden_walk_next(&w, &was, &now, &dead, &site)) on_eden_object(c, was, now, dead, site);
   assert_int_equal(c->walked, c->nyoung); /* none missed */
   c->nyoung = 0;
@@ -139,6 +160,7 @@ static void finish(walk_check *c) {
   assert_int_equal(c->nyoung, 0);
   assert_int_equal(c->old_seen, c->old_expected);
   if (c->pair) assert_true(c->rewalks > 0);
+  assert_true(c->live_walks > 0);
   eph_heap_set_observer(c->h, NULL);
   assert_false(eph_heap_eden_walk(c->h)); /* removing the observer ends the mode */
   assert_false(eph_heap_eden_pair(c->h));
@@ -176,6 +198,12 @@ static eph_value random_alloc(walk_check *c, uint64_t *rng) {
     c->old_expected++;
     obj = eph_alloc_old(h, P, n);
     c->old_site = NULL;
+    assert_false(eph_is_young(h, obj));
+    return obj;
+  }
+  if (what == 3 && rng_next(rng) % 4 == 0) { /* pretenured without a site: not the last young one's */
+    c->old_expected++;
+    obj = eph_alloc_old(h, P, n); /* on_alloc expects old_site, NULL */
     assert_false(eph_is_young(h, obj));
     return obj;
   }
