@@ -353,6 +353,15 @@ static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_v
 }
 
 /*
+ * Ends a walk begun by eph_eden_walk_begin that reached its end, with
+ * nothing allocated since it began: the next walk, and the next
+ * collection's, start after the objects it visited, and the site log lets
+ * go of their marks.  A tool that walks eden as it fills so keeps the log
+ * small.  Not with eden pairs (nothing happens).
+ */
+void eph_eden_walk_end(eph_heap *h, const eph_eden_walk *w);
+
+/*
  * The next object of a walk begun by eph_eden_walk_begin (outside a
  * collection), in allocation order, or false at the end: *obj, and *site
  * its EPH_AT (or NULL).  Inline: it runs once per object.

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "heap_internal.h"
 
@@ -74,6 +75,17 @@ void eph_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
   w->top = (uintptr_t)h->fast.alloc_top;
   w->mark = h->site_log_base;
   w->marks_end = h->fast.site_log;
+}
+
+void eph_eden_walk_end(eph_heap *h, const eph_eden_walk *w) {
+  if (!ephh_eden_walk_on(h) || h->in_gc || h->eden_pair || !w->top || w->top != (uintptr_t)h->fast.alloc_top) return;
+  h->eden_walk_from = h->fast.alloc_top;
+  /* Marks at the top are EPH_ATs made for the next allocation: they stay. */
+  eph_site_mark *keep = h->fast.site_log;
+  while (keep > h->site_log_base && keep[-1].at >= w->top) keep--;
+  size_t n = (size_t)(h->fast.site_log - keep);
+  memmove(h->site_log_base, keep, n * sizeof *keep);
+  h->fast.site_log = h->site_log_base + n;
 }
 
 /* After a collection: eden is empty, so is the log, but for an EPH_AT made

@@ -12,7 +12,7 @@
  * ephemeron (key, value, header).
  * Death = when the finaliser runs: after the collection that found the key
  * dead, which is FiLiP's *delayed observation*.  At 100 % with pretenuring
- * a young sample's ephemeron is armed when the next collection begins
+ * young samples' ephemerons are armed in runs before the next collection
  * (prof_fin_walk_arm, below): the same records, without a call per
  * allocation.
  *
@@ -258,20 +258,20 @@ void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
   else track_with_new(p, obj, birth);
 }
 
-/* --- arming at the next collection (100 %, pretenured) ------------------------ */
+/* --- arming in runs (100 %, pretenured) ------------------------------------- */
 
 /*
- * At 100 % with pretenuring, each young sample's ephemeron is armed when
- * the next collection begins, not at its allocation.  An ephemeron does
- * nothing between collections: only the collection that finds its key
- * dead reads it, and the finaliser after that.  So arming a young sample's
- * ephemeron in on_gc_start, before the collection moves anything, gives
- * each sample the same ephemeron, mourning and finaliser as arming it at
- * the allocation, and the same records (births are exact either way:
- * eden_births.h).  What it saves is a call per allocation: the heap's
- * eden-walk mode keeps the inline allocation path, and on_gc_start walks
- * what eden holds in one loop.  Old-space allocations stay sample points,
- * armed at once.  EPHEMERA_FIN_WALK=0 arms every sample at its allocation.
+ * At 100 % with pretenuring, young samples' ephemerons are armed a run at a
+ * time, each before the next collection, not at its allocation.  An
+ * ephemeron does nothing between collections: only the collection that
+ * finds its key dead reads it, and the finaliser after that.  So arming a
+ * young sample's ephemeron at any time before the collection moves
+ * anything gives each sample the same ephemeron, mourning and finaliser
+ * as arming it at the allocation, and the same records (births are exact
+ * either way: eden_births.h).  What it saves is a call per allocation: the
+ * heap's eden-walk mode keeps the inline allocation path, and one loop
+ * walks what eden took since the last run.  EPHEMERA_FIN_WALK=0 arms every
+ * sample at its allocation.
  */
 void prof_fin_walk_start(eph_profiler *p) {
   p->fin_walk = true;
@@ -280,9 +280,13 @@ void prof_fin_walk_start(eph_profiler *p) {
   prof_arm_clock_point(p, p->eden_clock);
 }
 
-/* Old-space allocations, and the byte trigger's wall-clock points. */
+/* Old-space allocations, and the byte trigger's wall-clock points (every
+ * 64 KiB at first): each arms what eden took since the last arming first,
+ * so the samples are armed in allocation order, while eden's new objects
+ * are still in the cache, and the site log stays short. */
 void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
+  prof_fin_walk_arm(p);
   uint64_t t = prof_clock(p);
   if (!eph_is_young(h, obj)) {
     prof_note_old_alloc(p, t);
@@ -292,8 +296,9 @@ void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   prof_arm_clock_point(p, t);
 }
 
-/* Arms an ephemeron for each object eden holds: in on_gc_start, and
- * before the stop lets the ephemerons go. */
+/* Arms an ephemeron for each object eden took since the last arming: at
+ * sample points (above), in on_gc_start, and before the stop lets the
+ * ephemerons go. */
 void prof_fin_walk_arm(eph_profiler *p) {
   walk_pos q = {.clock = p->eden_clock};
   eph_eden_walk_begin(p->h, &q.w);
@@ -307,9 +312,11 @@ void prof_fin_walk_arm(eph_profiler *p) {
     else track_with_new(p, obj, birth);
     samples++;
   }
+  count_olds(&olds, &q, q.w.top); /* old-space allocations since the last young one */
   p->stats.samples += samples;
   p->nold_allocs = 0;
-  p->eden_clock = prof_clock(p); /* eden is empty after this collection, which allocates nothing */
+  p->eden_clock = q.clock; /* the clock where the next walk begins */
+  eph_eden_walk_end(p->h, &q.w);
 }
 
 /* The heap could not make an ephemeron for obj: it goes unobserved, say so. */

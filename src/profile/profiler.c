@@ -196,7 +196,7 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
     prof_merlin_on_gc_start(p);
     return;
   }
-  if (p->fin_walk && !p->stopping) prof_fin_walk_arm(p); /* before the collection reads any ephemeron */
+  if (p->fin_walk && !p->stopping) prof_fin_walk_arm(p); /* eden's last run, before the collection reads any ephemeron */
   prof_gc_walk_finish(p); /* the last scavenge's eden, walked on while the mutator ran */
   /* The wall clock before the pause: births just before a collection are
    * interpolated up to here, not into the pause. */
@@ -394,7 +394,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
   bool walk = prof_sampler_walks(p); /* gc mode, most allocations sampled: the eden walk */
-  /* finalization mode's arming at the next collection (mode_finalization.c) */
+  /* finalization mode's arming in runs (mode_finalization.c) */
   const char *fin_walk_env = getenv("EPHEMERA_FIN_WALK");
   bool fin_walk = spec->mode == EPH_MODE_FINALIZATION && p->take_all && spec->pretenure &&
                   !(fin_walk_env && strcmp(fin_walk_env, "0") == 0);

@@ -157,7 +157,7 @@ typedef struct eph_profiler {
   eph_stamp fin_stamp;        /* the last death stamp, for up to 32 finalisers of one batch */
   bool writer_thread_due;     /* the writer's thread starts at the first collection */
   bool stopping;              /* the last GC is the stop's (prof_fin_mode_before_stop) */
-  bool fin_walk;              /* young samples' ephemerons armed at the next collection */
+  bool fin_walk;              /* young samples' ephemerons armed in runs (mode_finalization.c) */
   bool on_signals;            /* SIGINT and SIGTERM stop this profile (signals.c) */
 
   /* merlin mode */
@@ -443,8 +443,9 @@ void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
 void prof_fin_mode_before_stop(eph_profiler *p);
 void prof_fin_mode_collect_at_stop(eph_profiler *p);
 void prof_fin_mode_stop(eph_profiler *p);
-/* At 100 % with pretenuring, young samples are armed when the next
- * collection begins (on_gc_start calls prof_fin_walk_arm). */
+/* At 100 % with pretenuring, young samples are armed in runs: at sample
+ * points (prof_fin_walk_on_alloc) and when a collection begins
+ * (on_gc_start calls prof_fin_walk_arm). */
 void prof_fin_walk_start(eph_profiler *p);
 void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
 void prof_fin_walk_arm(eph_profiler *p);

@@ -7,10 +7,12 @@
  * the collections eden's size brings, stress modes and the verifier.
  * With eden pairs the walk a scavenge began is walked again just before
  * the next collection, after the mutator went on in the other eden: it
- * must see the same objects, fates and sites.  Before each collection a
- * walk of eden as it is (eph_eden_walk_begin) must visit the young
- * allocations made since the last one, in order, with their sites; inside
- * a collection that walk is empty.
+ * must see the same objects, fates and sites.  Before each collection, and
+ * now and then between, a walk of eden as it is (eph_eden_walk_begin) must
+ * visit the young allocations made since the last one, in order, with
+ * their sites; inside a collection that walk is empty.  One ended with
+ * eph_eden_walk_end leaves the objects it visited out of the walks after
+ * it, the collection's too.
  */
 #include "heap_test.h"
 
@@ -41,7 +43,8 @@ typedef struct walk_check {
   size_t old_expected, old_seen;
   eph_site *old_site;          /* the site of the old allocation under way */
   size_t walks, dead_seen, live_seen;
-  size_t live_walks;           /* walks of eden as it is, before a collection */
+  size_t live_walks;           /* walks of eden as it is, outside a collection */
+  size_t ended;                /* ... that ended with eph_eden_walk_end */
 } walk_check;
 
 static eph_class_id P, B;
@@ -69,13 +72,13 @@ static void on_eden_object(walk_check *c, eph_value was, eph_value now, bool dea
 
 /* Pair mode: the last scavenge's eden, walked again now that the mutator
  * has allocated in the other one, shows what it showed then. */
-static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
-  (void)kind;
-  walk_check *c = data;
-  /* Before the collection, a walk of eden as it is: the young allocations
-   * since the last one, in order, with their sites. */
+/* A walk of eden as it is, outside a collection: the young allocations
+ * since the last collection (or the last walk ended), in order, with
+ * their sites.  end: eph_eden_walk_end, after which the next walks start
+ * after them (not with eden pairs). */
+static void walk_live(walk_check *c, bool end) {
   eph_eden_walk live;
-  eph_eden_walk_begin(h, &live);
+  eph_eden_walk_begin(c->h, &live);
   eph_value obj;
   eph_site *site;
   size_t n = 0;
@@ -87,10 +90,20 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   }
   assert_int_equal(n, c->nyoung);
   c->live_walks++;
+  if (!end) return;
+  eph_eden_walk_end(c->h, &live);
+  if (!c->pair) c->nyoung = 0, c->ended++;
+}
+
+static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
+  (void)kind;
+  walk_check *c = data;
+  walk_live(c, false);
   if (!c->retired_pending) return;
   c->retired_pending = false;
   eph_value was, now;
   bool dead;
+  eph_site *site;
   size_t i = 0;
   while (eph_gc_eden_walk_next(&c->retired, &was, &now, &dead, &site)) {
     assert_true(i < c->walked);
@@ -161,6 +174,7 @@ static void finish(walk_check *c) {
   assert_int_equal(c->old_seen, c->old_expected);
   if (c->pair) assert_true(c->rewalks > 0);
   assert_true(c->live_walks > 0);
+  if (!c->pair && c->walks > 2) assert_true(c->ended > 0);
   eph_heap_set_observer(c->h, NULL);
   assert_false(eph_heap_eden_walk(c->h)); /* removing the observer ends the mode */
   assert_false(eph_heap_eden_pair(c->h));
@@ -248,6 +262,7 @@ static void random_mutator_with(const char *spec, int steps, uint64_t seed, bool
     } else if (r == 50 && rng_next(&rng) % 16 == 0) eph_collect(h, EPH_GC_SCAVENGE);
     else if (r == 51 && rng_next(&rng) % 64 == 0) eph_collect(h, EPH_GC_FULL);
     else if (r == 52) roots[rng_next(&rng) % NROOTS] = EPH_NIL;
+    else if (r == 53 && rng_next(&rng) % 4 == 0) walk_live(c, true);
   }
   EPH_UNFRAME(h);
   assert_true(c->walks > 0);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fin_walk.sh EPHEMERA: finalization mode at 100 % with pretenuring arms
-# each young sample's ephemeron when the next collection begins, walking
+# young samples' ephemerons in runs before the next collection, walking
 # eden (docs/finalization.md).  Arming each at its allocation instead
 # (EPHEMERA_FIN_WALK=0, or sample=every:1, which takes the sampler's path)
 # must give the same records — class, site, size, births, deaths, how —
@@ -26,7 +26,7 @@ for wl in dataframe agents gcbench modelload kvstore boids sph; do
     fields "$dir/walk.eph" >"$dir/walk.txt"
     for other in each hook; do
       if ! cmp -s "$dir/walk.txt" <(fields "$dir/$other.eph"); then
-        echo "FAIL: $wl $retain: arming at the next collection and the $other run differ:"
+        echo "FAIL: $wl $retain: arming in runs and the $other run differ:"
         diff "$dir/walk.txt" <(fields "$dir/$other.eph") | head -n 6
         exit 1
       fi
@@ -39,4 +39,4 @@ for wl in dataframe agents gcbench modelload kvstore boids sph; do
     echo "$wl ${retain:-}: $n records alike ($scavenges scavenges, $censored censored)"
   done
 done
-echo "ok: arming at the next collection gives the same records as arming at each allocation"
+echo "ok: arming in runs gives the same records as arming at each allocation"
