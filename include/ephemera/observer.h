@@ -330,15 +330,20 @@ void eph_eden_walk_begin(eph_heap *h, eph_eden_walk *w);
  * its bytes are (as eph_gc_where), *dead whether this collection found it
  * dead, *site its EPH_AT (or NULL).  Inline: it runs once per object.
  */
+/* The site of the walk's object at p: the last EPH_AT made for it. */
+static inline eph_site *eph__walk_site(eph_eden_walk *w, uintptr_t p) {
+  eph_site *s = NULL;
+  const eph_site_mark *m = w->mark;
+  for (; m < w->marks_end && m->at <= p; m++)
+    if (m->at == p) s = m->site;
+  w->mark = m;
+  return s;
+}
+
 static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_value *now, bool *dead, eph_site **site) {
   uintptr_t p = w->next;
   if (p >= w->top) return false;
-  eph_site *s = NULL;
-  const eph_site_mark *m = w->mark;
-  for (; m < w->marks_end && m->at <= p; m++) /* the last EPH_AT made for it */
-    if (m->at == p) s = m->site;
-  w->mark = m;
-  *site = s;
+  *site = eph__walk_site(w, p);
   eph__walk_ahead(p);
   eph_header hdr = *eph_header_of((eph_value)p);
   *was = (eph_value)p;
@@ -369,12 +374,7 @@ void eph_eden_walk_end(eph_heap *h, const eph_eden_walk *w);
 static inline bool eph_eden_walk_next_live(eph_eden_walk *w, eph_value *obj, eph_site **site) {
   uintptr_t p = w->next;
   if (p >= w->top) return false;
-  eph_site *s = NULL;
-  const eph_site_mark *m = w->mark;
-  for (; m < w->marks_end && m->at <= p; m++)
-    if (m->at == p) s = m->site;
-  w->mark = m;
-  *site = s;
+  *site = eph__walk_site(w, p);
   eph__walk_ahead(p);
   w->header = *eph_header_of((eph_value)p);
   w->next = p + eph_header_object_bytes(w->header) + w->trailer_bytes;
