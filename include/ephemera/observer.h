@@ -324,12 +324,6 @@ void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w);
  */
 void eph_eden_walk_begin(eph_heap *h, eph_eden_walk *w);
 
-/*
- * The next object, in allocation order, or false at the end: *was is its
- * address before this collection (ask eph_gc_fate about it), *now where
- * its bytes are (as eph_gc_where), *dead whether this collection found it
- * dead, *site its EPH_AT (or NULL).  Inline: it runs once per object.
- */
 /* The site of the walk's object at p: the last EPH_AT made for it. */
 static inline eph_site *eph__walk_site(eph_eden_walk *w, uintptr_t p) {
   eph_site *s = NULL;
@@ -340,6 +334,12 @@ static inline eph_site *eph__walk_site(eph_eden_walk *w, uintptr_t p) {
   return s;
 }
 
+/*
+ * The next object, in allocation order, or false at the end: *was is its
+ * address before this collection (ask eph_gc_fate about it), *now where
+ * its bytes are (as eph_gc_where), *dead whether this collection found it
+ * dead, *site its EPH_AT (or NULL).  Inline: it runs once per object.
+ */
 static inline bool eph_gc_eden_walk_next(eph_eden_walk *w, eph_value *was, eph_value *now, bool *dead, eph_site **site) {
   uintptr_t p = w->next;
   if (p >= w->top) return false;

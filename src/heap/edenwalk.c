@@ -56,25 +56,26 @@ void ephh_eden_walk_note_old(eph_heap *h) {
   h->fast.site = site;
 }
 
+/* A walk over eden from `start` (or where the last ended walk stopped) to
+ * `top`, with the whole site log. */
+static void walk_range(const eph_heap *h, eph_eden_walk *w, char *start, char *top) {
+  char *from = h->eden_walk_from && h->eden_walk_from > start ? h->eden_walk_from : start;
+  w->next = (uintptr_t)from;
+  w->top = (uintptr_t)top;
+  w->mark = h->site_log_base;
+  w->marks_end = h->fast.site_log;
+}
+
 void eph_gc_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
   *w = (eph_eden_walk){.h = h, .trailer_bytes = h->fast.trailer_bytes, .full = h->phase == PHASE_MARKED};
   if (!ephh_eden_walk_on(h) || h->phase == PHASE_NONE) return;
-  const eph_space *eden = &h->evacuated[0];
-  char *from = h->eden_walk_from && h->eden_walk_from > eden->start ? h->eden_walk_from : eden->start;
-  w->next = (uintptr_t)from;
-  w->top = (uintptr_t)eden->top;
-  w->mark = h->site_log_base;
-  w->marks_end = h->fast.site_log;
+  walk_range(h, w, h->evacuated[0].start, h->evacuated[0].top);
 }
 
 void eph_eden_walk_begin(eph_heap *h, eph_eden_walk *w) {
   *w = (eph_eden_walk){.h = h, .trailer_bytes = h->fast.trailer_bytes};
   if (!ephh_eden_walk_on(h) || h->in_gc) return;
-  char *from = h->eden_walk_from && h->eden_walk_from > h->eden.start ? h->eden_walk_from : h->eden.start;
-  w->next = (uintptr_t)from;
-  w->top = (uintptr_t)h->fast.alloc_top;
-  w->mark = h->site_log_base;
-  w->marks_end = h->fast.site_log;
+  walk_range(h, w, h->eden.start, h->fast.alloc_top);
 }
 
 void eph_eden_walk_end(eph_heap *h, const eph_eden_walk *w) {

@@ -1,7 +1,7 @@
 /*
  * eden_births.h — births of the objects an eden walk visits, for the
  * profile's modes that see young allocations without a call for each
- * (gc mode's eden walk, gc_eden.c; finalization mode's arming, fin_walk.c).
+ * (gc mode's eden walk, gc_eden.c; finalization mode's arming in runs, mode_finalization.c).
  * Eden is a bump region: an object's birth is the clock when eden was last
  * empty, plus the bytes allocated before it in eden, plus the old-space
  * allocations made meanwhile (each noted with eden's top at the time:
@@ -56,21 +56,25 @@ static inline void count_olds(const eden_olds *olds, walk_pos *pos, uintptr_t to
     pos->clock = olds->eden_clock + olds->at[pos->next_old++].bytes;
 }
 
-/* Moves the walk to the next object; false at the end of its range.  The
- * clock takes the old-space allocations before the object, then its bytes. */
+/* The clock after the object the walk just visited at `at`: the old-space
+ * allocations before it, then its bytes, as the walk read them. */
+static inline void clock_past(const eden_olds *olds, walk_pos *pos, eph_value at) {
+  count_olds(olds, pos, (uintptr_t)at);
+  pos->clock += pos->w.next - (uintptr_t)at - pos->w.trailer_bytes;
+}
+
+/* Moves the walk to the next object; false at the end of its range. */
 static inline bool next_object(const eden_olds *olds, walk_pos *pos, eph_value *was, eph_value *at, bool *dead,
                                eph_site **site) {
   if (!eph_gc_eden_walk_next(&pos->w, was, at, dead, site)) return false;
-  count_olds(olds, pos, (uintptr_t)*was);
-  pos->clock += pos->w.next - (uintptr_t)*was - pos->w.trailer_bytes; /* its bytes, as the walk read them */
+  clock_past(olds, pos, *was);
   return true;
 }
 
 /* next_object for a walk outside a collection (eph_eden_walk_begin). */
 static inline bool next_live_object(const eden_olds *olds, walk_pos *pos, eph_value *obj, eph_site **site) {
   if (!eph_eden_walk_next_live(&pos->w, obj, site)) return false;
-  count_olds(olds, pos, (uintptr_t)*obj);
-  pos->clock += pos->w.next - (uintptr_t)*obj - pos->w.trailer_bytes;
+  clock_past(olds, pos, *obj);
   return true;
 }
 

@@ -501,6 +501,5 @@ void prof_fin_mode_stop(eph_profiler *p) {
   p->nchunks = p->cells_used = p->permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
   p->stopping = false;
-  if (p->fin_walk) eph_heap_set_eden_walk(h, false);
-  p->fin_walk = false;
+  p->fin_walk = false; /* eden-walk mode ends with the observer (eph_profile_stop) */
 }

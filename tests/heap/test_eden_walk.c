@@ -70,8 +70,6 @@ static void on_eden_object(walk_check *c, eph_value was, eph_value now, bool dea
   else c->live_seen++;
 }
 
-/* Pair mode: the last scavenge's eden, walked again now that the mutator
- * has allocated in the other one, shows what it showed then. */
 /* A walk of eden as it is, outside a collection: the young allocations
  * since the last collection (or the last walk ended), in order, with
  * their sites.  end: eph_eden_walk_end, after which the next walks start
@@ -95,6 +93,9 @@ static void walk_live(walk_check *c, bool end) {
   if (!c->pair) c->nyoung = 0, c->ended++;
 }
 
+/* Before a collection, a walk of eden as it is.  Pair mode: the last
+ * scavenge's eden, walked again now that the mutator has allocated in the
+ * other one, shows what it showed then. */
 static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)kind;
   walk_check *c = data;
