@@ -52,7 +52,9 @@
  * and finalization mode where two CPUs are usable (not with threads=1):
  * there on a thread of the profiler's own; Merlin's stop also shares its
  * records with a helper thread, which stamps and encodes two of every
- * three blocks of them (threads=2 asks for the helper on one CPU too).  The
+ * three blocks of them (threads=2 asks for the helper on one CPU too).  A
+ * stop in gc or finalization mode with 65 536 samples or more to record
+ * encodes them on that thread too (started for the stop in gc mode).  The
  * environment variable
  * EPHEMERA_WRITER_THREAD=1 asks for that thread in every mode (slower in
  * gc mode on the machines measured so far, docs/gc-mode.md), =0 in none.

@@ -6,7 +6,9 @@
 # class, site, size, births, deaths, how — all but the wall times, which
 # differ from run to run.  With two threads sharing each scavenge's walk
 # (threads=2, eden cut into pieces of 16 KiB here), the records must
-# also come in the same order as with one; and so at 1/3 with a class
+# also come in the same order as with one (and that run's stop hands its
+# records to the writer's thread, EPHEMERA_STOP_THREAD_MIN=1, where the
+# one-thread run's stop encodes them itself); and so at 1/3 with a class
 # filter, where the sampler draws by each object's clock (any thread can
 # draw for any object), keeping about a third of the filter's objects.
 # A small old space makes full GCs too, where the walk is one thread's
@@ -21,7 +23,8 @@ fields() { in_order "$1" | sort; }
 for wl in dataframe agents gcbench modelload kvstore boids; do
   run=(run "$wl" --size small --gc eden=256K,headroom=64K,ratio=0.05)
   fulls=$("$bin" "${run[@]}" --profile mode=gc,sample=1/1,threads=1 -o "$dir/walk.eph" | grep -oE '[0-9]+ full GCs')
-  EPHEMERA_WALK_PIECE_MIN=16384 "$bin" "${run[@]}" --profile mode=gc,sample=1/1,threads=2 -o "$dir/shared.eph" >/dev/null
+  EPHEMERA_WALK_PIECE_MIN=16384 EPHEMERA_STOP_THREAD_MIN=1 "$bin" "${run[@]}" --profile mode=gc,sample=1/1,threads=2 \
+    -o "$dir/shared.eph" >/dev/null
   classes=$("$bin" dump "$dir/walk.eph" --csv | awk -F, 'NR > 1 {print $2}' | sort -u | paste -sd, -)
   "$bin" "${run[@]}" --profile "mode=gc,sample=1/1,classes=$classes" -o "$dir/filter.eph" >/dev/null
   "$bin" "${run[@]}" --profile "mode=gc,sample=every:1" -o "$dir/hook.eph" >/dev/null

@@ -6,7 +6,9 @@
 # must give the same records — class, site, size, births, deaths, how —
 # all but the wall times, which differ from run to run.  A small eden and
 # old space make many scavenges and full GCs; --retain keeps some samples
-# alive to the end, censored.
+# alive to the end, censored.  The first run's stop hands its records to
+# the writer's thread (EPHEMERA_STOP_THREAD_MIN=1), the others' encode
+# them on the program's thread (too few samples for the thread).
 set -euo pipefail
 bin=$1
 dir=$(mktemp -d)
@@ -18,7 +20,7 @@ for wl in dataframe agents gcbench modelload kvstore boids sph; do
   first=$("$bin" workloads -v | awk -v w="$wl" '$1 == w {getline; sub(/.*classes: /, ""); print $1}')
   for retain in "" "--retain $first"; do
     # shellcheck disable=SC2086
-    out=$("$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/walk.eph")
+    out=$(EPHEMERA_STOP_THREAD_MIN=1 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/walk.eph")
     # shellcheck disable=SC2086
     EPHEMERA_FIN_WALK=0 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/each.eph" >/dev/null
     # shellcheck disable=SC2086
