@@ -353,29 +353,31 @@ static void collect_source(void *data, eph_value obj) {
   eph_profiler *p = data;
   if (!holds_pointer(obj)) return;
   p->dead = prof_grow(p, p->dead, &p->dead_cap, p->ndead + 1, sizeof *p->dead);
-  p->dead[p->ndead++] = (struct dead){obj, stamp_of(obj)};
+  p->dead[p->ndead++] = obj;
 }
 
-/* LSD radix sort of the dead by stamp (48-bit clock): O(n), stable. */
-static void sort_dead(eph_profiler *p) {
-  p->dead_tmp = prof_grow(p, p->dead_tmp, &p->dead_tmp_cap, p->ndead, sizeof *p->dead_tmp);
-  struct dead *src = p->dead, *dst = p->dead_tmp;
+/* LSD radix sort of the sources left (p->resort) by stamp (48-bit
+ * clock): O(n), stable. */
+static void sort_resort(eph_profiler *p) {
+  size_t n = p->nresort;
+  p->resort_tmp = prof_grow(p, p->resort_tmp, &p->resort_tmp_cap, n, sizeof *p->resort_tmp);
+  struct dead *src = p->resort, *dst = p->resort_tmp;
   /* Only the bits that vary within this collection's dead set. */
   uint64_t min = UINT64_MAX, all = 0;
-  for (size_t i = 0; i < p->ndead; i++) min = src[i].stamp < min ? src[i].stamp : min;
-  for (size_t i = 0; i < p->ndead; i++) all |= src[i].stamp - min;
+  for (size_t i = 0; i < n; i++) min = src[i].stamp < min ? src[i].stamp : min;
+  for (size_t i = 0; i < n; i++) all |= src[i].stamp - min;
   /* 11-bit digits from the lowest bit that varies (stamps are byte clocks,
    * mostly multiples of 8): a scavenge's stamps span eden, two passes. */
   for (int shift = all ? __builtin_ctzll(all) : 0; shift < 64 && (all >> shift); shift += 11) {
     size_t count[2049] = {0};
-    for (size_t i = 0; i < p->ndead; i++) count[(((src[i].stamp - min) >> shift) & 0x7FF) + 1]++;
+    for (size_t i = 0; i < n; i++) count[(((src[i].stamp - min) >> shift) & 0x7FF) + 1]++;
     for (int b = 0; b < 2048; b++) count[b + 1] += count[b];
-    for (size_t i = 0; i < p->ndead; i++) dst[count[((src[i].stamp - min) >> shift) & 0x7FF]++] = src[i];
+    for (size_t i = 0; i < n; i++) dst[count[((src[i].stamp - min) >> shift) & 0x7FF]++] = src[i];
     struct dead *t = src;
     src = dst;
     dst = t;
   }
-  if (src != p->dead) memcpy(p->dead, src, p->ndead * sizeof *p->dead);
+  if (src != p->resort) memcpy(p->resort, src, n * sizeof *p->resort);
 }
 
 /* Passes stamp ts of source s on to the targets of its pointer slots.  A
@@ -445,8 +447,8 @@ static inline void prefetch_targets(eph_value s) {
 
 /* Prefetches for source i of a sweep down the sources. */
 static inline void prefetch_sources(const eph_profiler *p, size_t i) {
-  if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
-  if (i >= TARGETS_AHEAD) prefetch_targets(p->dead[i - TARGETS_AHEAD].obj);
+  if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD]);
+  if (i >= TARGETS_AHEAD) prefetch_targets(p->dead[i - TARGETS_AHEAD]);
 }
 
 /*
@@ -473,7 +475,7 @@ static void propagate(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind
   size_t budget = 4 * p->ndead + 1024, searched = 0, i = p->ndead;
   while (i-- > 0) {
     prefetch_sources(p, i);
-    eph_value s = p->dead[i].obj;
+    eph_value s = p->dead[i];
     uint64_t *w = &eph_trailer(s)[1], ts = *w;
     *w = ts | VISITED;
     searched += 1 + search(p, view, kind, pass_on(p, view, s, ts, kind, 0));
@@ -481,18 +483,19 @@ static void propagate(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind
   }
   if (i == SIZE_MAX) return;
   p->stats.merlin_resorts++;
-  p->ndead = i; /* sources [0, i) are left */
+  p->nresort = i; /* sources [0, i) are left */
+  p->resort = prof_grow(p, p->resort, &p->resort_cap, i, sizeof *p->resort);
   for (size_t k = 0; k < i; k++) { /* visited from here on: each raise is searched from at once */
-    uint64_t *w = &eph_trailer(p->dead[k].obj)[1];
-    p->dead[k].stamp = *w;
+    uint64_t *w = &eph_trailer(p->dead[k])[1];
+    p->resort[k] = (struct dead){p->dead[k], *w};
     *w |= VISITED;
   }
-  sort_dead(p);
-  for (i = p->ndead; i-- > 0;) {
-    if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD].obj);
-    eph_value s = p->dead[i].obj;
-    if (stamp_of(s) != p->dead[i].stamp) continue; /* raised since the sort: searched from then */
-    search(p, view, kind, pass_on(p, view, s, p->dead[i].stamp, kind, 0));
+  sort_resort(p);
+  for (i = p->nresort; i-- > 0;) {
+    if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->resort[i - PREFETCH_AHEAD].obj);
+    eph_value s = p->resort[i].obj;
+    if (stamp_of(s) != p->resort[i].stamp) continue; /* raised since the sort: searched from then */
+    search(p, view, kind, pass_on(p, view, s, p->resort[i].stamp, kind, 0));
   }
 }
 

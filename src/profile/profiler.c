@@ -29,7 +29,8 @@ void prof_note_memory(eph_profiler *p) {
   uint64_t m = sizeof *p + p->young.cap * sizeof(tracked) + p->old.nblocks * OLD_BLOCK * sizeof(old_entry) +
                p->old.blocks_cap * sizeof *p->old.blocks + p->spans_cap * sizeof *p->spans +
                ephs_clocks_memory(&p->clocks) +
-               (p->seen_cap + p->stack_cap) * sizeof(eph_value) + (p->dead_cap + p->dead_tmp_cap) * sizeof *p->dead +
+               (p->seen_cap + p->stack_cap + p->dead_cap) * sizeof(eph_value) +
+               (p->resort_cap + p->resort_tmp_cap) * sizeof *p->resort +
                p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
                p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
                p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0) +
@@ -506,7 +507,8 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   free(p->class_written);
   free(p->seen);
   free(p->dead);
-  free(p->dead_tmp);
+  free(p->resort);
+  free(p->resort_tmp);
   free(p->stack);
   prof_clocks_free(p);
   pthread_mutex_destroy(&p->sites_lock);

@@ -164,8 +164,10 @@ typedef struct eph_profiler {
   eph_value *seen;            /* root slot values at the last check: globals then shadow stack */
   size_t seen_len, seen_cap, seen_globals;
   uint64_t last_check;        /* application clock at the last root check */
-  struct dead { eph_value obj; uint64_t stamp; } *dead, *dead_tmp;
-  size_t ndead, dead_cap, dead_tmp_cap;
+  eph_value *dead;            /* a collection's dead objects that hold pointers: the backward pass's sources */
+  size_t ndead, dead_cap;
+  struct dead { eph_value obj; uint64_t stamp; } *resort, *resort_tmp; /* sources left to the paper's order */
+  size_t nresort, resort_cap, resort_tmp_cap;
   eph_value *stack;
   size_t stack_cap;
   struct prof_stop_records *stop_records; /* the stop's records (stop_records.c), while it writes them */
