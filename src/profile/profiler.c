@@ -435,9 +435,10 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
  * for STOP_THREAD_RECORDS tracked samples or more: below that, starting
  * the thread costs more than it saves (EPHEMERA_STOP_THREAD_MIN, a count,
  * sets another bound; tests use it).  Merlin's stop has threads of its own
- * (stop_records.c).  On DataFrame at 100 % the stop took 0.39 s -> 0.29 s
- * in gc mode and 0.64 s -> 0.55 s in finalization mode (medians of
- * interleaved runs): each thread now does about half of it.
+ * (stop_records.c).  On DataFrame at 100 % the stop took 0.344 s ->
+ * 0.309 s in gc mode (15 interleaved pairs) and 0.633 s -> 0.451 s in
+ * finalization mode (7 pairs): the walk and the encoding, which was half
+ * of the stop, now overlap.
  */
 #define STOP_THREAD_RECORDS 65536
 static bool stop_on_writer_thread(const eph_profiler *p) {
