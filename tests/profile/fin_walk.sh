@@ -7,8 +7,8 @@
 # all but the wall times, which differ from run to run.  A small eden and
 # old space make many scavenges and full GCs; --retain keeps some samples
 # alive to the end, censored.  The first run's stop hands its records to
-# the writer's thread (EPHEMERA_STOP_THREAD_MIN=1), the others' encode
-# them on the program's thread (too few samples for the thread).
+# the writer's thread (EPHEMERA_STOP_THREAD_MIN=1), the second's encodes
+# them on the program's thread (the bound set past any count).
 set -euo pipefail
 bin=$1
 dir=$(mktemp -d)
@@ -22,7 +22,7 @@ for wl in dataframe agents gcbench modelload kvstore boids sph; do
     # shellcheck disable=SC2086
     out=$(EPHEMERA_STOP_THREAD_MIN=1 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/walk.eph")
     # shellcheck disable=SC2086
-    EPHEMERA_FIN_WALK=0 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/each.eph" >/dev/null
+    EPHEMERA_FIN_WALK=0 EPHEMERA_STOP_THREAD_MIN=999999999999 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/each.eph" >/dev/null
     # shellcheck disable=SC2086
     "$bin" "${run[@]}" $retain --profile mode=finalization,sample=every:1 -o "$dir/hook.eph" >/dev/null
     fields "$dir/walk.eph" >"$dir/walk.txt"
