@@ -300,11 +300,16 @@ void eph_profile_caller_pop(eph_heap *h) {
  * and sharing its batches across CPUs costs more than encoding it where
  * the eden walk already has it in cache (DataFrame at 100 % 3.65 s ->
  * 4.30 s with it). */
-static bool writer_thread_wanted(const eph_profile_spec *spec) {
+static int writer_thread_env(void) { /* EPHEMERA_WRITER_THREAD: 1, 0, or -1 when unset */
   const char *env = getenv("EPHEMERA_WRITER_THREAD");
-  if (env && *env) return strcmp(env, "0") != 0;
-  return (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_FINALIZATION) && spec->threads != 1 &&
-         prof_usable_cpus() > 1;
+  return env && *env ? strcmp(env, "0") != 0 : -1;
+}
+static bool second_cpu_allowed(const eph_profile_spec *spec) { return spec->threads != 1 && prof_usable_cpus() > 1; }
+
+static bool writer_thread_wanted(const eph_profile_spec *spec) {
+  int env = writer_thread_env();
+  if (env >= 0) return env;
+  return (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_FINALIZATION) && second_cpu_allowed(spec);
 }
 
 static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char (*buf)[256],
@@ -443,8 +448,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
 #define STOP_THREAD_RECORDS 65536
 static bool stop_on_writer_thread(const eph_profiler *p) {
   if (p->spec.mode != EPH_MODE_GC && p->spec.mode != EPH_MODE_FINALIZATION) return false;
-  const char *env = getenv("EPHEMERA_WRITER_THREAD");
-  if ((env && strcmp(env, "0") == 0) || p->spec.threads == 1 || prof_usable_cpus() < 2) return false;
+  if (writer_thread_env() == 0 || !second_cpu_allowed(&p->spec)) return false;
   uint64_t done = p->stats.deaths + p->stats.censored, live = p->stats.samples > done ? p->stats.samples - done : 0;
   const char *min = getenv("EPHEMERA_STOP_THREAD_MIN");
   return live >= (min && *min ? strtoull(min, NULL, 10) : STOP_THREAD_RECORDS);
