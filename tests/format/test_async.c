@@ -46,7 +46,15 @@ static void write_stream(const char *path, size_t start, size_t stop, bool compr
       assert_int_equal(eph_writer_gc(w, &ev), EPH_OK);
       birth.scavenges++;
     }
-    assert_int_equal(eph_writer_batch_record(w, cls, site, 32, 1.0, &birth, (y >> 40) & 1), EPH_OK);
+    /* the queue's short form takes weight, full GCs and a small step of
+     * scavenges from the record before: change each now and then, and
+     * the size past 32 bits */
+    eph_stamp b = birth;
+    if (i % 3001 == 3000) b.full_gcs++;
+    if (i % 4999 == 4998) b.scavenges += 70000;
+    double weight = i % 2500 < 1250 ? 1.0 : 3.5;
+    uint64_t size = i % 9973 == 9972 ? (UINT64_C(5) << 30) : 32;
+    assert_int_equal(eph_writer_batch_record(w, cls, site, size, weight, &b, (y >> 40) & 1), EPH_OK);
     assert_int_equal(eph_writer_record_to_death(w, cls, site, 48, 1.0, &birth, &death, EPH_DEATH_EXACT), EPH_OK);
     eph_record r = {.id = birth.bytes + 1, .class_id = cls, .site_id = site, .size = 64, .weight = 2.5,
                     .birth = birth, .death = death, .alive_until = birth, .death_kind = EPH_DEATH_FINALIZED};

@@ -339,7 +339,9 @@ static void test_batches_decode_as_records(void **state) {
 
 /* A fork's records land after the parent's so far, in order, whichever
  * thread wrote them; a fork declares nothing; it is reusable after a join
- * (sync first), and one never joined leaves nothing in the file. */
+ * (sync first), and one never joined leaves nothing in the file.  The
+ * fork's records have another weight and scavenge count than the
+ * parent's (the writer's thread queues records against the one before). */
 static void test_fork_join_order(void **state) {
   (void)state;
   size_t n = 30000, made = 0, done = 0, nf = 0;
@@ -378,11 +380,13 @@ static void test_fork_join_order(void **state) {
       eph_record *r = to_fork ? &fork_recs[nf++] : &v[made++];
       birth.bytes += 16 + (j % 7) * 8;
       birth.wall_ns += j % 13;
+      eph_stamp b = birth;
+      b.scavenges += to_fork ? 2 : 0;
       *r = (eph_record){.id = birth.bytes, .class_id = (uint32_t)(1 + j % 3), .site_id = (uint32_t)(j % 4),
-                        .size = 16 + (j % 7) * 8, .weight = 1.0, .birth = birth, .death = death,
+                        .size = 16 + (j % 7) * 8, .weight = to_fork ? 2.0 : 1.0, .birth = b, .death = death,
                         .alive_until = death, .death_kind = EPH_DEATH_SCAVENGE};
       eph_writer *to = to_fork ? f : w;
-      if (eph_writer_batch_record(to, r->class_id, r->site_id, r->size, 1.0, &r->birth, false) != EPH_OK)
+      if (eph_writer_batch_record(to, r->class_id, r->site_id, r->size, r->weight, &r->birth, false) != EPH_OK)
         fail_msg("record %zu: %s", made + nf, eph_writer_error(to));
     }
   }
