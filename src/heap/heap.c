@@ -146,7 +146,6 @@ void eph_heap_free(eph_heap *h) {
   free(h->mourn.items);
   free(h->deferred.items);
   free(h->deferred_inert.items);
-  free(h->deferred_inert_at.items);
   free(h);
 }
 

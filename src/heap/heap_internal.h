@@ -151,8 +151,6 @@ struct eph_heap {
    * them never copies anything, so they wait for the fixpoint and are
    * settled in one pass (scavenge.c) */
   eph_value_vec deferred_inert;
-  /* ... and for each, its index in the remembered set, or EPH_NOT_REMEMBERED */
-  eph_value_vec deferred_inert_at;
   bool running_finalizers;
   bool in_batch_finalizer; /* a batch finaliser runs: no collection (ephemeron.h) */
   bool auto_finalize;

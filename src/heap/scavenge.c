@@ -20,15 +20,15 @@
  * rest are mourned and their keys and values copied.  Repeat until nothing
  * is deferred.  The remembered set is rebuilt at the very end, because a
  * deferred old ephemeron's key slot is only settled then; an entry whose
- * fate was known earlier (scanned and not deferred, or an inert ephemeron
- * settled) is decided there and then, while its line is in the cache.
+ * fate is known earlier (scanned and not deferred) is decided there and
+ * then, while its line is in the cache, and an inert ephemeron without
+ * user slots leaves the set at its scan, to come back at the fixpoint if
+ * its key lives on young.
  */
 #include <string.h>
 
 #include "heap_internal.h"
 
-/* An inert ephemeron met outside the remembered set, or with user slots. */
-#define EPH_NOT_REMEMBERED ((eph_value)SIZE_MAX)
 /* A remembered-set entry already known to stay (objects are 8-aligned):
  * rebuild_remembered_set keeps it without reading the object again. */
 #define REMSET_KEEP ((eph_value)1)
@@ -39,7 +39,6 @@ typedef struct scavenger {
   uintptr_t past_lo, past_size;
   unsigned tenure_age;           /* 0: tenure everything */
   bool full_gc_step;             /* evacuating for a full GC: never mourn */
-  size_t remset_at;              /* the remembered-set entry being scanned, or EPH_NOT_REMEMBERED */
   char *young_scan;              /* Cheney scan pointer in `future` */
   uint64_t copied, promoted, ephemerons;
   uint64_t objects; /* copied or promoted */
@@ -131,14 +130,6 @@ static inline __attribute__((always_inline)) bool scan_slots(scavenger *s, eph_v
                  !in_from_space(s, slot[EPH_EPHEMERON_VALUE]);
     if (inert || !key_reached(s, key)) {
       ephh_vec_push(s->h, inert ? &s->h->deferred_inert : &s->h->deferred, obj);
-      /* Mourned, one without user slots holds nothing young: settle_inert
-       * takes it out of the remembered set, which it would otherwise read
-       * once more only to drop it (a miss per dead sample in finalization
-       * mode) */
-      if (inert) {
-        bool bare = end == slot + EPH_EPHEMERON_VALUE + 1;
-        ephh_vec_push(s->h, &s->h->deferred_inert_at, bare ? (eph_value)s->remset_at : EPH_NOT_REMEMBERED);
-      }
       young = true; /* the key is young whatever becomes of it */
       slot += EPH_EPHEMERON_VALUE + 1; /* skip key and value */
     }
@@ -169,39 +160,43 @@ static void scan_young_object(scavenger *s, eph_value obj) { (void)scan_slots(s,
     if ((i) + 8 < (len)) __builtin_prefetch((const void *)eph_slot((items)[(i) + 8], 0));              \
   } while (0)
 
-/* Entry i stays in the remembered set (young: it still points young), or
- * leaves it now. */
-static inline void decide_entry(eph_heap *h, size_t i, eph_value obj, bool young) {
-  if (young) {
-    h->remset[i] = obj | REMSET_KEEP;
-  } else {
-    h->remset[i] = 0;
-    *eph_header_of(obj) &= ~EPH_HDR_REMEMBERED;
-  }
-}
-
-/* Scans each entry; one that deferred nothing is decided at once (its
- * slots are final: rebuild_remembered_set would read it again only to
- * find the same, a miss per entry with finalization mode's ephemerons).
- * Entries are fetched ahead, their keys not: an inert ephemeron's young
- * key is read at the fixpoint only (scan_slots), and a line fetched here
- * for it was gone by then.  (Fetching them as PREFETCH_AHEAD does cost
- * finalization mode at 100 %: scavenges 0.871 s against 0.795 s on sph at
- * `--size 2000`, medians of 11 interleaved pairs, and 1.90 s against
- * 1.61 s on DataFrame in 3; the unprofiled sph and GCBench unchanged.) */
+/* Scans each entry and compacts the set as it goes.  An entry's fate is
+ * known at once unless it deferred an ephemeron: then it stays in the set
+ * and rebuild_remembered_set decides (a deferred ephemeron's key slot is
+ * settled only at the fixpoint).  But an inert ephemeron without user
+ * slots (finalization mode's, one per sample) leaves the set now, its
+ * REMEMBERED flag cleared while its line is in the cache: mourned, it
+ * holds nothing young, and settle_inert puts it back if its key lives on
+ * young.  The entries known to stay are tagged REMSET_KEEP: the rebuild
+ * keeps them without reading them again.  Entries are fetched ahead,
+ * their keys not: an inert ephemeron's young key is read at the fixpoint
+ * only (scan_slots), and a line fetched here for it was gone by then.
+ * (Fetching them as PREFETCH_AHEAD does cost finalization mode at 100 %:
+ * scavenges 0.871 s against 0.795 s on sph at `--size 2000`, medians of 11
+ * interleaved pairs, and 1.90 s against 1.61 s on DataFrame in 3; the
+ * unprofiled sph and GCBench unchanged.) */
 static void scan_remembered_set(scavenger *s) {
   eph_heap *h = s->h;
   h->current.remembered_scanned += h->remset_len;
   uint64_t slots_before = s->slots;
-  for (size_t i = 0; i < h->remset_len; i++) {
-    if (i + 16 < h->remset_len) __builtin_prefetch((const void *)h->remset[i + 16]);
-    s->remset_at = i;
-    size_t deferred = h->deferred.len + h->deferred_inert.len;
+  size_t keep = 0, n = h->remset_len;
+  for (size_t i = 0; i < n; i++) {
+    if (i + 16 < n) __builtin_prefetch((const void *)h->remset[i + 16]);
+    size_t deferred = h->deferred.len, inert = h->deferred_inert.len;
     eph_value obj = h->remset[i];
     bool young = scan_object(s, obj);
-    if (h->deferred.len + h->deferred_inert.len == deferred) decide_entry(h, i, obj, young);
+    if (h->deferred.len != deferred) {
+      h->remset[keep++] = obj; /* the rebuild decides */
+    } else if (h->deferred_inert.len != inert) {
+      if (eph_size_bytes(obj) == EPH_EPHEMERON_COMPACT_FIXED_SLOTS * EPH_WORD) *eph_header_of(obj) &= ~EPH_HDR_REMEMBERED;
+      else h->remset[keep++] = obj; /* user slots: the rebuild decides */
+    } else if (young) {
+      h->remset[keep++] = obj | REMSET_KEEP;
+    } else {
+      *eph_header_of(obj) &= ~EPH_HDR_REMEMBERED;
+    }
   }
-  s->remset_at = (size_t)EPH_NOT_REMEMBERED;
+  h->remset_len = keep;
   h->current.remembered_slots += s->slots - slots_before;
 }
 
@@ -212,8 +207,8 @@ static bool holds_young(const eph_heap *h, eph_value obj) {
   return false;
 }
 
-/* Keeps only the entries that still point into new space (0: an entry
- * taken out already; REMSET_KEEP: one known to stay). */
+/* Keeps only the entries that still point into new space (REMSET_KEEP:
+ * one known to stay). */
 static void rebuild_remembered_set(eph_heap *h) {
   size_t keep = 0;
   for (size_t i = 0; i < h->remset_len; i++) {
@@ -223,7 +218,6 @@ static void rebuild_remembered_set(eph_heap *h) {
       continue;
     }
     if (i + 8 < h->remset_len) __builtin_prefetch((const void *)(h->remset[i + 8] & ~REMSET_KEEP));
-    if (!obj) continue;
     if (holds_young(h, obj))
       h->remset[keep++] = obj;
     else
@@ -296,26 +290,29 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
 /* The inert deferred ephemerons at the fixpoint, in one pass: a key
  * reached by now gets its new address, the others are mourned (their key
  * slots become tombstones).  Nothing is copied: the others' mourning,
- * which traces keys and values, comes after, as in rule 2.  A mourned one
- * without user slots leaves the remembered set here (scan_slots). */
+ * which traces keys and values, comes after, as in rule 2.  An old one
+ * whose key lives on young goes back into the remembered set if the set's
+ * scan took it out (its value is no young object, and it has no other
+ * slot, or it stayed in the set; a promoted one was added by the scan of
+ * the promoted). */
 static void settle_inert(scavenger *s) {
   eph_heap *h = s->h;
   eph_value_vec *v = &h->deferred_inert;
-  const eph_value *at = h->deferred_inert_at.items;
   for (size_t i = 0; i < v->len; i++) {
     PREFETCH_AHEAD(v->items, i, v->len);
     eph_value e = v->items[i];
     eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
     if (key_reached(s, *key)) {
       scavenge_slot(s, key);
-      /* its value is no young object (inert), and it has no other slot */
-      if (at[i] != EPH_NOT_REMEMBERED) decide_entry(h, (size_t)at[i], e, eph_is_young(h, *key));
+      if (eph_is_young(h, *key) && !eph_is_young(h, e) && !(*eph_header_of(e) & EPH_HDR_REMEMBERED)) {
+        ephh_remset_add(h, e);
+        h->remset[h->remset_len - 1] |= REMSET_KEEP;
+      }
     } else {
       ephh_mourn_phantom(h, e); /* inert ones are phantoms with a young key */
-      if (at[i] != EPH_NOT_REMEMBERED) decide_entry(h, (size_t)at[i], e, false);
     }
   }
-  v->len = h->deferred_inert_at.len = 0;
+  v->len = 0;
 }
 
 /*
@@ -387,7 +384,6 @@ void ephh_evacuate_young(eph_heap *h, bool tenure_all) {
       .past_size = (uintptr_t)(h->past.top - h->past.start),
       .tenure_age = tenure_all ? 0 : (unsigned)h->params.tenure_age,
       .full_gc_step = tenure_all,
-      .remset_at = (size_t)EPH_NOT_REMEMBERED,
   };
   uint64_t eden_used = (uint64_t)(h->fast.alloc_top - h->eden.start);
   h->future.top = h->future.start;

@@ -174,6 +174,43 @@ static void test_phantom_late_key_stays_remembered(void **state) {
   EPH_UNFRAME(h);
 }
 
+/* Bare phantoms whose young keys the roots hold, so that each key is
+ * copied before the scavenger meets its ephemeron: one young (it moves
+ * with its key, and never enters the remembered set), one old (it stays
+ * remembered while its key is young).  Both are settled at the fixpoint;
+ * their key slots follow the keys, and they are mourned once the keys go.
+ * The verifier checks the remembered set after each collection. */
+static void test_phantom_key_copied_first(void **state) {
+  (void)state;
+  eph_heap *h = F.h;
+  F.nseen = 0;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, young);
+  EPH_LOCAL(h, old);
+  EPH_LOCAL(h, key_young);
+  EPH_LOCAL(h, key_old);
+  eph_class_id CP = compact_phantom_class(h, "RootedKeyPhantom");
+  key_young = box(3);
+  key_old = box(4);
+  young = eph_ephemeron_new(h, CP, key_young, EPH_NIL, 0, 0, false);
+  old = eph_ephemeron_new(h, CP, key_old, EPH_NIL, 0, 0, true);
+  assert_true(young != EPH_NIL && old != EPH_NIL && eph_is_young(h, young) && !eph_is_young(h, old));
+  for (int i = 0; i < 4; i++) {
+    collect(EPH_GC_SCAVENGE);
+    assert_int_equal(eph_heap_verify(h), EPH_OK);
+    assert_true(eph_ephemeron_key(young) == key_young);
+    assert_true(eph_ephemeron_key(old) == key_old);
+    assert_int_equal(eph_int_value(eph_slot(key_young, 0)), 3);
+    assert_int_equal(eph_int_value(eph_slot(key_old, 0)), 4);
+  }
+  assert_int_equal(F.nseen, 0);
+  key_young = key_old = EPH_NIL;
+  collect(EPH_GC_SCAVENGE);
+  collect(EPH_GC_FULL); /* a key tenured by now dies in a full GC */
+  assert_int_equal(F.nseen, 2);
+  EPH_UNFRAME(h);
+}
+
 /* A phantom's value is traced as in rule 2; a live key is kept as usual. */
 static void test_phantom_value_kept_live_key_untouched(void **state) {
   (void)state;
@@ -618,6 +655,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_phantom_leaves_tombstone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_late_key_stays_remembered, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_phantom_key_copied_first, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_value_kept_live_key_untouched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_and_ordinary_on_one_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rearm_cycles, setup, teardown),
