@@ -202,10 +202,10 @@ static inline void eph_ephemeron_rearm_unchecked(eph_heap *h, eph_value e, eph_v
 #ifndef EPH_CHECKED
   if (EPH_LIKELY(!eph__fast(h)->store_hook)) {
     eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+    *eph_header_of(e) &= ~EPH_HDR_MOURNED; /* first: the barrier sees an armed ephemeron */
     slot[EPH_EPHEMERON_KEY] = key;
     slot[EPH_EPHEMERON_VALUE] = value;
     if ((eph_is_young(h, key) || eph_is_young(h, value)) && !eph_is_young(h, e)) eph_remember_slow(h, e);
-    *eph_header_of(e) &= ~EPH_HDR_MOURNED;
     return;
   }
 #endif

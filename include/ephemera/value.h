@@ -78,6 +78,8 @@ static inline eph_value eph_bool(int b) { return b ? EPH_TRUE : EPH_FALSE; }
 #define EPH_HDR_FORWARDED ((eph_header)1u)
 #define EPH_HDR_REMEMBERED ((eph_header)2u)
 #define EPH_HDR_MOURNED ((eph_header)4u)
+/* In the remembered set as an inert ephemeron (the heap's, src/heap/remset.c) */
+#define EPH_HDR_REMEMBERED_INERT ((eph_header)8u)
 #define EPH_HDR_AGE_SHIFT 4
 #define EPH_HDR_AGE_MASK ((eph_header)0xFu << EPH_HDR_AGE_SHIFT)
 #define EPH_HDR_FORMAT_SHIFT 8

@@ -81,23 +81,21 @@ eph_status eph_class_set_phantom(eph_heap *h, eph_class_id cls, bool phantom) {
     ephh_set_error(h, EPH_ERR_INVALID, "class index %u is not an ephemeron class", cls);
     return EPH_ERR_INVALID;
   }
+  if (!phantom && h->classes[cls].phantom) ephh_remset_plain_class(h, cls); /* no longer inert */
   h->classes[cls].phantom = phantom;
   return EPH_OK;
 }
 
-/* The write barrier for key and value stored into e at once, with
- * remset.c's add inline while the set has room: a profiler stores into an
- * ephemeron per sample, and the calls cost 20 instructions a sample on sph. */
+/* The write barrier for key and value stored into e at once (not
+ * mourned: remset.c remembers an inert one as such), with remset.c's add
+ * inline while the set has room: a profiler stores into an ephemeron per
+ * sample, and the calls cost 20 instructions a sample on sph. */
 static inline void remember_if_needed(eph_heap *h, eph_value e, eph_value key, eph_value value) {
   if (!(eph_is_young(h, key) || eph_is_young(h, value)) || eph_is_young(h, e)) return;
-  eph_header *hdr = eph_header_of(e);
-  if (*hdr & EPH_HDR_REMEMBERED) return;
-  if (EPH_LIKELY(h->remset_len < h->remset_cap)) {
-    __atomic_store_n(hdr, *hdr | EPH_HDR_REMEMBERED, __ATOMIC_RELAXED); /* as remset.c's */
-    h->remset[h->remset_len++] = e;
-  } else {
-    eph_remember_slow(h, e);
-  }
+  eph_header hdr = *eph_header_of(e);
+  if (hdr & EPH_HDR_REMEMBERED) return;
+  if (EPH_LIKELY(!(hdr & EPH_HDR_REMEMBERED_INERT) && h->remset_len < h->remset_cap)) ephh_remember(h, e);
+  else eph_remember_slow(h, e);
 }
 
 /*
@@ -244,9 +242,11 @@ eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_valu
     ephh_set_error(h, EPH_ERR_INVALID, "eph_ephemeron_rearm: not a finalised ephemeron, or inside a collection");
     return EPH_ERR_INVALID;
   }
-  /* Slots first, then the flag: nothing collects in between.  One write
-   * barrier for both slots (a profiler re-arms one per sample): e is
-   * remembered if it is old and the new key or value is young. */
+  /* The flag first (nothing collects before the slots are set), so that
+   * the barrier sees an armed ephemeron.  One write barrier for both slots
+   * (a profiler re-arms one per sample): e is remembered if it is old and
+   * the new key or value is young. */
+  *eph_header_of(e) &= ~EPH_HDR_MOURNED;
   if (EPH_UNLIKELY(eph__fast(h)->store_hook)) {
     eph_store(h, e, EPH_EPHEMERON_KEY, key);
     eph_store(h, e, EPH_EPHEMERON_VALUE, value);
@@ -256,7 +256,6 @@ eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_valu
     slot[EPH_EPHEMERON_VALUE] = value;
     remember_if_needed(h, e, key, value);
   }
-  *eph_header_of(e) &= ~EPH_HDR_MOURNED;
   return EPH_OK;
 }
 

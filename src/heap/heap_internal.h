@@ -16,6 +16,11 @@
  *     eden, past or old space;
  *   - an old object holding a young pointer has EPH_HDR_REMEMBERED set and
  *     appears exactly once in the remembered set; no young object has it.
+ *     An inert ephemeron (ephh_inert_candidate) may be in the set instead
+ *     as one: its entry tagged REMSET_INERT, its header
+ *     EPH_HDR_REMEMBERED_INERT.  A store of a young value into it then
+ *     adds a plain entry too (EPH_HDR_REMEMBERED), which the scavenger
+ *     scans in its stead.
  */
 #ifndef EPH_HEAP_INTERNAL_H
 #define EPH_HEAP_INTERNAL_H
@@ -357,8 +362,39 @@ static inline bool ephh_is_live_ephemeron(eph_value obj) {
   return eph_format_of(obj) == EPH_FORMAT_EPHEMERON && !(*eph_header_of(obj) & EPH_HDR_MOURNED);
 }
 
-/* remset.c */
-void ephh_remset_add(eph_heap *h, eph_value obj);
+/* remset.c.  A remembered-set entry's low bits: REMSET_INERT for an
+ * inert ephemeron's entry (the scavenger settles it at its fixpoint
+ * without scanning it first); REMSET_KEEP, during a scavenge only. */
+#define REMSET_INERT ((eph_value)2)
+/* An old ephemeron the scavenger may leave unread until its fixpoint: it
+ * holds nothing but a young key, which it does not keep alive (a phantom
+ * with no user slot and a value that is no young object, not mourned).
+ * It stays so until a collection: its value can become young only by a
+ * store that the write barrier sees, and its class only by
+ * eph_class_set_phantom, which takes its entries back (remset.c). */
+static inline bool ephh_inert_candidate(const eph_heap *h, eph_value e) {
+  eph_header hdr = *eph_header_of(e);
+  const eph_value *slot = (const eph_value *)(e + sizeof(eph_header));
+  return ((hdr >> EPH_HDR_FORMAT_SHIFT) & 0xF) == EPH_FORMAT_EPHEMERON && !(hdr & EPH_HDR_MOURNED) &&
+         (size_t)(hdr >> EPH_HDR_SIZE_SHIFT) == EPH_EPHEMERON_COMPACT_FIXED_SLOTS * EPH_WORD &&
+         h->classes[eph_class_of(e)].phantom && eph_is_young(h, slot[EPH_EPHEMERON_KEY]) &&
+         !eph_is_young(h, slot[EPH_EPHEMERON_VALUE]) && !eph_is_young(h, e);
+}
+/* Remembers an old object (not remembered yet) as an inert ephemeron if
+ * it is one, else plainly. */
+static inline void ephh_remember(eph_heap *h, eph_value obj) {
+  eph_header *hdr = eph_header_of(obj);
+  bool inert = ephh_inert_candidate(h, obj);
+  /* one store, relaxed-atomic: a tool's thread may read the header meanwhile
+   * (a profiler walking a retired eden, eph_gc_eden_walk_next) */
+  __atomic_store_n(hdr, *hdr | (inert ? EPH_HDR_REMEMBERED_INERT : EPH_HDR_REMEMBERED), __ATOMIC_RELAXED);
+  h->remset[h->remset_len++] = obj | (inert ? REMSET_INERT : 0);
+}
+void ephh_remset_add(eph_heap *h, eph_value obj); /* plainly, growing the set */
+void ephh_remset_grow(eph_heap *h);
+/* Takes class cls's inert entries back into the plain set (cls stops being phantom). */
+void ephh_remset_plain_class(eph_heap *h, eph_class_id cls);
+
 
 /* scavenge.c */
 void ephh_evacuate_young(eph_heap *h, bool tenure_all);

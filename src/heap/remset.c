@@ -2,12 +2,19 @@
  * remset.c — the remembered set: old objects that may hold pointers into
  * new space.  The write barrier adds an object once (the header flag says
  * it is in); the scavenger rebuilds the set as it scans it.
+ *
+ * An inert ephemeron (heap_internal.h, ephh_inert_candidate: a profiler's,
+ * one per sample) goes in as one: the scavenger settles it at its
+ * fixpoint without scanning it first, which saves reading each of them
+ * once more per scavenge.  A young value stored into it later makes it a
+ * plain entry too (both flags set), and the scavenger's scan of that
+ * entry clears the inert flag: the inert entry is then passed over.
  */
 #include <stdlib.h>
 
 #include "heap_internal.h"
 
-static void remset_grow(eph_heap *h) {
+void ephh_remset_grow(eph_heap *h) {
   size_t cap = h->remset_cap ? h->remset_cap * 2 : EPH_REMSET_INITIAL;
   eph_value *r = realloc(h->remset, cap * sizeof *r);
   if (!r) ephh_fatal(h, "the remembered set cannot grow");
@@ -16,7 +23,7 @@ static void remset_grow(eph_heap *h) {
 }
 
 static inline void remset_add(eph_heap *h, eph_value obj) {
-  if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) remset_grow(h);
+  if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) ephh_remset_grow(h);
   /* one store, relaxed-atomic: a tool's thread may read the header meanwhile
    * (a profiler walking a retired eden, eph_gc_eden_walk_next) */
   eph_header *hdr = eph_header_of(obj);
@@ -27,7 +34,31 @@ static inline void remset_add(eph_heap *h, eph_value obj) {
 void ephh_remset_add(eph_heap *h, eph_value obj) { remset_add(h, obj); }
 
 void eph_remember_slow(eph_heap *h, eph_value obj) {
-  if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED)) remset_add(h, obj);
+  eph_header hdr = *eph_header_of(obj);
+  if (hdr & EPH_HDR_REMEMBERED) return;
+  if (hdr & EPH_HDR_REMEMBERED_INERT) {
+    /* in as an inert ephemeron: still one unless its value is young now */
+    if (!eph_is_young(h, eph_slot(obj, EPH_EPHEMERON_VALUE))) return;
+    remset_add(h, obj);
+    return;
+  }
+  if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) ephh_remset_grow(h);
+  ephh_remember(h, obj);
+}
+
+void ephh_remset_plain_class(eph_heap *h, eph_class_id cls) {
+  for (size_t i = 0; i < h->remset_len; i++) {
+    eph_value obj = h->remset[i] & ~REMSET_INERT;
+    if (!(h->remset[i] & REMSET_INERT) || eph_class_of(obj) != cls) continue;
+    eph_header *hdr = eph_header_of(obj);
+    if (*hdr & EPH_HDR_REMEMBERED) { /* in plainly too: drop this entry */
+      h->remset[i--] = h->remset[--h->remset_len];
+      *hdr &= ~EPH_HDR_REMEMBERED_INERT;
+      continue;
+    }
+    *hdr = (*hdr & ~EPH_HDR_REMEMBERED_INERT) | EPH_HDR_REMEMBERED;
+    h->remset[i] = obj;
+  }
 }
 
 /* eph_store's slow path while a tool watches stores (observer.on_store or

@@ -116,6 +116,9 @@ static inline __attribute__((always_inline)) bool scan_slots(scavenger *s, eph_v
   eph_header hdr = *eph_header_of(obj);
   eph_format fmt = (eph_format)((hdr >> EPH_HDR_FORMAT_SHIFT) & 0xF);
   if (fmt == EPH_FORMAT_BYTES) return false;
+  /* in the remembered set as an inert ephemeron too: this scan settles it,
+   * settle_inert passes its inert entry over */
+  if (EPH_UNLIKELY(hdr & EPH_HDR_REMEMBERED_INERT)) *eph_header_of(obj) = hdr & ~EPH_HDR_REMEMBERED_INERT;
   eph_value *slot = (eph_value *)(obj + sizeof(eph_header));
   eph_value *end = slot + (size_t)(hdr >> EPH_HDR_SIZE_SHIFT) / sizeof(eph_value);
   s->slots += (uint64_t)(end - slot);
@@ -181,9 +184,17 @@ static void scan_remembered_set(scavenger *s) {
   uint64_t slots_before = s->slots;
   size_t keep = 0, n = h->remset_len;
   for (size_t i = 0; i < n; i++) {
-    if (i + 16 < n) __builtin_prefetch((const void *)h->remset[i + 16]);
-    size_t deferred = h->deferred.len, inert = h->deferred_inert.len;
     eph_value obj = h->remset[i];
+    if (obj & REMSET_INERT) {
+      if (!s->full_gc_step) { /* settled at the fixpoint, unread till then */
+        ephh_vec_push(h, &h->deferred_inert, obj);
+        continue;
+      }
+      obj &= ~REMSET_INERT; /* tenuring everything: scanned as any entry */
+      *eph_header_of(obj) |= EPH_HDR_REMEMBERED;
+    }
+    if (i + 16 < n) __builtin_prefetch((const void *)(h->remset[i + 16] & ~REMSET_INERT));
+    size_t deferred = h->deferred.len, inert = h->deferred_inert.len;
     bool young = scan_object(s, obj);
     if (h->deferred.len != deferred) {
       h->remset[keep++] = obj; /* the rebuild decides */
@@ -213,7 +224,7 @@ static void rebuild_remembered_set(eph_heap *h) {
   size_t keep = 0;
   for (size_t i = 0; i < h->remset_len; i++) {
     eph_value obj = h->remset[i];
-    if (obj & REMSET_KEEP) {
+    if (obj & (REMSET_KEEP | REMSET_INERT)) { /* known to stay */
       h->remset[keep++] = obj & ~REMSET_KEEP;
       continue;
     }
@@ -287,6 +298,30 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
   return old_scan;
 }
 
+/* An inert entry of the remembered set (remset.c), unread until now: it
+ * is still an inert ephemeron unless a scan of its plain entry settled it
+ * (then that scan cleared its flag).  Its key may have changed since it
+ * was remembered: an old or immediate one leaves it holding nothing young
+ * (a young value would have made it a plain entry). */
+static inline void settle_inert_entry(scavenger *s, eph_value e) {
+  eph_heap *h = s->h;
+  eph_header *hdr = eph_header_of(e);
+  if (!(*hdr & EPH_HDR_REMEMBERED_INERT)) return;
+  *hdr &= ~EPH_HDR_REMEMBERED_INERT;
+  eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
+  if (!in_from_space(s, *key)) return;
+  if (!is_forwarded(*key)) {
+    ephh_mourn_phantom(h, e);
+    return;
+  }
+  scavenge_slot(s, key);
+  if (eph_is_young(h, *key)) { /* still inert, for the next scavenge */
+    if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) ephh_remset_grow(h);
+    *hdr |= EPH_HDR_REMEMBERED_INERT;
+    h->remset[h->remset_len++] = e | REMSET_INERT;
+  }
+}
+
 /* The inert deferred ephemerons at the fixpoint, in one pass: a key
  * reached by now gets its new address, the others are mourned (their key
  * slots become tombstones).  Nothing is copied: the others' mourning,
@@ -294,13 +329,18 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
  * whose key lives on young goes back into the remembered set if the set's
  * scan took it out (its value is no young object, and it has no other
  * slot, or it stayed in the set; a promoted one was added by the scan of
- * the promoted). */
+ * the promoted).  The remembered set's inert entries come tagged. */
 static void settle_inert(scavenger *s) {
   eph_heap *h = s->h;
   eph_value_vec *v = &h->deferred_inert;
   for (size_t i = 0; i < v->len; i++) {
-    PREFETCH_AHEAD(v->items, i, v->len);
+    if (i + 16 < v->len) __builtin_prefetch((const void *)(v->items[i + 16] & ~REMSET_INERT));
+    if (i + 8 < v->len) __builtin_prefetch((const void *)eph_slot(v->items[i + 8] & ~REMSET_INERT, 0));
     eph_value e = v->items[i];
+    if (e & REMSET_INERT) {
+      settle_inert_entry(s, e & ~REMSET_INERT);
+      continue;
+    }
     eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
     if (key_reached(s, *key)) {
       scavenge_slot(s, key);

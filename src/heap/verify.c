@@ -46,7 +46,7 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
     if (hdr & EPH_HDR_FORWARDED) return fail(v, "object %p in %s has a forwarding header", (void *)p, space_name(h, obj));
     eph_class_id cls = eph_class_of(obj);
     bool filler = cls == 0 && ephh_in_pinned(h, obj) && eph_format_of(obj) == EPH_FORMAT_BYTES &&
-                  !(hdr & (EPH_HDR_REMEMBERED | EPH_HDR_MOURNED)); /* pinned.c: no object starts here */
+                  !(hdr & (EPH_HDR_REMEMBERED | EPH_HDR_REMEMBERED_INERT | EPH_HDR_MOURNED)); /* pinned.c: no object starts here */
     if (filler) {
       p = ephh_next_object(v->h, p);
       continue;
@@ -74,9 +74,9 @@ static void walk_headers(verifier *v, char *start, char *top, uint64_t *starts, 
     } else if (hdr & EPH_HDR_MOURNED) {
       return fail(v, "object %p (%s) is flagged mourned but is no ephemeron", (void *)p, h->classes[cls].name);
     }
-    if (hdr & EPH_HDR_REMEMBERED) {
+    if (hdr & (EPH_HDR_REMEMBERED | EPH_HDR_REMEMBERED_INERT)) {
       if (!old) return fail(v, "young object %p (%s) is marked remembered", (void *)p, h->classes[cls].name);
-      v->remembered_seen++;
+      v->remembered_seen += !!(hdr & EPH_HDR_REMEMBERED) + !!(hdr & EPH_HDR_REMEMBERED_INERT);
     }
     set_start(starts, (size_t)(p - bitmap_base) / EPH_WORD);
     p = ephh_next_object(v->h, p);
@@ -121,9 +121,12 @@ static void check_slots(verifier *v, char *start, char *top, bool old) {
     eph_value obj = (eph_value)p;
     if (eph_format_of(obj) == EPH_FORMAT_BYTES) continue;
     size_t n = eph_size_bytes(obj) / EPH_WORD;
+    eph_header hdr = *eph_header_of(obj);
     for (size_t i = 0; i < n && !v->failed; i++) {
       bool young = check_value(v, eph_slot(obj, i), "slot", obj, i);
-      if (young && old && !(*eph_header_of(obj) & EPH_HDR_REMEMBERED))
+      /* an inert ephemeron's entry covers its key (remset.c) */
+      bool covered = (hdr & EPH_HDR_REMEMBERED) || ((hdr & EPH_HDR_REMEMBERED_INERT) && i == EPH_EPHEMERON_KEY);
+      if (young && old && !covered)
         fail(v, "old object %p (%s) holds young %p in slot %zu but is not remembered", (void *)p,
              eph_class_name(v->h, eph_class_of(obj)), (void *)eph_slot(obj, i), i);
     }
@@ -145,13 +148,22 @@ static void check_layout(verifier *v) {
 static void check_remset(verifier *v) {
   eph_heap *h = v->h;
   for (size_t i = 0; i < h->remset_len && !v->failed; i++) {
-    eph_value obj = h->remset[i];
+    bool inert = h->remset[i] & REMSET_INERT;
+    eph_value obj = h->remset[i] & ~REMSET_INERT;
     bool old = ephh_in_old(h, obj) && is_start(v->old_starts, (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD);
     bool pinned =
         ephh_in_pinned(h, obj) && is_start(v->pinned_starts, (size_t)(obj - (uintptr_t)h->pinned_base) / EPH_WORD);
     if (!old && !pinned) return fail(v, "remembered set entry %zu (%p) is not an old or pinned object", i, (void *)obj);
-    if (!(*eph_header_of(obj) & EPH_HDR_REMEMBERED))
+    eph_header hdr = *eph_header_of(obj);
+    if (!(hdr & (inert ? EPH_HDR_REMEMBERED_INERT : EPH_HDR_REMEMBERED)))
       return fail(v, "remembered set entry %zu (%p) lacks the remembered flag", i, (void *)obj);
+    /* an inert entry: still a bare phantom, armed, whose value is no young
+     * object unless a plain entry covers it */
+    if (inert && (eph_format_of(obj) != EPH_FORMAT_EPHEMERON || (hdr & EPH_HDR_MOURNED) ||
+                  eph_size_bytes(obj) != EPH_EPHEMERON_COMPACT_FIXED_SLOTS * EPH_WORD ||
+                  !h->classes[eph_class_of(obj)].phantom ||
+                  (eph_is_young(h, eph_slot(obj, EPH_EPHEMERON_VALUE)) && !(hdr & EPH_HDR_REMEMBERED))))
+      return fail(v, "remembered set entry %zu (%p) is tagged inert but is no inert ephemeron", i, (void *)obj);
   }
   if (!v->failed && v->remembered_seen != h->remset_len)
     fail(v, "%zu objects are flagged remembered but the remembered set has %zu entries", v->remembered_seen,

@@ -211,6 +211,73 @@ static void test_phantom_key_copied_first(void **state) {
   EPH_UNFRAME(h);
 }
 
+/* Old bare phantoms are remembered as inert ephemerons (remset.c), which
+ * the scavenger settles without scanning them first; what may change
+ * after one is remembered keeps every rule: a young value stored into it
+ * (traced, and kept for its finaliser), its key replaced by an old object
+ * or by another young one, its class made not phantom (its key is then
+ * kept for the finaliser), and full GCs.  The verifier checks the
+ * remembered set, inert entries included, after each collection. */
+static void test_inert_entries(void **state) {
+  (void)state;
+  eph_heap *h = F.h;
+  F.nseen = 0;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, e_value);
+  EPH_LOCAL(h, e_dead_value);
+  EPH_LOCAL(h, e_old_key);
+  EPH_LOCAL(h, e_new_key);
+  EPH_LOCAL(h, e_unphantom);
+  EPH_LOCAL(h, e_full);
+  EPH_LOCAL(h, k_value);
+  EPH_LOCAL(h, k_new);
+  EPH_LOCAL(h, k_full);
+  EPH_LOCAL(h, old_obj);
+  eph_class_id CP = compact_phantom_class(h, "InertPhantom"), CQ = compact_phantom_class(h, "UnPhantom");
+  k_value = box(1);
+  e_value = eph_ephemeron_new(h, CP, k_value, EPH_NIL, 0, 0, true);
+  eph_store(h, e_value, EPH_EPHEMERON_VALUE, box(5)); /* young: a plain entry too */
+  e_dead_value = eph_ephemeron_new(h, CP, box(7), EPH_NIL, 0, 0, true); /* the same, its key dead */
+  eph_store(h, e_dead_value, EPH_EPHEMERON_VALUE, box(8));
+  old_obj = eph_alloc_old(h, F.Box, 2);
+  assert_true(old_obj != EPH_NIL);
+  e_old_key = eph_ephemeron_new(h, CP, box(2), EPH_NIL, 0, 0, true);
+  eph_store(h, e_old_key, EPH_EPHEMERON_KEY, old_obj); /* no barrier: an old key */
+  k_new = box(3);
+  e_new_key = eph_ephemeron_new(h, CP, box(30), EPH_NIL, 0, 0, true);
+  eph_store(h, e_new_key, EPH_EPHEMERON_KEY, k_new); /* another young key */
+  e_unphantom = eph_ephemeron_new(h, CQ, box(4), EPH_NIL, 0, 0, true);
+  assert_int_equal(eph_class_set_phantom(h, CQ, false), EPH_OK);
+  k_full = box(6);
+  e_full = eph_ephemeron_new(h, CP, k_full, EPH_NIL, 0, 0, true);
+  assert_int_equal(eph_heap_verify(h), EPH_OK);
+
+  collect(EPH_GC_SCAVENGE);
+  /* mourned once each: the dead key's, its value kept for the finaliser,
+   * and the one whose class stopped being phantom, its key kept */
+  assert_int_equal(F.nseen, 2);
+  assert_true(F.seen[0] == e_unphantom || F.seen[1] == e_unphantom);
+  assert_true(F.seen[0] == e_dead_value || F.seen[1] == e_dead_value);
+  assert_int_equal(eph_int_value(eph_slot(eph_ephemeron_value(e_dead_value), 0)), 8);
+  assert_true(eph_is_ptr(eph_ephemeron_key(e_unphantom)));
+  assert_int_equal(eph_int_value(eph_slot(eph_ephemeron_key(e_unphantom), 0)), 4);
+  assert_true(eph_ephemeron_key(e_value) == k_value);
+  assert_int_equal(eph_int_value(eph_slot(eph_ephemeron_value(e_value), 0)), 5);
+  assert_true(eph_ephemeron_key(e_old_key) == old_obj);
+  assert_true(eph_ephemeron_key(e_new_key) == k_new);
+  assert_true(eph_ephemeron_key(e_full) == k_full);
+
+  collect(EPH_GC_FULL);
+  assert_int_equal(F.nseen, 2);
+  assert_true(eph_ephemeron_key(e_full) == k_full && eph_ephemeron_key(e_value) == k_value);
+  k_value = k_new = k_full = EPH_NIL; /* their ephemerons are mourned */
+  collect(EPH_GC_FULL);
+  assert_int_equal(F.nseen, 5);
+  assert_int_equal(eph_int_value(eph_slot(eph_ephemeron_value(e_value), 0)), 5); /* kept for the finaliser */
+  assert_true(eph_is_int(eph_ephemeron_key(e_value)) && eph_is_int(eph_ephemeron_key(e_new_key)));
+  EPH_UNFRAME(h);
+}
+
 /* A phantom's value is traced as in rule 2; a live key is kept as usual. */
 static void test_phantom_value_kept_live_key_untouched(void **state) {
   (void)state;
@@ -656,6 +723,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_phantom_leaves_tombstone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_late_key_stays_remembered, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_key_copied_first, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_inert_entries, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_value_kept_live_key_untouched, setup, teardown),
       cmocka_unit_test_setup_teardown(test_phantom_and_ordinary_on_one_key, setup, teardown),
       cmocka_unit_test_setup_teardown(test_rearm_cycles, setup, teardown),
