@@ -56,7 +56,7 @@
 /* The queued items: each starts with its tag; sizes are multiples of 8. */
 enum {
   OP_BATCH = 1, OP_BATCH_RECORD, OP_TO_DEATH, OP_RECORD, OP_GC, OP_EVENT,
-  OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE
+  OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE, OP_BATCH_CLOCKED
 };
 
 typedef struct op_batch {
@@ -70,6 +70,14 @@ typedef struct op_batch_record {
   double weight;
   eph_stamp birth;
 } op_batch_record;
+
+/* A batch record stamped by the replica: until_birth in the tag's bit 8. */
+typedef struct op_batch_clocked {
+  uint32_t tag, class_id, site_id, pad;
+  uint64_t size;
+  double weight;
+  uint64_t birth;
+} op_batch_clocked;
 
 typedef struct op_to_death {
   uint32_t tag, class_id, site_id, kind;
@@ -192,6 +200,12 @@ static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *f
       case OP_BATCH_RECORD: {
         const op_batch_record *o = item;
         st = ephf_batch_record_now(w, o->class_id, o->site_id, o->size, o->weight, &o->birth, o->until_birth);
+        at += sizeof *o;
+        break;
+      }
+      case OP_BATCH_CLOCKED: {
+        const op_batch_clocked *o = item;
+        st = ephf_batch_record_clocked_now(w, o->class_id, o->site_id, o->size, o->weight, o->birth, (tag >> 8) & 1);
         at += sizeof *o;
         break;
       }
@@ -693,6 +707,22 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t si
   o->size = size;
   o->weight = weight;
   ephf_copy_stamp(&o->birth, birth);
+  return EPH_OK;
+}
+
+eph_status eph_writer_batch_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
+                                           double weight, uint64_t birth, bool until_birth) {
+  if (UNLIKELY(!w)) return EPH_ERR_INVALID;
+  if (UNLIKELY(!w->q)) return ephf_batch_record_clocked_now(w, class_id, site_id, size, weight, birth, until_birth);
+  op_batch_clocked *o = item_room(w->q, sizeof *o);
+  if (UNLIKELY(!o)) return EPH_ERR_NOMEM;
+  o->tag = OP_BATCH_CLOCKED | (uint32_t)until_birth << 8;
+  o->class_id = class_id;
+  o->site_id = site_id;
+  o->pad = 0;
+  o->size = size;
+  o->weight = weight;
+  o->birth = birth;
   return EPH_OK;
 }
 

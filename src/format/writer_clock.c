@@ -56,6 +56,13 @@ eph_status ephf_record_clocked_now(eph_writer *w, uint32_t class_id, uint32_t si
   return ephf_record_to_death_now(w, class_id, site_id, size, 1.0, &b, &d, death_kind);
 }
 
+eph_status ephf_batch_record_clocked_now(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
+                                         double weight, uint64_t birth, bool until_birth) {
+  if (!w->clock) return not_started(w, "a clocked record");
+  eph_stamp b = w->clock_ops.stamp(w->clock, birth, 0);
+  return ephf_batch_record_now(w, class_id, site_id, size, weight, &b, until_birth);
+}
+
 void ephf_clock_free(eph_writer *w) {
   if (!w->clock) return;
   w->clock_ops.free(w->clock);

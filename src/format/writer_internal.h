@@ -96,6 +96,8 @@ eph_status ephf_clock_point_now(eph_writer *w, uint64_t bytes, uint64_t wall_ns)
 eph_status ephf_clock_step_now(eph_writer *w, uint64_t bytes, bool major);
 eph_status ephf_record_clocked_now(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, uint64_t birth,
                                    uint64_t death, unsigned death_kind);
+eph_status ephf_batch_record_clocked_now(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
+                                         double weight, uint64_t birth, bool until_birth);
 void ephf_clock_free(eph_writer *w);
 size_t ephf_clock_memory(const eph_writer *w); /* the replica's tables */
 eph_status ephf_event_now(eph_writer *w, const eph_event *ev);

@@ -83,6 +83,12 @@ eph_status eph_writer_records_clocked(eph_writer *w, const eph_clocked_record *r
 void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
 eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,
                                    const eph_stamp *birth, bool until_birth);
+/* eph_writer_batch_record with the birth a point of the byte clock,
+ * stamped by the writer's replica of the clock tables as they stand at
+ * the call (eph_writer_clock_start): on the writer's thread when it has
+ * one.  Finalization mode hands over a record per death this way. */
+eph_status eph_writer_batch_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
+                                           double weight, uint64_t birth, bool until_birth);
 
 /*
  * Forks: a second record stream, for a thread of the tool's own (gc mode

@@ -383,7 +383,11 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   /* If the thread cannot start, the writer stays usable and writes at once. */
   p->writer_thread_due = writer_thread_wanted(spec);
-  p->clocks_in_writer = spec->mode == EPH_MODE_MERLIN;
+  /* Merlin's records and finalization mode's deaths are stamped by the
+   * writer's replica of the clock tables: on its thread, when it has one
+   * (finalization mode keeps no replica without one) */
+  p->clocks_in_writer =
+      spec->mode == EPH_MODE_MERLIN || (spec->mode == EPH_MODE_FINALIZATION && p->writer_thread_due);
   prof_clocks_start(p);
   {
     eph_status st = spec->mode == EPH_MODE_MERLIN         ? prof_merlin_mode_start(p, err)

@@ -115,8 +115,8 @@ typedef struct eph_profiler {
    * lie anywhere after the births they are written with */
   ephs_clocks clocks;
   /* The writer keeps a replica of the tables (eph_writer_clock_start):
-   * Merlin's records go to it as clocked records, stamped there, until
-   * the stop (eph_profile_stop). */
+   * Merlin's records and finalization mode's finalisers' go to it as
+   * clocked records, stamped there, until the stop (eph_profile_stop). */
   bool clocks_in_writer;
 
   /* gc mode: young entries [0, young_settled) survived the last collection
@@ -421,12 +421,21 @@ static inline uint64_t prof_birth(eph_profiler *p) {
   return birth;
 }
 
-/* Inline: gc mode writes a record for every object it sees die. */
+/* Inline: gc mode writes a record for every object it sees die.  Where
+ * the writer keeps a replica of the clock tables (finalization mode's
+ * finalisers), the birth goes as a point of the byte clock, stamped on
+ * the writer's thread. */
 static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth,
                                         bool until_birth) {
-  eph_stamp b = prof_clocks_stamp_at(p, birth & BIRTH_MASK);
-  eph_status st = eph_writer_batch_record(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
-                                          prof_sampler_weight(p, size), &b, until_birth);
+  eph_status st;
+  if (p->clocks_in_writer) {
+    st = eph_writer_batch_record_clocked(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
+                                         prof_sampler_weight(p, size), birth & BIRTH_MASK, until_birth);
+  } else {
+    eph_stamp b = prof_clocks_stamp_at(p, birth & BIRTH_MASK);
+    st = eph_writer_batch_record(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
+                                 prof_sampler_weight(p, size), &b, until_birth);
+  }
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
   if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
   else p->stats.deaths++;

@@ -8,7 +8,11 @@
 # old space make many scavenges and full GCs; --retain keeps some samples
 # alive to the end, censored.  The first run's stop hands its records to
 # the writer's thread (EPHEMERA_STOP_THREAD_MIN=1), the second's encodes
-# them on the program's thread (the bound set past any count).
+# them on the program's thread (the bound set past any count).  The first
+# run's finalisers hand their records to the writer's thread with births
+# as clock points, stamped by the writer's replica of the clock tables;
+# the second has no writer's thread (EPHEMERA_WRITER_THREAD=0) and stamps
+# them itself.
 set -euo pipefail
 bin=$1
 dir=$(mktemp -d)
@@ -22,7 +26,7 @@ for wl in dataframe agents gcbench modelload kvstore boids sph; do
     # shellcheck disable=SC2086
     out=$(EPHEMERA_STOP_THREAD_MIN=1 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/walk.eph")
     # shellcheck disable=SC2086
-    EPHEMERA_FIN_WALK=0 EPHEMERA_STOP_THREAD_MIN=999999999999 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/each.eph" >/dev/null
+    EPHEMERA_FIN_WALK=0 EPHEMERA_STOP_THREAD_MIN=999999999999 EPHEMERA_WRITER_THREAD=0 "$bin" "${run[@]}" $retain --profile mode=finalization -o "$dir/each.eph" >/dev/null
     # shellcheck disable=SC2086
     "$bin" "${run[@]}" $retain --profile mode=finalization,sample=every:1 -o "$dir/hook.eph" >/dev/null
     fields "$dir/walk.eph" >"$dir/walk.txt"
