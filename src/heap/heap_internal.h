@@ -380,16 +380,18 @@ static inline bool ephh_inert_candidate(const eph_heap *h, eph_value e) {
          h->classes[eph_class_of(e)].phantom && eph_is_young(h, slot[EPH_EPHEMERON_KEY]) &&
          !eph_is_young(h, slot[EPH_EPHEMERON_VALUE]) && !eph_is_young(h, e);
 }
-/* Remembers an old object (not remembered yet) as an inert ephemeron if
- * it is one, else plainly. */
-static inline void ephh_remember(eph_heap *h, eph_value obj) {
+/* Appends obj to the remembered set (which has room), plainly or as an
+ * inert ephemeron, and flags its header so. */
+static inline void ephh_remset_push(eph_heap *h, eph_value obj, bool inert) {
   eph_header *hdr = eph_header_of(obj);
-  bool inert = ephh_inert_candidate(h, obj);
   /* one store, relaxed-atomic: a tool's thread may read the header meanwhile
    * (a profiler walking a retired eden, eph_gc_eden_walk_next) */
   __atomic_store_n(hdr, *hdr | (inert ? EPH_HDR_REMEMBERED_INERT : EPH_HDR_REMEMBERED), __ATOMIC_RELAXED);
   h->remset[h->remset_len++] = obj | (inert ? REMSET_INERT : 0);
 }
+/* Remembers an old object (not remembered yet) as an inert ephemeron if
+ * it is one, else plainly. */
+static inline void ephh_remember(eph_heap *h, eph_value obj) { ephh_remset_push(h, obj, ephh_inert_candidate(h, obj)); }
 void ephh_remset_add(eph_heap *h, eph_value obj); /* plainly, growing the set */
 void ephh_remset_grow(eph_heap *h);
 /* Takes class cls's inert entries back into the plain set (cls stops being phantom). */

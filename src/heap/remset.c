@@ -24,11 +24,7 @@ void ephh_remset_grow(eph_heap *h) {
 
 static inline void remset_add(eph_heap *h, eph_value obj) {
   if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) ephh_remset_grow(h);
-  /* one store, relaxed-atomic: a tool's thread may read the header meanwhile
-   * (a profiler walking a retired eden, eph_gc_eden_walk_next) */
-  eph_header *hdr = eph_header_of(obj);
-  __atomic_store_n(hdr, *hdr | EPH_HDR_REMEMBERED, __ATOMIC_RELAXED);
-  h->remset[h->remset_len++] = obj;
+  ephh_remset_push(h, obj, false);
 }
 
 void ephh_remset_add(eph_heap *h, eph_value obj) { remset_add(h, obj); }

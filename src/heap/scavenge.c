@@ -317,8 +317,7 @@ static inline void settle_inert_entry(scavenger *s, eph_value e) {
   scavenge_slot(s, key);
   if (eph_is_young(h, *key)) { /* still inert, for the next scavenge */
     if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) ephh_remset_grow(h);
-    *hdr |= EPH_HDR_REMEMBERED_INERT;
-    h->remset[h->remset_len++] = e | REMSET_INERT;
+    ephh_remset_push(h, e, true);
   }
 }
 
