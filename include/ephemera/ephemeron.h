@@ -212,6 +212,16 @@ static inline void eph_ephemeron_rearm_unchecked(eph_heap *h, eph_value e, eph_v
   if (eph_ephemeron_rearm(h, e, key, value) != EPH_OK) abort();
 }
 
+/*
+ * eph_ephemeron_rearm_unchecked for n ephemerons at once: es[i] gets key
+ * keys[i] and value values[i], in order, with the same effects and the
+ * same promise from the caller.  One call for a run of samples: the
+ * barrier's checks that hold for the whole run (room in the remembered
+ * set, the class's kind) are made once, not per ephemeron.
+ */
+void eph_ephemerons_rearm_unchecked(eph_heap *h, size_t n, const eph_value *es, const eph_value *keys,
+                                    const eph_value *values);
+
 static inline eph_value eph_ephemeron_key(eph_value e) { return eph_slot(e, EPH_EPHEMERON_KEY); }
 static inline eph_value eph_ephemeron_value(eph_value e) { return eph_slot(e, EPH_EPHEMERON_VALUE); }
 static inline bool eph_ephemeron_is_mourned(eph_value e) { return (*eph_header_of(e) & EPH_HDR_MOURNED) != 0; }

@@ -726,6 +726,27 @@ eph_status eph_writer_batch_record_clocked(eph_writer *w, uint32_t class_id, uin
   return EPH_OK;
 }
 
+eph_status eph_writer_batch_records_clocked(eph_writer *w, const eph_batch_clocked_record *r, size_t n) {
+  if (UNLIKELY(!w)) return EPH_ERR_INVALID;
+  ephf_async *q = w->q;
+  for (size_t i = 0; i < n;) {
+    if (UNLIKELY(!q || !has_room(q, sizeof(op_batch_clocked)))) { /* one the long way */
+      eph_status st = eph_writer_batch_record_clocked(w, r[i].class_id, r[i].site_id, r[i].size, r[i].weight,
+                                                      r[i].birth, false);
+      if (st != EPH_OK) return st;
+      i++;
+      continue;
+    }
+    /* as many as the batch being filled has room for */
+    size_t room = (q->cur.cap - q->cur.len) / sizeof(op_batch_clocked), end = i + (n - i < room ? n - i : room);
+    op_batch_clocked *o = take_room(q, (end - i) * sizeof *o);
+    for (; i < end; i++, o++)
+      *o = (op_batch_clocked){.tag = OP_BATCH_CLOCKED, .class_id = r[i].class_id, .site_id = r[i].site_id,
+                              .size = r[i].size, .weight = r[i].weight, .birth = r[i].birth};
+  }
+  return EPH_OK;
+}
+
 eph_status eph_writer_gc(eph_writer *w, const eph_gc_event *ev) {
   if (!w) return EPH_ERR_INVALID;
   if (!w->q) return ephf_gc_now(w, ev);

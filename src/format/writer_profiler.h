@@ -90,6 +90,22 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t si
 eph_status eph_writer_batch_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
                                            double weight, uint64_t birth, bool until_birth);
 
+/* A record of eph_writer_batch_records_clocked. */
+typedef struct eph_batch_clocked_record {
+  uint32_t class_id, site_id;
+  uint64_t size;
+  double weight;
+  uint64_t birth;
+} eph_batch_clocked_record;
+
+/*
+ * eph_writer_batch_record_clocked for each of n records of the current
+ * batch, all !until_birth, in order: one call for a run (finalization
+ * mode's finalisers hand over their deaths a few dozen at a time).  Stops
+ * at the first error.
+ */
+eph_status eph_writer_batch_records_clocked(eph_writer *w, const eph_batch_clocked_record *r, size_t n);
+
 /*
  * Forks: a second record stream, for a thread of the tool's own (gc mode
  * walks eden in two halves at once).  Records written to a fork, with

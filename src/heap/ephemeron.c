@@ -259,6 +259,63 @@ eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_valu
   return EPH_OK;
 }
 
+/* What remember_if_needed does for e, its header hdr (not yet written
+ * back: the caller's), with the set's length in a local and the young
+ * range and the class's kind read once for the run.  Returns hdr as it
+ * is to be written: flagged if e went into the set. */
+typedef struct rearm_ctx {
+  uintptr_t young_lo, young_size;
+  eph_class_id cls;  /* the class last looked at, */
+  bool inert_kind;   /* and whether its ephemerons may be inert (phantom) */
+} rearm_ctx;
+
+static inline bool young_in(const rearm_ctx *c, eph_value v) { return (v & 7) == 0 && v - c->young_lo < c->young_size; }
+
+void eph_ephemerons_rearm_unchecked(eph_heap *h, size_t n, const eph_value *es, const eph_value *keys,
+                                    const eph_value *values) {
+#ifndef EPH_CHECKED
+  if (EPH_LIKELY(!eph__fast(h)->store_hook)) {
+    while (h->remset_cap - h->remset_len < n) ephh_remset_grow(h); /* room for each to go in */
+    rearm_ctx c = {eph__fast_const(h)->young_lo, eph__fast_const(h)->young_size, 0, false};
+    eph_value *set = h->remset;
+    size_t len = h->remset_len;
+    for (size_t i = 0; i < n; i++) {
+      eph_value e = es[i], key = keys[i], value = values[i];
+      eph_value *slot = (eph_value *)(e + sizeof(eph_header));
+      eph_header *hp = eph_header_of(e), hdr = *hp & ~EPH_HDR_MOURNED;
+      slot[EPH_EPHEMERON_KEY] = key;
+      slot[EPH_EPHEMERON_VALUE] = value;
+      if (!(young_in(&c, key) || young_in(&c, value)) || young_in(&c, e)) {
+        *hp = hdr;
+        continue;
+      }
+      if (EPH_UNLIKELY(hdr & (EPH_HDR_REMEMBERED | EPH_HDR_REMEMBERED_INERT))) { /* in already: the general way */
+        *hp = hdr;
+        h->remset_len = len;
+        eph_remember_slow(h, e);
+        set = h->remset, len = h->remset_len;
+        continue;
+      }
+      /* ephh_inert_candidate's test, the class's part once per class */
+      eph_class_id cls = eph_class_of(e);
+      if (EPH_UNLIKELY(cls != c.cls || i == 0)) {
+        c.cls = cls;
+        c.inert_kind = h->classes[cls].phantom && ((hdr >> EPH_HDR_FORMAT_SHIFT) & 0xF) == EPH_FORMAT_EPHEMERON;
+      }
+      bool inert = c.inert_kind && (size_t)(hdr >> EPH_HDR_SIZE_SHIFT) == EPH_EPHEMERON_COMPACT_FIXED_SLOTS * EPH_WORD &&
+                   young_in(&c, key) && !young_in(&c, value);
+      /* ephh_remset_push's two writes */
+      __atomic_store_n(hp, hdr | (inert ? EPH_HDR_REMEMBERED_INERT : EPH_HDR_REMEMBERED), __ATOMIC_RELAXED);
+      set[len++] = e | (inert ? REMSET_INERT : 0);
+    }
+    h->remset_len = len;
+    return;
+  }
+#endif
+  for (size_t i = 0; i < n; i++)
+    if (eph_ephemeron_rearm(h, es[i], keys[i], values[i]) != EPH_OK) abort();
+}
+
 /* The tombstone of key; a scavenge may have copied it already (another
  * ephemeron mourned in the same batch keeps it alive): then from its copy. */
 static eph_value tombstone(eph_value key) {

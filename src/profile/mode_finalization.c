@@ -228,15 +228,17 @@ static eph_value registry_spare(eph_profiler *p) {
  * taken in address order (a cursor sweeping past armed ephemerons was dear
  * on dataframe, where most samples live: the bitmap skips 64 words a
  * load); young, the first spare from the registry cursor on. */
-static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
-  eph_value e = EPH_NIL;
+/* The next spare marked in the bitmap, or EPH_NIL. */
+static inline eph_value marked_spare(eph_profiler *p) {
   while (p->fresh_count) {
     eph_value f = take_fresh(p);
-    if (EPH_LIKELY(eph_ephemeron_key(f) == EPH_NIL)) { /* else re-armed by the pinned cursor since */
-      e = f;
-      break;
-    }
+    if (EPH_LIKELY(eph_ephemeron_key(f) == EPH_NIL)) return f; /* else re-armed by the pinned cursor since */
   }
+  return EPH_NIL;
+}
+
+static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
+  eph_value e = marked_spare(p);
   if (e == EPH_NIL) e = p->spec.pretenure ? pinned_spare(p) : registry_spare(p);
   p->spares--;
   eph_ephemeron_rearm_unchecked(p->h, e, obj, packed_birth(birth));
@@ -299,6 +301,22 @@ void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
 /* Arms an ephemeron for each object eden took since the last arming: at
  * sample points (above), in on_gc_start, and before the stop lets the
  * ephemerons go. */
+/* Marked spares taken and their samples, re-armed together in one call
+ * (eph_ephemerons_rearm_unchecked): until then their key slots are still
+ * nil, so nothing that looks for a spare by its key (the pinned cursor)
+ * and nothing that may collect (a new ephemeron) runs before the run is
+ * armed. */
+#define ARM_RUN 64
+typedef struct arm_run {
+  size_t n;
+  eph_value e[ARM_RUN], key[ARM_RUN], value[ARM_RUN];
+} arm_run;
+
+static void arm_run_flush(eph_profiler *p, arm_run *r) {
+  if (r->n) eph_ephemerons_rearm_unchecked(p->h, r->n, r->e, r->key, r->value);
+  r->n = 0;
+}
+
 void prof_fin_walk_arm(eph_profiler *p) {
   walk_pos q = {.clock = p->eden_clock};
   eph_eden_walk_begin(p->h, &q.w);
@@ -306,12 +324,25 @@ void prof_fin_walk_arm(eph_profiler *p) {
   eph_value obj;
   eph_site *site;
   uint64_t samples = 0;
+  arm_run run;
+  run.n = 0;
   while (next_live_object(&olds, &q, &obj, &site)) {
     uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
-    if (EPH_LIKELY(p->spares)) track_with_spare(p, obj, birth);
-    else track_with_new(p, obj, birth);
     samples++;
+    eph_value e = EPH_LIKELY(p->spares) ? marked_spare(p) : EPH_NIL;
+    if (EPH_LIKELY(e != EPH_NIL)) {
+      p->spares--;
+      run.e[run.n] = e;
+      run.key[run.n] = obj;
+      run.value[run.n] = packed_birth(birth);
+      if (++run.n == ARM_RUN) arm_run_flush(p, &run);
+      continue;
+    }
+    arm_run_flush(p, &run);
+    if (p->spares) track_with_spare(p, obj, birth);
+    else track_with_new(p, obj, birth);
   }
+  arm_run_flush(p, &run);
   count_olds(&olds, &q, q.w.top); /* old-space allocations since the last young one */
   p->stats.samples += samples;
   p->nold_allocs = 0;
@@ -369,8 +400,9 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
 
 /* A run of the class's finalisers, in one call (ephemeron.h's batch
  * finaliser: 43 instructions a sample less than one call each on sph).  Each
- * records its sample's death (in the batch of its death stamp), then
- * makes its ephemeron a spare: key slot nil.  They run after the
+ * records its sample's death (in the batch of its death stamp, handed to
+ * the writer in one call per stamp), then makes its ephemeron a spare:
+ * key slot nil.  They run after the
  * collection that mourned them, so the keys are tombstones.
  * The wall clock costs as much as the rest of a finaliser, so it is read
  * at the start of a call and every FIN_CLOCK_EVERY ephemerons: a death is
@@ -380,24 +412,28 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
 #define FIN_CLOCK_EVERY 32
 static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *data) {
   eph_profiler *p = data;
-  unsigned stamped = FIN_CLOCK_EVERY; /* deaths under the current stamp */
+  eph_batch_clocked_record run[FIN_CLOCK_EVERY]; /* the deaths under the current stamp */
+  size_t m = 0;
+  bool stamped = false;
   for (size_t i = 0; i < n; i++) {
     eph_value e = es[i];
     if (EPH_UNLIKELY(!eph_is_int(eph_ephemeron_value(e)))) continue; /* an earlier profile's, disarmed by its stop */
-    if (stamped == FIN_CLOCK_EVERY) {
+    if (!stamped || m == FIN_CLOCK_EVERY) {
+      if (m) prof_batch_records(p, run, m);
+      stamped = true;
       p->fin_stamp = prof_now(p);
       prof_batch(p, &p->fin_stamp, NULL, EPH_DEATH_FINALIZED); /* the deaths stamped with it */
-      stamped = 0;
+      m = 0;
     }
-    stamped++;
     eph_class_id cls;
     size_t size;
     sample_of(e, &cls, &size);
-    prof_batch_record_of(p, cls, size, birth_of(e), false);
+    run[m++] = prof_batch_entry(p, cls, size, birth_of(e));
     eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
     p->spares++;
     if (p->spec.pretenure) note_fresh(p, e);
   }
+  if (m) prof_batch_records(p, run, m);
 }
 
 /*

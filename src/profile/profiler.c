@@ -157,6 +157,19 @@ void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_
   p->batch_kind = kind;
 }
 
+void prof_batch_records(eph_profiler *p, const eph_batch_clocked_record *r, size_t n) {
+  if (p->clocks_in_writer) {
+    prof_write_error(p, eph_writer_batch_records_clocked(p->out, r, n));
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      eph_stamp b = prof_clocks_stamp_at(p, r[i].birth);
+      prof_write_error(p, eph_writer_batch_record(p->out, r[i].class_id, r[i].site_id, r[i].size, r[i].weight, &b, false));
+    }
+  }
+  if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored += n;
+  else p->stats.deaths += n;
+}
+
 /* --- observer hooks -------------------------------------------------------------- */
 
 static void on_alloc(void *data, eph_heap *h, eph_value obj) {

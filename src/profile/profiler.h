@@ -223,6 +223,11 @@ static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_
 static inline void prof_batch_record(eph_profiler *p, eph_value obj, uint64_t birth, bool until_birth) {
   prof_batch_record_of(p, eph_class_of(obj), eph_object_bytes(obj), birth, until_birth);
 }
+/* A run of records for the current batch, all !until_birth: r[i] as
+ * prof_batch_entry makes it, written in one call where the writer stamps
+ * them (p->clocks_in_writer). */
+static inline eph_batch_clocked_record prof_batch_entry(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth);
+void prof_batch_records(eph_profiler *p, const eph_batch_clocked_record *r, size_t n);
 void prof_note_memory(eph_profiler *p);
 void prof_write_error(eph_profiler *p, eph_status st);
 void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size);
@@ -425,6 +430,11 @@ static inline uint64_t prof_birth(eph_profiler *p) {
  * the writer keeps a replica of the clock tables (finalization mode's
  * finalisers), the birth goes as a point of the byte clock, stamped on
  * the writer's thread. */
+static inline eph_batch_clocked_record prof_batch_entry(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth) {
+  return (eph_batch_clocked_record){.class_id = prof_class_id(p, cls), .site_id = (uint32_t)(birth >> BIRTH_BITS),
+                                    .size = size, .weight = prof_sampler_weight(p, size), .birth = birth & BIRTH_MASK};
+}
+
 static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth,
                                         bool until_birth) {
   eph_status st;

@@ -464,6 +464,30 @@ static void arm(eph_heap *h, churn *c, eph_value key, size_t n, eph_class_id Ph,
   EPH_UNFRAME(h);
 }
 
+/* Keys waiting to be armed in one run (eph_ephemerons_rearm_unchecked),
+ * by number: armed before anything that could drop one or collect. */
+enum { RUN = 23 };
+typedef struct pending {
+  size_t n[RUN], len;
+} pending;
+
+/* Arms the pending keys: spares in one call, then new ephemerons (which
+ * may collect: each key is read from its slot, a root, when its turn comes). */
+static void arm_pending(eph_heap *h, churn *c, pending *q, eph_class_id Ph, eph_class_id List, eph_finalizer_id fin,
+                        where at) {
+  eph_value es[RUN], keys[RUN], values[RUN];
+  size_t m = 0, i = 0;
+  for (; i < q->len && c->spare != EPH_NIL; i++, m++) {
+    es[m] = c->spare;
+    c->spare = eph_ephemeron_value(es[m]);
+    keys[m] = eph_slot(c->keys, q->n[i] % SLOTS);
+    values[m] = eph_int((intptr_t)q->n[i]);
+  }
+  eph_ephemerons_rearm_unchecked(h, m, es, keys, values);
+  for (; i < q->len; i++) arm(h, c, eph_slot(c->keys, q->n[i] % SLOTS), q->n[i], Ph, List, fin, at);
+  q->len = 0;
+}
+
 /* The pinned space's objects of class cls, and whether each is where it
  * was at the last call (pinned objects never move). */
 static size_t pinned_of(eph_heap *h, eph_class_id cls) {
@@ -474,7 +498,9 @@ static size_t pinned_of(eph_heap *h, eph_class_id cls) {
   return n;
 }
 
-static void run_churn(const char *gc, where at, bool compact) {
+/* runs: re-arm spares RUN at a time (eph_ephemerons_rearm_unchecked), as
+ * the profiler's eden walk does, instead of one call each. */
+static void run_churn(const char *gc, where at, bool compact, bool runs) {
   eph_heap *h = heap_with(gc);
   static churn c;
   memset(&c, 0, sizeof c);
@@ -498,12 +524,15 @@ static void run_churn(const char *gc, where at, bool compact) {
   memset(gen, 0, sizeof gen);
   static bool dropped[MAXN];
   memset(dropped, 0, sizeof dropped);
+  pending q = {.len = 0};
   for (size_t step = 0; step < STEPS; step++) {
     rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
     size_t slot = (size_t)(rng % SLOTS);
     eph_value k = eph_slot(c.keys, slot);
     if (k != EPH_NIL) {
       if ((rng >> 20) % 2) { /* drop the key */
+        arm_pending(h, &c, &q, Ph, List, fin, at);
+        k = eph_slot(c.keys, slot);
         dropped[eph_int_value(eph_slot(k, 0))] = true;
         eph_store(h, c.keys, slot, EPH_NIL);
         live--;
@@ -520,10 +549,19 @@ static void run_churn(const char *gc, where at, bool compact) {
     eph_store(h, key, 0, eph_int((intptr_t)n));
     eph_store(h, c.keys, slot, key);
     live++;
-    arm(h, &c, key, n, Ph, List, fin, at);
+    if (runs) {
+      q.n[q.len++] = n;
+      if (q.len == RUN) arm_pending(h, &c, &q, Ph, List, fin, at);
+    } else {
+      arm(h, &c, key, n, Ph, List, fin, at);
+    }
     EPH_UNFRAME(h);
-    if (step % 5000 == 0) assert_int_equal(eph_collect(h, step % 15000 ? EPH_GC_SCAVENGE : EPH_GC_FULL), EPH_OK);
+    if (step % 5000 == 0) {
+      arm_pending(h, &c, &q, Ph, List, fin, at);
+      assert_int_equal(eph_collect(h, step % 15000 ? EPH_GC_SCAVENGE : EPH_GC_FULL), EPH_OK);
+    }
   }
+  arm_pending(h, &c, &q, Ph, List, fin, at);
   assert_int_equal(eph_collect(h, EPH_GC_FULL), EPH_OK);
   assert_int_equal(c.bad, 0);
   for (size_t n = 0; n < MAXN; n++) assert_int_equal(c.deaths[n], dropped[n] ? 1 : 0);
@@ -539,30 +577,40 @@ static void run_churn(const char *gc, where at, bool compact) {
 
 static void test_churn_young(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", YOUNG, false);
+  run_churn("eden=64K,headroom=64K,verify=1", YOUNG, false, false);
 }
 static void test_churn_pretenured(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", PRETENURED, false);
+  run_churn("eden=64K,headroom=64K,verify=1", PRETENURED, false, false);
 }
 static void test_churn_stress(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PRETENURED, false);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PRETENURED, false, false);
 }
 /* Pinned ephemerons (ephemeron.h): the same deaths, seen once each. */
 static void test_churn_pinned(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", PINNED, false);
-  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PINNED, false);
-  run_churn("eden=64K,headroom=64K,verify=1", PINNED, true);
-  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PINNED, true);
+  run_churn("eden=64K,headroom=64K,verify=1", PINNED, false, false);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PINNED, false, false);
+  run_churn("eden=64K,headroom=64K,verify=1", PINNED, true, false);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PINNED, true, false);
+}
+/* Spares re-armed in runs of one call (eph_ephemerons_rearm_unchecked):
+ * the same deaths, seen once each. */
+static void test_churn_runs(void **state) {
+  (void)state;
+  run_churn("eden=64K,headroom=64K,verify=1", YOUNG, false, true);
+  run_churn("eden=64K,headroom=64K,verify=1", PRETENURED, true, true);
+  run_churn("eden=64K,headroom=64K,verify=1", PINNED, true, true);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PINNED, true, true);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PRETENURED, false, true);
 }
 /* The same with compact ephemerons (two slots, the class's finaliser). */
 static void test_churn_compact(void **state) {
   (void)state;
-  run_churn("eden=64K,headroom=64K,verify=1", YOUNG, true);
-  run_churn("eden=64K,headroom=64K,verify=1", PRETENURED, true);
-  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PRETENURED, true);
+  run_churn("eden=64K,headroom=64K,verify=1", YOUNG, true, false);
+  run_churn("eden=64K,headroom=64K,verify=1", PRETENURED, true, false);
+  run_churn("eden=64K,headroom=64K,stress=1,stress_full=97", PRETENURED, true, false);
 }
 
 /* Compact classes: a word smaller, the class's finaliser (changed for all
@@ -734,6 +782,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_phantom_user_slot_stays_remembered, setup, teardown),
       cmocka_unit_test(test_churn_pinned),
       cmocka_unit_test(test_churn_compact),
+      cmocka_unit_test(test_churn_runs),
       cmocka_unit_test_setup_teardown(test_compact_class, setup, teardown),
       cmocka_unit_test_setup_teardown(test_batch_finalizer, setup, teardown),
       cmocka_unit_test(test_permanent_bytes_not_counted),

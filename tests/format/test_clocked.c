@@ -5,7 +5,8 @@
  * records stamped by the caller's own tables and written with
  * eph_writer_record_to_death — with and without the writer's thread,
  * across a thinning of the tables, with collections between records and
- * a record too large for the compact queued item.  Misuse fails the
+ * a record too large for the compact queued item; and the same for
+ * records found dead together (eph_writer_batch).  Misuse fails the
  * writer with a message.
  */
 #include <stdlib.h>
@@ -61,12 +62,10 @@ static void flush_run(eph_writer *w, eph_clocked_record *run, size_t *n, unsigne
   *n = 0;
 }
 
-/* n records: clocked through the writer's replica, one call each or in
- * runs (eph_writer_records_clocked, runs of one death kind between clock
- * points), or stamped here.  A clock point every `every` records, 64 bytes
- * a record, so that 300 000 records thin the tables once (past 2^18
- * points); a collection every 5000 records. */
-static void write_stream(const char *path, enum how how, bool thread, size_t n, size_t every) {
+/* A writer at path with two classes and a site, its clock started at
+ * (now, wall) unless STAMPED, and tables c of the caller's own. */
+static eph_writer *open_stream(const char *path, enum how how, bool thread, ephs_clocks *c, uint64_t now,
+                               uint64_t wall) {
   eph_error err;
   eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
   assert_non_null(w);
@@ -74,10 +73,20 @@ static void write_stream(const char *path, enum how how, bool thread, size_t n, 
   assert_int_equal(eph_writer_class(w, 1, "Pair"), EPH_OK);
   assert_int_equal(eph_writer_class(w, 2, "Blob"), EPH_OK);
   assert_int_equal(eph_writer_site(w, 1, "clocked.c", 10, "make"), EPH_OK);
+  assert_true(ephs_clocks_init(c, (ephs_clock_alloc){grow, release, NULL}, EPHS_STEPS_STRICTLY_BEFORE, now, wall, 3, 1));
+  if (how != STAMPED) assert_int_equal(eph_writer_clock_start(w, &replica, now, wall, 3, 1), EPH_OK);
+  return w;
+}
+
+/* n records: clocked through the writer's replica, one call each or in
+ * runs (eph_writer_records_clocked, runs of one death kind between clock
+ * points), or stamped here.  A clock point every `every` records, 64 bytes
+ * a record, so that 300 000 records thin the tables once (past 2^18
+ * points); a collection every 5000 records. */
+static void write_stream(const char *path, enum how how, bool thread, size_t n, size_t every) {
   ephs_clocks c;
   uint64_t now = 1000, wall = 50;
-  assert_true(ephs_clocks_init(&c, (ephs_clock_alloc){grow, release, NULL}, EPHS_STEPS_STRICTLY_BEFORE, now, wall, 3, 1));
-  if (how != STAMPED) assert_int_equal(eph_writer_clock_start(w, &replica, now, wall, 3, 1), EPH_OK);
+  eph_writer *w = open_stream(path, how, thread, &c, now, wall);
   eph_clocked_record run[512];
   size_t nrun = 0;
   unsigned run_kind = EPH_DEATH_EXACT;
@@ -154,6 +163,81 @@ static void test_runs_same_bytes(void **state) {
   same_bytes(CLOCKED_RUNS, true, 700);
 }
 
+/* Batches of records found dead together (eph_writer_batch), n records
+ * in batches of 1 to 80: births clocked through the replica, one call each
+ * (eph_writer_batch_record_clocked) or a batch's in one call
+ * (eph_writer_batch_records_clocked), or stamped here.  A clock point
+ * every 300 records, a collection every 5000; weights change now and then. */
+static void write_batches(const char *path, enum how how, bool thread, size_t n) {
+  ephs_clocks c;
+  uint64_t now = 1000, wall = 50;
+  eph_writer *w = open_stream(path, how, thread, &c, now, wall);
+  eph_batch_clocked_record run[80];
+  uint64_t rng = 17;
+  for (size_t i = 0; i < n;) {
+    uint64_t y = sample_rand(&rng);
+    now += 64 * 80;
+    wall += 10000 + (y >> 8) % 2000;
+    if (i % 300 < 80) {
+      assert_true(ephs_clocks_point(&c, now, wall));
+      if (how != STAMPED) assert_int_equal(eph_writer_clock_point(w, now, wall), EPH_OK);
+    }
+    if (i % 5000 < 80) {
+      bool major = (y >> 20) % 4 == 0;
+      assert_true(ephs_clocks_step(&c, now, major));
+      if (how != STAMPED) assert_int_equal(eph_writer_clock_step(w, now, major), EPH_OK);
+    }
+    eph_stamp death = stamp(&c, now, 1);
+    eph_writer_batch(w, &death, &death, EPH_DEATH_FINALIZED);
+    size_t k = 1 + (size_t)((y >> 30) % 80);
+    if (k > n - i) k = n - i;
+    for (size_t j = 0; j < k; j++) {
+      uint64_t z = sample_rand(&rng);
+      uint64_t back = 64 * ((z >> 32) % 20000), birth = now > 1000 + back ? now - back : now;
+      run[j] = (eph_batch_clocked_record){.class_id = 1 + (uint32_t)(z % 2), .site_id = (uint32_t)((z >> 4) % 2),
+                                          .size = 16 + 8 * (z % 6), .weight = (z >> 50) % 97 == 0 ? 2.5 : 1.0,
+                                          .birth = birth};
+    }
+    if (how == CLOCKED_RUNS) {
+      assert_int_equal(eph_writer_batch_records_clocked(w, run, k), EPH_OK);
+    } else {
+      for (size_t j = 0; j < k; j++) {
+        const eph_batch_clocked_record *r = &run[j];
+        if (how == CLOCKED) {
+          assert_int_equal(eph_writer_batch_record_clocked(w, r->class_id, r->site_id, r->size, r->weight, r->birth, false),
+                           EPH_OK);
+        } else {
+          eph_stamp b = stamp(&c, r->birth, 0);
+          assert_int_equal(eph_writer_batch_record(w, r->class_id, r->site_id, r->size, r->weight, &b, false), EPH_OK);
+        }
+      }
+    }
+    i += k;
+  }
+  ephs_clocks_free(&c);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+}
+
+/* Batch records clocked, one call each or a batch at a time, with and
+ * without the writer's thread, are byte for byte the stamped stream. */
+static void test_batch_records_same_bytes(void **state) {
+  (void)state;
+  size_t n = 200000;
+  char a[512], b[512];
+  snprintf(a, sizeof a, "%s", tmp_path("batch-stamped.eph"));
+  write_batches(a, STAMPED, false, n);
+  for (int how = CLOCKED; how <= CLOCKED_RUNS; how++)
+    for (int thread = 0; thread < 2; thread++) {
+      snprintf(b, sizeof b, "%s", tmp_path("batch-clocked.eph"));
+      write_batches(b, (enum how)how, thread, n);
+      assert_same_file(a, b);
+      eph_file *p = load_ok(b);
+      assert_true(p->complete);
+      assert_int_equal(p->nrecords, n);
+      eph_file_free(p);
+    }
+}
+
 /* A clocked record before the clock started fails the writer, with a
  * message, at once or at the next wait. */
 static void test_record_before_start(void **state) {
@@ -177,6 +261,7 @@ int main(void) {
       cmocka_unit_test(test_same_bytes_without_thread),
       cmocka_unit_test(test_same_bytes_with_thread),
       cmocka_unit_test(test_runs_same_bytes),
+      cmocka_unit_test(test_batch_records_same_bytes),
       cmocka_unit_test(test_record_before_start),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
