@@ -335,18 +335,26 @@ static inline void ephh_vec_push(eph_heap *h, eph_value_vec *v, eph_value x) {
   if (EPH_UNLIKELY(v->len == v->cap)) ephh_vec_grow(h, v);
   v->items[v->len++] = x;
 }
+/* Room in v for n more, so that a loop pushing at most n needs no check. */
+static inline void ephh_vec_reserve(eph_heap *h, eph_value_vec *v, size_t n) {
+  while (EPH_UNLIKELY(v->cap - v->len < n)) ephh_vec_grow(h, v);
+}
 void ephh_mourn(eph_heap *h, eph_value e); /* before its key and value are traced */
 /* ephh_mourn, inline, for a phantom whose key is a young object neither
  * reached nor copied: the scavenger's inert ephemerons (scavenge.c), one
  * per dead sample at 100 % in finalization mode (the call and the class
- * lookup cost 20 instructions of 40 on sph). */
-static inline void ephh_mourn_phantom(eph_heap *h, eph_value e) {
+ * lookup cost 20 instructions of 40 on sph).  hdr: e's header as it is
+ * to be, less the mourned flag; the mourn queue has room (ephh_vec_reserve),
+ * and the caller counts the mourned (ephh_count_mourned). */
+static inline void ephh_mourn_phantom(eph_heap *h, eph_value e, eph_header hdr) {
   eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
   *key = eph_tombstone_of(*key);
-  *eph_header_of(e) |= EPH_HDR_MOURNED;
-  ephh_vec_push(h, &h->mourn, e);
-  h->stats.ephemerons_mourned++;
-  h->current.ephemerons_mourned++;
+  *eph_header_of(e) = hdr | EPH_HDR_MOURNED;
+  h->mourn.items[h->mourn.len++] = e;
+}
+static inline void ephh_count_mourned(eph_heap *h, uint64_t n) {
+  h->stats.ephemerons_mourned += n;
+  h->current.ephemerons_mourned += n;
 }
 void ephh_safepoint(eph_heap *h);
 

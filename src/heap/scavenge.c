@@ -183,11 +183,13 @@ static void scan_remembered_set(scavenger *s) {
   h->current.remembered_scanned += h->remset_len;
   uint64_t slots_before = s->slots;
   size_t keep = 0, n = h->remset_len;
+  /* each entry defers at most one: an inert entry goes in unchecked */
+  ephh_vec_reserve(h, &h->deferred_inert, n);
   for (size_t i = 0; i < n; i++) {
     eph_value obj = h->remset[i];
     if (obj & REMSET_INERT) {
       if (!s->full_gc_step) { /* settled at the fixpoint, unread till then */
-        ephh_vec_push(h, &h->deferred_inert, obj);
+        h->deferred_inert.items[h->deferred_inert.len++] = obj;
         continue;
       }
       obj &= ~REMSET_INERT; /* tenuring everything: scanned as any entry */
@@ -303,22 +305,24 @@ static char *scan_to_completion(scavenger *s, char *old_scan) {
  * (then that scan cleared its flag).  Its key may have changed since it
  * was remembered: an old or immediate one leaves it holding nothing young
  * (a young value would have made it a plain entry). */
-static inline void settle_inert_entry(scavenger *s, eph_value e) {
+static inline bool settle_inert_entry(scavenger *s, eph_value e) {
   eph_heap *h = s->h;
-  eph_header *hdr = eph_header_of(e);
-  if (!(*hdr & EPH_HDR_REMEMBERED_INERT)) return;
-  *hdr &= ~EPH_HDR_REMEMBERED_INERT;
+  eph_header *hp = eph_header_of(e), hdr = *hp;
+  if (!(hdr & EPH_HDR_REMEMBERED_INERT)) return false;
+  hdr &= ~EPH_HDR_REMEMBERED_INERT;
   eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
-  if (!in_from_space(s, *key)) return;
-  if (!is_forwarded(*key)) {
-    ephh_mourn_phantom(h, e);
-    return;
+  if (in_from_space(s, *key) && !is_forwarded(*key)) {
+    ephh_mourn_phantom(h, e, hdr);
+    return true;
   }
+  *hp = hdr;
+  if (!in_from_space(s, *key)) return false;
   scavenge_slot(s, key);
   if (eph_is_young(h, *key)) { /* still inert, for the next scavenge */
     if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) ephh_remset_grow(h);
     ephh_remset_push(h, e, true);
   }
+  return false;
 }
 
 /* The inert deferred ephemerons at the fixpoint, in one pass: a key
@@ -332,12 +336,14 @@ static inline void settle_inert_entry(scavenger *s, eph_value e) {
 static void settle_inert(scavenger *s) {
   eph_heap *h = s->h;
   eph_value_vec *v = &h->deferred_inert;
+  ephh_vec_reserve(h, &h->mourn, v->len); /* each is mourned at most once */
+  uint64_t mourned = 0;
   for (size_t i = 0; i < v->len; i++) {
     if (i + 16 < v->len) __builtin_prefetch((const void *)(v->items[i + 16] & ~REMSET_INERT));
     if (i + 8 < v->len) __builtin_prefetch((const void *)eph_slot(v->items[i + 8] & ~REMSET_INERT, 0));
     eph_value e = v->items[i];
     if (e & REMSET_INERT) {
-      settle_inert_entry(s, e & ~REMSET_INERT);
+      mourned += settle_inert_entry(s, e & ~REMSET_INERT);
       continue;
     }
     eph_value *key = (eph_value *)(e + sizeof(eph_header)) + EPH_EPHEMERON_KEY;
@@ -348,9 +354,11 @@ static void settle_inert(scavenger *s) {
         h->remset[h->remset_len - 1] |= REMSET_KEEP;
       }
     } else {
-      ephh_mourn_phantom(h, e); /* inert ones are phantoms with a young key */
+      ephh_mourn_phantom(h, e, *eph_header_of(e)); /* inert ones are phantoms with a young key */
+      mourned++;
     }
   }
+  ephh_count_mourned(h, mourned);
   v->len = 0;
 }
 
