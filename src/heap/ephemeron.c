@@ -259,10 +259,10 @@ eph_status eph_ephemeron_rearm(eph_heap *h, eph_value e, eph_value key, eph_valu
   return EPH_OK;
 }
 
-/* What remember_if_needed does for e, its header hdr (not yet written
- * back: the caller's), with the set's length in a local and the young
- * range and the class's kind read once for the run.  Returns hdr as it
- * is to be written: flagged if e went into the set. */
+/* What eph_ephemerons_rearm_unchecked reads once for a run instead of
+ * once an ephemeron: new space's range, and the class's kind.  Each
+ * ephemeron then gets what remember_if_needed does, with the remembered
+ * set's length in a local and its header written once. */
 typedef struct rearm_ctx {
   uintptr_t young_lo, young_size;
   eph_class_id cls;  /* the class last looked at, */

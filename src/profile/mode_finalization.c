@@ -223,11 +223,6 @@ static eph_value registry_spare(eph_profiler *p) {
   return e;
 }
 
-/* The next spare, re-armed for obj: no allocation, so nothing moves.
- * Pinned, the spares are marked in a bitmap over the pinned space and
- * taken in address order (a cursor sweeping past armed ephemerons was dear
- * on dataframe, where most samples live: the bitmap skips 64 words a
- * load); young, the first spare from the registry cursor on. */
 /* The next spare marked in the bitmap, or EPH_NIL. */
 static inline eph_value marked_spare(eph_profiler *p) {
   while (p->fresh_count) {
@@ -237,6 +232,11 @@ static inline eph_value marked_spare(eph_profiler *p) {
   return EPH_NIL;
 }
 
+/* The next spare, re-armed for obj: no allocation, so nothing moves.
+ * Pinned, the spares are marked in a bitmap over the pinned space and
+ * taken in address order (a cursor sweeping past armed ephemerons was dear
+ * on dataframe, where most samples live: the bitmap skips 64 words a
+ * load); young, the first spare from the registry cursor on. */
 static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_value e = marked_spare(p);
   if (e == EPH_NIL) e = p->spec.pretenure ? pinned_spare(p) : registry_spare(p);
@@ -298,9 +298,6 @@ void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   prof_arm_clock_point(p, t);
 }
 
-/* Arms an ephemeron for each object eden took since the last arming: at
- * sample points (above), in on_gc_start, and before the stop lets the
- * ephemerons go. */
 /* Marked spares taken and their samples, re-armed together in one call
  * (eph_ephemerons_rearm_unchecked): until then their key slots are still
  * nil, so nothing that looks for a spare by its key (the pinned cursor)
@@ -317,6 +314,9 @@ static void arm_run_flush(eph_profiler *p, arm_run *r) {
   r->n = 0;
 }
 
+/* Arms an ephemeron for each object eden took since the last arming: at
+ * sample points (above), in on_gc_start, and before the stop lets the
+ * ephemerons go. */
 void prof_fin_walk_arm(eph_profiler *p) {
   walk_pos q = {.clock = p->eden_clock};
   eph_eden_walk_begin(p->h, &q.w);
