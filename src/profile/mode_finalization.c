@@ -305,49 +305,54 @@ void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
  * armed. */
 #define ARM_RUN 64
 typedef struct arm_run {
-  size_t n;
   eph_value e[ARM_RUN], key[ARM_RUN], value[ARM_RUN];
 } arm_run;
 
-static void arm_run_flush(eph_profiler *p, arm_run *r) {
-  if (r->n) eph_ephemerons_rearm_unchecked(p->h, r->n, r->e, r->key, r->value);
-  r->n = 0;
+/* Re-arms the run's first n; returns 0, the run's new length. */
+static size_t arm_run_flush(eph_profiler *p, arm_run *r, size_t n) {
+  if (n) eph_ephemerons_rearm_unchecked(p->h, n, r->e, r->key, r->value);
+  return 0;
 }
 
 /* Arms an ephemeron for each object eden took since the last arming: at
  * sample points (above), in on_gc_start, and before the stop lets the
  * ephemerons go. */
 void prof_fin_walk_arm(eph_profiler *p) {
-  walk_pos q = {.clock = p->eden_clock};
-  eph_eden_walk_begin(p->h, &q.w);
+  walk_pos start = {.clock = p->eden_clock};
+  eph_eden_walk_begin(p->h, &start.w);
+  /* The walk's position in a copy whose address no call sees, so that
+   * the calls in the loop (taking a spare, re-arming a run) do not make
+   * the compiler keep it in memory. */
+  walk_pos q = start;
   eden_olds olds = eden_olds_of(p);
   eph_value obj;
   eph_site *site;
   uint64_t samples = 0;
   arm_run run;
-  run.n = 0;
+  size_t n = 0;
   while (next_live_object(&olds, &q, &obj, &site)) {
     uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
     samples++;
     eph_value e = EPH_LIKELY(p->spares) ? marked_spare(p) : EPH_NIL;
     if (EPH_LIKELY(e != EPH_NIL)) {
       p->spares--;
-      run.e[run.n] = e;
-      run.key[run.n] = obj;
-      run.value[run.n] = packed_birth(birth);
-      if (++run.n == ARM_RUN) arm_run_flush(p, &run);
+      run.e[n] = e;
+      run.key[n] = obj;
+      run.value[n] = packed_birth(birth);
+      if (++n == ARM_RUN) n = arm_run_flush(p, &run, n);
       continue;
     }
-    arm_run_flush(p, &run);
+    n = arm_run_flush(p, &run, n);
     if (p->spares) track_with_spare(p, obj, birth);
     else track_with_new(p, obj, birth);
   }
-  arm_run_flush(p, &run);
+  arm_run_flush(p, &run, n);
   count_olds(&olds, &q, q.w.top); /* old-space allocations since the last young one */
   p->stats.samples += samples;
   p->nold_allocs = 0;
   p->eden_clock = q.clock; /* the clock where the next walk begins */
-  eph_eden_walk_end(p->h, &q.w);
+  start.w = q.w;
+  eph_eden_walk_end(p->h, &start.w);
 }
 
 /* The heap could not make an ephemeron for obj: it goes unobserved, say so. */
