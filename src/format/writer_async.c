@@ -710,19 +710,19 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t si
   return EPH_OK;
 }
 
+static inline void put_batch_clocked(op_batch_clocked *o, uint32_t class_id, uint32_t site_id, uint64_t size,
+                                     double weight, uint64_t birth, bool until_birth) {
+  *o = (op_batch_clocked){.tag = OP_BATCH_CLOCKED | (uint32_t)until_birth << 8, .class_id = class_id,
+                          .site_id = site_id, .size = size, .weight = weight, .birth = birth};
+}
+
 eph_status eph_writer_batch_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
                                            double weight, uint64_t birth, bool until_birth) {
   if (UNLIKELY(!w)) return EPH_ERR_INVALID;
   if (UNLIKELY(!w->q)) return ephf_batch_record_clocked_now(w, class_id, site_id, size, weight, birth, until_birth);
   op_batch_clocked *o = item_room(w->q, sizeof *o);
   if (UNLIKELY(!o)) return EPH_ERR_NOMEM;
-  o->tag = OP_BATCH_CLOCKED | (uint32_t)until_birth << 8;
-  o->class_id = class_id;
-  o->site_id = site_id;
-  o->pad = 0;
-  o->size = size;
-  o->weight = weight;
-  o->birth = birth;
+  put_batch_clocked(o, class_id, site_id, size, weight, birth, until_birth);
   return EPH_OK;
 }
 
@@ -740,9 +740,7 @@ eph_status eph_writer_batch_records_clocked(eph_writer *w, const eph_batch_clock
     /* as many as the batch being filled has room for */
     size_t room = (q->cur.cap - q->cur.len) / sizeof(op_batch_clocked), end = i + (n - i < room ? n - i : room);
     op_batch_clocked *o = take_room(q, (end - i) * sizeof *o);
-    for (; i < end; i++, o++)
-      *o = (op_batch_clocked){.tag = OP_BATCH_CLOCKED, .class_id = r[i].class_id, .site_id = r[i].site_id,
-                              .size = r[i].size, .weight = r[i].weight, .birth = r[i].birth};
+    for (; i < end; i++, o++) put_batch_clocked(o, r[i].class_id, r[i].site_id, r[i].size, r[i].weight, r[i].birth, false);
   }
   return EPH_OK;
 }

@@ -426,25 +426,26 @@ static inline uint64_t prof_birth(eph_profiler *p) {
   return birth;
 }
 
-/* Inline: gc mode writes a record for every object it sees die.  Where
- * the writer keeps a replica of the clock tables (finalization mode's
- * finalisers), the birth goes as a point of the byte clock, stamped on
- * the writer's thread. */
+/* A record's fields as the file has them: the profile's class id, the
+ * site and clock of the birth word, the sampler's weight. */
 static inline eph_batch_clocked_record prof_batch_entry(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth) {
   return (eph_batch_clocked_record){.class_id = prof_class_id(p, cls), .site_id = (uint32_t)(birth >> BIRTH_BITS),
                                     .size = size, .weight = prof_sampler_weight(p, size), .birth = birth & BIRTH_MASK};
 }
 
+/* Inline: gc mode writes a record for every object it sees die.  Where
+ * the writer keeps a replica of the clock tables (finalization mode's
+ * finalisers), the birth goes as a point of the byte clock, stamped on
+ * the writer's thread. */
 static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth,
                                         bool until_birth) {
+  eph_batch_clocked_record r = prof_batch_entry(p, cls, size, birth);
   eph_status st;
   if (p->clocks_in_writer) {
-    st = eph_writer_batch_record_clocked(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
-                                         prof_sampler_weight(p, size), birth & BIRTH_MASK, until_birth);
+    st = eph_writer_batch_record_clocked(p->out, r.class_id, r.site_id, r.size, r.weight, r.birth, until_birth);
   } else {
-    eph_stamp b = prof_clocks_stamp_at(p, birth & BIRTH_MASK);
-    st = eph_writer_batch_record(p->out, prof_class_id(p, cls), (uint32_t)(birth >> BIRTH_BITS), size,
-                                 prof_sampler_weight(p, size), &b, until_birth);
+    eph_stamp b = prof_clocks_stamp_at(p, r.birth);
+    st = eph_writer_batch_record(p->out, r.class_id, r.site_id, r.size, r.weight, &b, until_birth);
   }
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
   if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
