@@ -56,7 +56,7 @@
 /* The queued items: each starts with its tag; sizes are multiples of 8. */
 enum {
   OP_BATCH = 1, OP_BATCH_RECORD, OP_TO_DEATH, OP_RECORD, OP_GC, OP_EVENT,
-  OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE, OP_BATCH_CLOCKED
+  OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE, OP_BATCH_CLOCKED, OP_CLOCKED_RUN
 };
 
 typedef struct op_batch {
@@ -109,6 +109,12 @@ typedef struct op_clocked_wide {
   uint32_t tag, class_id, site_id, pad;
   uint64_t size, birth, death;
 } op_clocked_wide;
+
+/* n clocked records of one death kind (the tag's high bits) follow, as
+ * eph_clocked_record: eph_writer_clocked_room's run, filled in place. */
+typedef struct op_clocked_run {
+  uint32_t tag, n;
+} op_clocked_run;
 
 typedef struct op_record {
   uint32_t tag, pad;
@@ -171,6 +177,14 @@ static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *f
         const op_clocked_wide *o = item;
         st = ephf_record_clocked_now(w, o->class_id, o->site_id, o->size, o->birth, o->death, tag >> 8);
         at += sizeof *o;
+        break;
+      }
+      case OP_CLOCKED_RUN: {
+        const op_clocked_run *o = item;
+        const eph_clocked_record *r = (const void *)(o + 1);
+        for (uint32_t i = 0; i < o->n && st == EPH_OK; i++)
+          st = ephf_record_clocked_now(w, r[i].class_id, r[i].site_id, r[i].size, r[i].birth, r[i].death, tag >> 8);
+        at += sizeof *o + o->n * sizeof *r;
         break;
       }
       case OP_CLOCK_START: {
@@ -620,27 +634,37 @@ eph_status eph_writer_record_clocked(eph_writer *w, uint32_t class_id, uint32_t 
   return EPH_OK;
 }
 
-eph_status eph_writer_records_clocked(eph_writer *w, const eph_clocked_record *r, size_t n, unsigned death_kind) {
-  if (UNLIKELY(!w)) return EPH_ERR_INVALID;
+eph_clocked_record *eph_writer_clocked_room(eph_writer *w, size_t *room) {
+  ephf_async *q = w->q;
+  if (!q) {
+    *room = sizeof w->clocked_scratch / sizeof *w->clocked_scratch;
+    return w->clocked_scratch;
+  }
+  size_t least = sizeof(op_clocked_run) + sizeof(eph_clocked_record);
+  if (UNLIKELY(!has_room(q, least)) && !make_room(q, least)) {
+    *room = 0;
+    return NULL;
+  }
+  /* The run's header goes in front when it is filled. */
+  *room = (q->cur.cap - q->cur.len - sizeof(op_clocked_run)) / sizeof(eph_clocked_record);
+  return (eph_clocked_record *)(q->cur.p + q->cur.len + sizeof(op_clocked_run));
+}
+
+eph_status eph_writer_clocked_filled(eph_writer *w, size_t n, unsigned death_kind) {
+  if (!n) return EPH_OK;
   if (UNLIKELY(death_kind > 0xFF)) death_kind = 0xFF; /* no kind: the encoder rejects the record */
   ephf_async *q = w->q;
-  for (size_t i = 0; i < n;) {
-    if (UNLIKELY(!q || r[i].size > UINT32_MAX || !has_room(q, sizeof(op_clocked)))) { /* one the long way */
-      eph_status st = eph_writer_record_clocked(w, r[i].class_id, r[i].site_id, r[i].size, r[i].birth, r[i].death,
-                                                death_kind);
+  if (!q) {
+    for (size_t i = 0; i < n; i++) {
+      const eph_clocked_record *r = &w->clocked_scratch[i];
+      eph_status st = ephf_record_clocked_now(w, r->class_id, r->site_id, r->size, r->birth, r->death, death_kind);
       if (st != EPH_OK) return st;
-      i++;
-      continue;
     }
-    /* As many as the batch has room for, up to the next wide one. */
-    size_t room = (q->cur.cap - q->cur.len) / sizeof(op_clocked), end = i + 1;
-    while (end < n && end - i < room && r[end].size <= UINT32_MAX) end++;
-    op_clocked *o = take_room(q, (end - i) * sizeof *o);
-    uint32_t tag = OP_CLOCKED | death_kind << 8;
-    for (; i < end; i++, o++)
-      *o = (op_clocked){.tag = tag, .class_id = r[i].class_id, .site_id = r[i].site_id, .size = (uint32_t)r[i].size,
-                        .birth = r[i].birth, .death = r[i].death};
+    return EPH_OK;
   }
+  op_clocked_run *o = take_room(q, sizeof *o + n * sizeof(eph_clocked_record));
+  o->tag = OP_CLOCKED_RUN | death_kind << 8;
+  o->n = (uint32_t)n;
   return EPH_OK;
 }
 

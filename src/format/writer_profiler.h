@@ -67,18 +67,25 @@ eph_status eph_writer_clock_step(eph_writer *w, uint64_t bytes, bool major);
 eph_status eph_writer_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
                                      uint64_t birth, uint64_t death, unsigned death_kind);
 
-/* A clocked record of eph_writer_records_clocked. */
+/* A clocked record, as eph_writer_clocked_room gives room for them. */
 typedef struct eph_clocked_record {
   uint32_t class_id, site_id;
   uint64_t size, birth, death;
 } eph_clocked_record;
 
 /*
- * eph_writer_record_clocked for each of n records, all of one death kind,
- * in order: one call for a run of records (Merlin writes a collection's
- * dead in runs of a few hundred).  Stops at the first error.
+ * eph_writer_record_clocked for a run of records of one death kind,
+ * filled in place: eph_writer_clocked_room gives room for *room records
+ * (at least one), in the batch a writer with a thread is filling, or in
+ * the writer's scratch; the caller fills the first n in order and hands
+ * them over with eph_writer_clocked_filled(w, n, kind), n <= *room.  In
+ * between it must call nothing else of w's (declaring a class, say):
+ * Merlin writes a collection's dead this way, with no copy between its
+ * walk and the queue.  NULL: a fork out of memory.
  */
-eph_status eph_writer_records_clocked(eph_writer *w, const eph_clocked_record *r, size_t n, unsigned death_kind);
+eph_clocked_record *eph_writer_clocked_room(eph_writer *w, size_t *room);
+/* Stops at the first error (a writer without a thread encodes them now). */
+eph_status eph_writer_clocked_filled(eph_writer *w, size_t n, unsigned death_kind);
 
 void eph_writer_batch(eph_writer *w, const eph_stamp *death, const eph_stamp *alive_until, unsigned death_kind);
 eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size, double weight,

@@ -56,10 +56,28 @@ static const eph_writer_clock_ops replica = {replica_start, replica_point, repli
 
 enum how { STAMPED, CLOCKED, CLOCKED_RUNS };
 
-/* Hands the run of clocked records kept so far to the writer. */
-static void flush_run(eph_writer *w, eph_clocked_record *run, size_t *n, unsigned kind) {
-  if (*n) assert_int_equal(eph_writer_records_clocked(w, run, *n, kind), EPH_OK);
-  *n = 0;
+/* A run of clocked records being filled in the writer's room. */
+typedef struct clocked_run {
+  eph_clocked_record *r;
+  size_t room, n;
+  unsigned kind;
+} clocked_run;
+
+/* Hands the records filled so far to the writer (and the room back). */
+static void flush_run(eph_writer *w, clocked_run *run) {
+  assert_int_equal(eph_writer_clocked_filled(w, run->n, run->kind), EPH_OK);
+  run->n = run->room = 0;
+}
+
+/* The place of the next record of the run, of death kind `kind`. */
+static eph_clocked_record *run_place(eph_writer *w, clocked_run *run, unsigned kind) {
+  if (kind != run->kind || run->n == run->room) {
+    flush_run(w, run);
+    run->kind = kind;
+    assert_non_null(run->r = eph_writer_clocked_room(w, &run->room));
+    assert_true(run->room >= 1);
+  }
+  return &run->r[run->n++];
 }
 
 /* A writer at path with two classes and a site, its clock started at
@@ -79,17 +97,15 @@ static eph_writer *open_stream(const char *path, enum how how, bool thread, ephs
 }
 
 /* n records: clocked through the writer's replica, one call each or in
- * runs (eph_writer_records_clocked, runs of one death kind between clock
- * points), or stamped here.  A clock point every `every` records, 64 bytes
+ * runs filled in place (eph_writer_clocked_room, runs of one death kind
+ * between clock points), or stamped here.  A clock point every `every` records, 64 bytes
  * a record, so that 300 000 records thin the tables once (past 2^18
  * points); a collection every 5000 records. */
 static void write_stream(const char *path, enum how how, bool thread, size_t n, size_t every) {
   ephs_clocks c;
   uint64_t now = 1000, wall = 50;
   eph_writer *w = open_stream(path, how, thread, &c, now, wall);
-  eph_clocked_record run[512];
-  size_t nrun = 0;
-  unsigned run_kind = EPH_DEATH_EXACT;
+  clocked_run run = {.kind = EPH_DEATH_EXACT};
   uint64_t rng = 11;
   for (size_t i = 0; i < n; i++) {
     uint64_t y = sample_rand(&rng);
@@ -98,13 +114,13 @@ static void write_stream(const char *path, enum how how, bool thread, size_t n, 
     wall += 100 + (y >> 8) % 200;
     if (i % every == 0) {
       assert_true(ephs_clocks_point(&c, now, wall));
-      flush_run(w, run, &nrun, run_kind);
+      flush_run(w, &run);
       if (how != STAMPED) assert_int_equal(eph_writer_clock_point(w, now, wall), EPH_OK);
     }
     if (i % 5000 == 4999) {
       bool major = (y >> 20) % 4 == 0;
       assert_true(ephs_clocks_step(&c, now, major));
-      flush_run(w, run, &nrun, run_kind);
+      flush_run(w, &run);
       if (how != STAMPED) assert_int_equal(eph_writer_clock_step(w, now, major), EPH_OK);
     }
     /* a birth up to 20 000 records back, a death between it and now (or at it) */
@@ -113,9 +129,8 @@ static void write_stream(const char *path, enum how how, bool thread, size_t n, 
     uint32_t cls = 1 + (uint32_t)(y % 2), site = (uint32_t)((y >> 4) % 2);
     unsigned kind = (y >> 50) % 5 == 0 ? EPH_DEATH_CENSORED : EPH_DEATH_EXACT;
     if (how == CLOCKED_RUNS) {
-      if (kind != run_kind || nrun == sizeof run / sizeof *run) flush_run(w, run, &nrun, run_kind);
-      run_kind = kind;
-      run[nrun++] = (eph_clocked_record){.class_id = cls, .site_id = site, .size = size, .birth = birth, .death = death};
+      *run_place(w, &run, kind) =
+          (eph_clocked_record){.class_id = cls, .site_id = site, .size = size, .birth = birth, .death = death};
     } else if (how == CLOCKED) {
       assert_int_equal(eph_writer_record_clocked(w, cls, site, size, birth, death, kind), EPH_OK);
     } else {
@@ -123,7 +138,7 @@ static void write_stream(const char *path, enum how how, bool thread, size_t n, 
       assert_int_equal(eph_writer_record_to_death(w, cls, site, size, 1.0, &b, &d, kind), EPH_OK);
     }
   }
-  flush_run(w, run, &nrun, run_kind);
+  flush_run(w, &run);
   assert_true(c.gap > 64); /* the tables thinned */
   if (how != STAMPED) assert_true(eph_writer_memory(w) > sizeof(ephs_clocks));
   ephs_clocks_free(&c);
