@@ -16,8 +16,13 @@
  * encodes the round's first block and fills the next round.  Before it
  * encodes that round's first block, this thread joins the fork, which
  * puts the helper's records after its own: the file holds the records in
- * the order they came.  The helper's blocks are two sets used in turn,
- * one being encoded while the other is filled.  Only this thread fills,
+ * the order they came.  The helper takes a set's blocks one at a time,
+ * and this thread, when it comes to join, takes those the helper has not
+ * begun and encodes them itself after the helper's: a helper that is
+ * late (not yet scheduled, or asleep after a long wait, which on a busy
+ * host took longer than its whole share of the work) costs no waiting.
+ * The helper's blocks are two sets used in turn, one being encoded while
+ * the other is filled.  Only this thread fills,
  * so only it declares a class in the file (the fork is synced before each
  * hand-over).  The clock tables stand still while the helper reads them:
  * prof_stop_records_flush waits for the helper, and the profile takes a
@@ -46,6 +51,9 @@
 /* Spins (each a pause) before a wait blocks: a block takes tens of
  * microseconds to encode, and a blocked thread takes as long to wake. */
 #define SPINS 20000
+/* Blocks are numbered in the order they go to the file among the
+ * helper's, from 0: block b is index b % HELPER_BLOCKS of set b /
+ * HELPER_BLOCKS, which lies in helpers[(b / HELPER_BLOCKS) % 2]. */
 
 typedef struct stop_block {
   eph_clocked_record r[STOP_BLOCK];
@@ -70,12 +78,12 @@ struct prof_stop_records {
   pthread_cond_t cond;
   eph_profiler *p;
   /* Handed to the helper with a set of blocks, and back. */
-  _Alignas(64) atomic_uint posted; /* sets handed to the helper */
-  const stop_block *helper_blocks;
-  size_t helper_n[HELPER_BLOCKS];
-  eph_death_kind helper_kind[HELPER_BLOCKS];
-  bool quit;
-  _Alignas(64) atomic_uint done; /* sets the helper finished */
+  _Alignas(64) atomic_uint posted; /* blocks handed over: whole sets */
+  atomic_uint claimed;             /* blocks taken, by either thread, in order */
+  size_t helper_n[2][HELPER_BLOCKS];
+  eph_death_kind helper_kind[2][HELPER_BLOCKS];
+  atomic_bool quit;
+  _Alignas(64) atomic_uint done; /* the blocks the helper took are finished up to here */
   eph_status helper_status;
 };
 
@@ -85,14 +93,22 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+/* Waits until *v reaches at least `want` (or, for the helper, quit). */
 static void wait_for(prof_stop_records *s, atomic_uint *v, unsigned want) {
   for (int i = 0; i < SPINS; i++) {
-    if (atomic_load_explicit(v, memory_order_acquire) == want) return;
+    if (atomic_load_explicit(v, memory_order_acquire) >= want || s->quit) return;
     cpu_relax();
   }
   pthread_mutex_lock(&s->lock);
-  while (atomic_load_explicit(v, memory_order_acquire) != want) pthread_cond_wait(&s->cond, &s->lock);
+  while (atomic_load_explicit(v, memory_order_acquire) < want && !s->quit) pthread_cond_wait(&s->cond, &s->lock);
   pthread_mutex_unlock(&s->lock);
+}
+
+/* Takes block b if nobody has (the blocks are taken in order). */
+static bool claim(prof_stop_records *s, unsigned b) {
+  unsigned want = b;
+  return atomic_compare_exchange_strong_explicit(&s->claimed, &want, b + 1, memory_order_acq_rel,
+                                                 memory_order_acquire);
 }
 
 static void post(prof_stop_records *s, atomic_uint *v, unsigned value) {
@@ -116,18 +132,32 @@ static eph_status write_block(eph_profiler *p, eph_writer *out, const stop_block
   return EPH_OK;
 }
 
+/* Stamps and encodes helper block b into `out`. */
+static eph_status write_helper_block(prof_stop_records *s, eph_writer *out, unsigned b, ephs_clock_cache *c) {
+  unsigned set = (b / HELPER_BLOCKS) % 2, i = b % HELPER_BLOCKS;
+  return write_block(s->p, out, &s->helpers[set][i], s->helper_n[set][i], s->helper_kind[set][i], c);
+}
+
+/* The helper: takes the blocks handed over, one at a time, unless this
+ * thread took them first (join_helper). */
 static void *helper_main(void *arg) {
   prof_stop_records *s = arg;
-  for (unsigned set = 1;; set++) {
-    wait_for(s, &s->posted, set);
+  ephs_clock_cache cache[2];
+  unsigned next = 0, cache_set = UINT32_MAX;
+  for (;;) {
+    wait_for(s, &s->posted, next + 1);
     if (s->quit) return NULL;
-    ephs_clock_cache cache[2];
-    memset(cache, 0, sizeof cache);
-    eph_status st = EPH_OK;
-    for (int i = 0; i < HELPER_BLOCKS && st == EPH_OK; i++)
-      st = write_block(s->p, s->fork, &s->helper_blocks[i], s->helper_n[i], s->helper_kind[i], cache);
+    if (!claim(s, next)) { /* taken here and after by the program's thread */
+      next = atomic_load_explicit(&s->claimed, memory_order_acquire);
+      continue;
+    }
+    if (next / HELPER_BLOCKS != cache_set) { /* a new set: its own clock caches */
+      memset(cache, 0, sizeof cache);
+      cache_set = next / HELPER_BLOCKS;
+    }
+    eph_status st = write_helper_block(s, s->fork, next, cache);
     if (st != EPH_OK && s->helper_status == EPH_OK) s->helper_status = st;
-    post(s, &s->done, set);
+    post(s, &s->done, ++next);
   }
 }
 
@@ -146,17 +176,27 @@ static bool start_helper(prof_stop_records *s) {
   return true;
 }
 
-/* Waits for the set the helper has, and puts its records in the file
- * after those written so far. */
+/* Puts the set handed over in the file after what is written so far:
+ * takes the blocks the helper has not begun, waits for those it took,
+ * appends their records, then encodes its own here. */
 static void join_helper(prof_stop_records *s) {
   if (!s->in_flight) return;
   eph_profiler *p = s->p;
-  wait_for(s, &s->done, atomic_load_explicit(&s->posted, memory_order_relaxed));
-  if (s->helper_status != EPH_OK) {
-    prof_write_error(p, s->helper_status);
-    s->helper_status = EPH_OK;
+  unsigned end = atomic_load_explicit(&s->posted, memory_order_relaxed);
+  unsigned first = atomic_load_explicit(&s->claimed, memory_order_acquire);
+  while (first < end && !atomic_compare_exchange_weak_explicit(&s->claimed, &first, end, memory_order_acq_rel,
+                                                               memory_order_acquire)) {
   }
-  prof_write_error(p, eph_writer_join(s->fork));
+  /* blocks [end - HELPER_BLOCKS, first) are the helper's, [first, end) this thread's */
+  if (first > end - HELPER_BLOCKS) {
+    wait_for(s, &s->done, first);
+    if (s->helper_status != EPH_OK) {
+      prof_write_error(p, s->helper_status);
+      s->helper_status = EPH_OK;
+    }
+    prof_write_error(p, eph_writer_join(s->fork));
+  }
+  for (unsigned b = first; b < end; b++) prof_write_error(p, write_helper_block(s, p->out, b, p->clocks.cache));
   s->in_flight = false;
 }
 
@@ -171,9 +211,8 @@ static void end_round(prof_stop_records *s) {
   join_helper(s); /* the last round's helper records follow its first block */
   if (helper_records && s->thread_running) {
     eph_writer_fork_sync(s->fork); /* the classes this round's filling declared */
-    s->helper_blocks = s->helpers[s->set];
-    for (int i = 0; i < HELPER_BLOCKS; i++) s->helper_n[i] = s->n[1 + i], s->helper_kind[i] = s->kind[1 + i];
-    post(s, &s->posted, atomic_load_explicit(&s->posted, memory_order_relaxed) + 1);
+    for (int i = 0; i < HELPER_BLOCKS; i++) s->helper_n[s->set][i] = s->n[1 + i], s->helper_kind[s->set][i] = s->kind[1 + i];
+    post(s, &s->posted, atomic_load_explicit(&s->posted, memory_order_relaxed) + HELPER_BLOCKS);
     s->in_flight = true;
     prof_write_error(p, write_block(p, p->out, &s->mine, s->n[0], s->kind[0], p->clocks.cache));
     s->set ^= 1;
@@ -240,8 +279,10 @@ void prof_stop_records_end(eph_profiler *p) {
   prof_stop_records_flush(p);
   prof_note_memory(p); /* the fork's buffers at their largest */
   if (s->thread_running) {
-    s->quit = true;
-    post(s, &s->posted, atomic_load_explicit(&s->posted, memory_order_relaxed) + 1);
+    pthread_mutex_lock(&s->lock);
+    atomic_store(&s->quit, true);
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->cond);
