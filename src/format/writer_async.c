@@ -56,7 +56,8 @@
 /* The queued items: each starts with its tag; sizes are multiples of 8. */
 enum {
   OP_BATCH = 1, OP_BATCH_RECORD, OP_TO_DEATH, OP_RECORD, OP_GC, OP_EVENT,
-  OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE, OP_BATCH_CLOCKED, OP_CLOCKED_RUN
+  OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE, OP_BATCH_CLOCKED, OP_CLOCKED_RUN,
+  OP_BATCH_CLOCKED_RUN
 };
 
 typedef struct op_batch {
@@ -110,11 +111,13 @@ typedef struct op_clocked_wide {
   uint64_t size, birth, death;
 } op_clocked_wide;
 
-/* n clocked records of one death kind (the tag's high bits) follow, as
- * eph_clocked_record: eph_writer_clocked_room's run, filled in place. */
-typedef struct op_clocked_run {
+/* A run filled in place: n items follow.  OP_CLOCKED_RUN: clocked
+ * records of one death kind (the tag's high bits), as eph_clocked_record;
+ * OP_BATCH_CLOCKED_RUN: records of the current batch, not until_birth, as
+ * eph_batch_clocked_record. */
+typedef struct op_run {
   uint32_t tag, n;
-} op_clocked_run;
+} op_run;
 
 typedef struct op_record {
   uint32_t tag, pad;
@@ -180,10 +183,18 @@ static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *f
         break;
       }
       case OP_CLOCKED_RUN: {
-        const op_clocked_run *o = item;
+        const op_run *o = item;
         const eph_clocked_record *r = (const void *)(o + 1);
         for (uint32_t i = 0; i < o->n && st == EPH_OK; i++)
           st = ephf_record_clocked_now(w, r[i].class_id, r[i].site_id, r[i].size, r[i].birth, r[i].death, tag >> 8);
+        at += sizeof *o + o->n * sizeof *r;
+        break;
+      }
+      case OP_BATCH_CLOCKED_RUN: {
+        const op_run *o = item;
+        const eph_batch_clocked_record *r = (const void *)(o + 1);
+        for (uint32_t i = 0; i < o->n && st == EPH_OK; i++)
+          st = ephf_batch_record_clocked_now(w, r[i].class_id, r[i].site_id, r[i].size, r[i].weight, r[i].birth, false);
         at += sizeof *o + o->n * sizeof *r;
         break;
       }
@@ -634,37 +645,63 @@ eph_status eph_writer_record_clocked(eph_writer *w, uint32_t class_id, uint32_t 
   return EPH_OK;
 }
 
-eph_clocked_record *eph_writer_clocked_room(eph_writer *w, size_t *room) {
-  ephf_async *q = w->q;
-  if (!q) {
-    *room = sizeof w->clocked_scratch / sizeof *w->clocked_scratch;
-    return w->clocked_scratch;
-  }
-  size_t least = sizeof(op_clocked_run) + sizeof(eph_clocked_record);
-  if (UNLIKELY(!has_room(q, least)) && !make_room(q, least)) {
+/* Room for a run of at least one item of `item` bytes in the batch being
+ * filled, its header to go in front (run_filled); NULL: a fork out of
+ * memory. */
+static void *run_room(ephf_async *q, size_t item, size_t *room) {
+  if (UNLIKELY(!has_room(q, sizeof(op_run) + item)) && !make_room(q, sizeof(op_run) + item)) {
     *room = 0;
     return NULL;
   }
-  /* The run's header goes in front when it is filled. */
-  *room = (q->cur.cap - q->cur.len - sizeof(op_clocked_run)) / sizeof(eph_clocked_record);
-  return (eph_clocked_record *)(q->cur.p + q->cur.len + sizeof(op_clocked_run));
+  *room = (q->cur.cap - q->cur.len - sizeof(op_run)) / item;
+  return q->cur.p + q->cur.len + sizeof(op_run);
+}
+
+/* Queues the run of n items that run_room gave room for. */
+static void run_filled(ephf_async *q, uint32_t tag, size_t n, size_t item) {
+  op_run *o = take_room(q, sizeof *o + n * item);
+  o->tag = tag;
+  o->n = (uint32_t)n;
+}
+
+eph_clocked_record *eph_writer_clocked_room(eph_writer *w, size_t *room) {
+  if (w->q) return run_room(w->q, sizeof(eph_clocked_record), room);
+  *room = sizeof w->clocked_scratch / sizeof *w->clocked_scratch;
+  return w->clocked_scratch;
 }
 
 eph_status eph_writer_clocked_filled(eph_writer *w, size_t n, unsigned death_kind) {
   if (!n) return EPH_OK;
   if (UNLIKELY(death_kind > 0xFF)) death_kind = 0xFF; /* no kind: the encoder rejects the record */
-  ephf_async *q = w->q;
-  if (!q) {
-    for (size_t i = 0; i < n; i++) {
-      const eph_clocked_record *r = &w->clocked_scratch[i];
-      eph_status st = ephf_record_clocked_now(w, r->class_id, r->site_id, r->size, r->birth, r->death, death_kind);
-      if (st != EPH_OK) return st;
-    }
+  if (w->q) {
+    run_filled(w->q, OP_CLOCKED_RUN | death_kind << 8, n, sizeof(eph_clocked_record));
     return EPH_OK;
   }
-  op_clocked_run *o = take_room(q, sizeof *o + n * sizeof(eph_clocked_record));
-  o->tag = OP_CLOCKED_RUN | death_kind << 8;
-  o->n = (uint32_t)n;
+  for (size_t i = 0; i < n; i++) {
+    const eph_clocked_record *r = &w->clocked_scratch[i];
+    eph_status st = ephf_record_clocked_now(w, r->class_id, r->site_id, r->size, r->birth, r->death, death_kind);
+    if (st != EPH_OK) return st;
+  }
+  return EPH_OK;
+}
+
+eph_batch_clocked_record *eph_writer_batch_clocked_room(eph_writer *w, size_t *room) {
+  if (w->q) return run_room(w->q, sizeof(eph_batch_clocked_record), room);
+  *room = sizeof w->batch_clocked_scratch / sizeof *w->batch_clocked_scratch;
+  return w->batch_clocked_scratch;
+}
+
+eph_status eph_writer_batch_clocked_filled(eph_writer *w, size_t n) {
+  if (!n) return EPH_OK;
+  if (w->q) {
+    run_filled(w->q, OP_BATCH_CLOCKED_RUN, n, sizeof(eph_batch_clocked_record));
+    return EPH_OK;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const eph_batch_clocked_record *r = &w->batch_clocked_scratch[i];
+    eph_status st = ephf_batch_record_clocked_now(w, r->class_id, r->site_id, r->size, r->weight, r->birth, false);
+    if (st != EPH_OK) return st;
+  }
   return EPH_OK;
 }
 
@@ -747,25 +784,6 @@ eph_status eph_writer_batch_record_clocked(eph_writer *w, uint32_t class_id, uin
   op_batch_clocked *o = item_room(w->q, sizeof *o);
   if (UNLIKELY(!o)) return EPH_ERR_NOMEM;
   put_batch_clocked(o, class_id, site_id, size, weight, birth, until_birth);
-  return EPH_OK;
-}
-
-eph_status eph_writer_batch_records_clocked(eph_writer *w, const eph_batch_clocked_record *r, size_t n) {
-  if (UNLIKELY(!w)) return EPH_ERR_INVALID;
-  ephf_async *q = w->q;
-  for (size_t i = 0; i < n;) {
-    if (UNLIKELY(!q || !has_room(q, sizeof(op_batch_clocked)))) { /* one the long way */
-      eph_status st = eph_writer_batch_record_clocked(w, r[i].class_id, r[i].site_id, r[i].size, r[i].weight,
-                                                      r[i].birth, false);
-      if (st != EPH_OK) return st;
-      i++;
-      continue;
-    }
-    /* as many as the batch being filled has room for */
-    size_t room = (q->cur.cap - q->cur.len) / sizeof(op_batch_clocked), end = i + (n - i < room ? n - i : room);
-    op_batch_clocked *o = take_room(q, (end - i) * sizeof *o);
-    for (; i < end; i++, o++) put_batch_clocked(o, r[i].class_id, r[i].site_id, r[i].size, r[i].weight, r[i].birth, false);
-  }
   return EPH_OK;
 }
 

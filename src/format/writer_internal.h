@@ -76,8 +76,10 @@ struct eph_writer {
    * records (writer_clock.c); clock NULL until eph_writer_clock_start. */
   void *clock;
   eph_writer_clock_ops clock_ops;
-  /* eph_writer_clocked_room's room when there is no thread. */
+  /* eph_writer_clocked_room's and _batch_clocked_room's room when there
+   * is no thread. */
   eph_clocked_record clocked_scratch[64];
+  eph_batch_clocked_record batch_clocked_scratch[64];
 };
 
 /* The encoders of writer_records.c and writer.c, which the public entry

@@ -97,7 +97,8 @@ eph_status eph_writer_batch_record(eph_writer *w, uint32_t class_id, uint32_t si
 eph_status eph_writer_batch_record_clocked(eph_writer *w, uint32_t class_id, uint32_t site_id, uint64_t size,
                                            double weight, uint64_t birth, bool until_birth);
 
-/* A record of eph_writer_batch_records_clocked. */
+/* A record of the current batch, as eph_writer_batch_clocked_room gives
+ * room for them. */
 typedef struct eph_batch_clocked_record {
   uint32_t class_id, site_id;
   uint64_t size;
@@ -106,12 +107,15 @@ typedef struct eph_batch_clocked_record {
 } eph_batch_clocked_record;
 
 /*
- * eph_writer_batch_record_clocked for each of n records of the current
- * batch, all !until_birth, in order: one call for a run (finalization
- * mode's finalisers hand over their deaths a few dozen at a time).  Stops
- * at the first error.
+ * eph_writer_batch_record_clocked for a run of records of the current
+ * batch, all !until_birth, filled in place as with
+ * eph_writer_clocked_room (the same rules: nothing else of w's in
+ * between): finalization mode's finalisers hand over their deaths a few
+ * dozen at a time.  NULL: a fork out of memory.
  */
-eph_status eph_writer_batch_records_clocked(eph_writer *w, const eph_batch_clocked_record *r, size_t n);
+eph_batch_clocked_record *eph_writer_batch_clocked_room(eph_writer *w, size_t *room);
+/* Stops at the first error (a writer without a thread encodes them now). */
+eph_status eph_writer_batch_clocked_filled(eph_writer *w, size_t n);
 
 /*
  * Forks: a second record stream, for a thread of the tool's own (gc mode

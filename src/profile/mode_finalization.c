@@ -405,8 +405,8 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
 
 /* A run of the class's finalisers, in one call (ephemeron.h's batch
  * finaliser: 43 instructions a sample less than one call each on sph).  Each
- * records its sample's death (in the batch of its death stamp, handed to
- * the writer in one call per stamp), then makes its ephemeron a spare:
+ * records its sample's death (in the batch of its death stamp, filled in
+ * the writer's queue, one hand-over per stamp), then makes its ephemeron a spare:
  * key slot nil.  They run after the
  * collection that mourned them, so the keys are tombstones.
  * The wall clock costs as much as the rest of a finaliser, so it is read
@@ -417,14 +417,15 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
 #define FIN_CLOCK_EVERY 32
 static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *data) {
   eph_profiler *p = data;
-  eph_batch_clocked_record run[FIN_CLOCK_EVERY]; /* the deaths under the current stamp */
-  size_t m = 0;
+  prof_batch_run run; /* the deaths under the current stamp, in the writer's queue */
+  run.n = run.room = 0;  /* (own[] needs no clearing) */
+  size_t m = 0;             /* how many */
   bool stamped = false;
   for (size_t i = 0; i < n; i++) {
     eph_value e = es[i];
     if (EPH_UNLIKELY(!eph_is_int(eph_ephemeron_value(e)))) continue; /* an earlier profile's, disarmed by its stop */
     if (!stamped || m == FIN_CLOCK_EVERY) {
-      if (m) prof_batch_records(p, run, m);
+      prof_batch_flush(p, &run);
       stamped = true;
       p->fin_stamp = prof_now(p);
       prof_batch(p, &p->fin_stamp, NULL, EPH_DEATH_FINALIZED); /* the deaths stamped with it */
@@ -433,12 +434,17 @@ static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *
     eph_class_id cls;
     size_t size;
     sample_of(e, &cls, &size);
-    run[m++] = prof_batch_entry(p, cls, size, birth_of(e));
+    if (EPH_UNLIKELY(!prof_class_written(p, cls))) { /* declaring it waits for the writer */
+      prof_batch_flush(p, &run);
+      (void)prof_class_id_slow(p, cls);
+    }
+    *prof_batch_place(p, &run) = prof_batch_entry(p, cls, size, birth_of(e));
+    m++;
     eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
     p->spares++;
     if (p->spec.pretenure) note_fresh(p, e);
   }
-  if (m) prof_batch_records(p, run, m);
+  prof_batch_flush(p, &run);
 }
 
 /*

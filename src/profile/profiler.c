@@ -157,17 +157,37 @@ void prof_batch(eph_profiler *p, const eph_stamp *death, const eph_stamp *alive_
   p->batch_kind = kind;
 }
 
-void prof_batch_records(eph_profiler *p, const eph_batch_clocked_record *r, size_t n) {
-  if (p->clocks_in_writer) {
-    prof_write_error(p, eph_writer_batch_records_clocked(p->out, r, n));
+void prof_batch_flush(eph_profiler *p, prof_batch_run *run) {
+  size_t n = run->n;
+  if (!n) {
+    run->room = 0;
+    return;
+  }
+  if (run->r != run->own) {
+    prof_write_error(p, eph_writer_batch_clocked_filled(p->out, n));
   } else {
     for (size_t i = 0; i < n; i++) {
-      eph_stamp b = prof_clocks_stamp_at(p, r[i].birth);
-      prof_write_error(p, eph_writer_batch_record(p->out, r[i].class_id, r[i].site_id, r[i].size, r[i].weight, &b, false));
+      const eph_batch_clocked_record *r = &run->own[i];
+      eph_status st;
+      if (p->clocks_in_writer) {
+        st = eph_writer_batch_record_clocked(p->out, r->class_id, r->site_id, r->size, r->weight, r->birth, false);
+      } else {
+        eph_stamp b = prof_clocks_stamp_at(p, r->birth);
+        st = eph_writer_batch_record(p->out, r->class_id, r->site_id, r->size, r->weight, &b, false);
+      }
+      prof_write_error(p, st);
     }
   }
   if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored += n;
   else p->stats.deaths += n;
+  run->n = run->room = 0;
+}
+
+void prof_batch_room(eph_profiler *p, prof_batch_run *run) {
+  prof_batch_flush(p, run);
+  if (p->clocks_in_writer && (run->r = eph_writer_batch_clocked_room(p->out, &run->room))) return;
+  run->r = run->own; /* stamped here, or a fork out of memory (which the writer reports) */
+  run->room = sizeof run->own / sizeof *run->own;
 }
 
 /* --- observer hooks -------------------------------------------------------------- */

@@ -223,11 +223,28 @@ static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_
 static inline void prof_batch_record(eph_profiler *p, eph_value obj, uint64_t birth, bool until_birth) {
   prof_batch_record_of(p, eph_class_of(obj), eph_object_bytes(obj), birth, until_birth);
 }
-/* A run of records for the current batch, all !until_birth: r[i] as
- * prof_batch_entry makes it, written in one call where the writer stamps
- * them (p->clocks_in_writer). */
+/* A record's fields for the current batch as prof_batch_record_of writes
+ * them (its class declared in the file first). */
 static inline eph_batch_clocked_record prof_batch_entry(eph_profiler *p, eph_class_id cls, size_t size, uint64_t birth);
-void prof_batch_records(eph_profiler *p, const eph_batch_clocked_record *r, size_t n);
+/*
+ * A run of records for the current batch, all !until_birth, each filled
+ * in its place (prof_batch_place, with prof_batch_entry's fields): in the
+ * writer's queue where the writer stamps them (p->clocks_in_writer), else
+ * in the run's own array, written by prof_batch_flush.  Anything that
+ * talks to the writer (prof_batch, a clock point, declaring a class: see
+ * prof_class_written) needs the run flushed first.
+ */
+typedef struct prof_batch_run {
+  eph_batch_clocked_record *r;
+  size_t room, n;
+  eph_batch_clocked_record own[32];
+} prof_batch_run;
+void prof_batch_room(eph_profiler *p, prof_batch_run *run); /* flushes, then a new room */
+void prof_batch_flush(eph_profiler *p, prof_batch_run *run);
+static inline eph_batch_clocked_record *prof_batch_place(eph_profiler *p, prof_batch_run *run) {
+  if (EPH_UNLIKELY(run->n == run->room)) prof_batch_room(p, run);
+  return &run->r[run->n++];
+}
 void prof_note_memory(eph_profiler *p);
 void prof_write_error(eph_profiler *p, eph_status st);
 void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size);
@@ -381,9 +398,14 @@ uint32_t prof_site_find(const eph_profiler *p, const eph_site *s);
 /* The same from another thread while this one runs (sites_lock). */
 uint32_t prof_site_find_shared(eph_profiler *p, const eph_site *s);
 
+/* Whether class cls is declared in the file (its id is then cls). */
+static inline bool prof_class_written(const eph_profiler *p, eph_class_id cls) {
+  return cls < p->class_written_len && p->class_written[cls];
+}
+
 /* The file's id of a class, declaring it in the file on first use. */
 static inline uint32_t prof_class_id(eph_profiler *p, eph_class_id cls) {
-  if (cls < p->class_written_len && p->class_written[cls]) return cls;
+  if (prof_class_written(p, cls)) return cls;
   return prof_class_id_slow(p, cls);
 }
 
