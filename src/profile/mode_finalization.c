@@ -406,8 +406,8 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
 /* A run of the class's finalisers, in one call (ephemeron.h's batch
  * finaliser: 43 instructions a sample less than one call each on sph).  Each
  * records its sample's death (in the batch of its death stamp, filled in
- * the writer's queue, one hand-over per stamp), then makes its ephemeron a spare:
- * key slot nil.  They run after the
+ * the writer's queue, one hand-over per stamp), then makes its ephemeron
+ * a spare: key slot nil.  They run after the
  * collection that mourned them, so the keys are tombstones.
  * The wall clock costs as much as the rest of a finaliser, so it is read
  * at the start of a call and every FIN_CLOCK_EVERY ephemerons: a death is
@@ -418,8 +418,8 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
 static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *data) {
   eph_profiler *p = data;
   prof_batch_run run; /* the deaths under the current stamp, in the writer's queue */
-  run.n = run.room = 0;  /* (own[] needs no clearing) */
-  size_t m = 0;             /* how many */
+  run.n = run.room = 0; /* (own[] needs no clearing) */
+  size_t m = 0;         /* how many */
   bool stamped = false;
   for (size_t i = 0; i < n; i++) {
     eph_value e = es[i];

@@ -541,7 +541,7 @@ static void write_dead_in_queue(eph_profiler *p, eph_gc_view *view) {
     uint64_t word = eph_trailer(o)[0];
     if (!(word & BIRTH_MASK)) continue;
     eph_class_id cls = eph_class_of(o);
-    if (EPH_UNLIKELY(cls >= p->class_written_len || !p->class_written[cls])) {
+    if (EPH_UNLIKELY(!prof_class_written(p, cls))) {
       prof_write_error(p, eph_writer_clocked_filled(p->out, n, EPH_DEATH_EXACT));
       deaths += n, n = room = 0;
       (void)prof_class_id_slow(p, cls);
