@@ -162,6 +162,25 @@ struct ephf_async {
 
 /* --- the writer's thread -------------------------------------------------------- */
 
+/* The encoders of a run filled in place (eph_writer_clocked_room,
+ * eph_writer_batch_clocked_room): on the writer's thread for a queued
+ * run, at once for a writer without one.  Stop at the first error. */
+static eph_status clocked_run_now(eph_writer *w, const eph_clocked_record *r, size_t n, unsigned death_kind) {
+  for (size_t i = 0; i < n; i++) {
+    eph_status st = ephf_record_clocked_now(w, r[i].class_id, r[i].site_id, r[i].size, r[i].birth, r[i].death, death_kind);
+    if (st != EPH_OK) return st;
+  }
+  return EPH_OK;
+}
+
+static eph_status batch_clocked_run_now(eph_writer *w, const eph_batch_clocked_record *r, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    eph_status st = ephf_batch_record_clocked_now(w, r[i].class_id, r[i].site_id, r[i].size, r[i].weight, r[i].birth, false);
+    if (st != EPH_OK) return st;
+  }
+  return EPH_OK;
+}
+
 /* Encodes one batch's items; the first error and its message in *first. */
 static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *first, char *msg, size_t msg_len) {
   for (size_t at = 0; at < len;) {
@@ -184,18 +203,14 @@ static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *f
       }
       case OP_CLOCKED_RUN: {
         const op_run *o = item;
-        const eph_clocked_record *r = (const void *)(o + 1);
-        for (uint32_t i = 0; i < o->n && st == EPH_OK; i++)
-          st = ephf_record_clocked_now(w, r[i].class_id, r[i].site_id, r[i].size, r[i].birth, r[i].death, tag >> 8);
-        at += sizeof *o + o->n * sizeof *r;
+        st = clocked_run_now(w, (const eph_clocked_record *)(o + 1), o->n, tag >> 8);
+        at += sizeof *o + o->n * sizeof(eph_clocked_record);
         break;
       }
       case OP_BATCH_CLOCKED_RUN: {
         const op_run *o = item;
-        const eph_batch_clocked_record *r = (const void *)(o + 1);
-        for (uint32_t i = 0; i < o->n && st == EPH_OK; i++)
-          st = ephf_batch_record_clocked_now(w, r[i].class_id, r[i].site_id, r[i].size, r[i].weight, r[i].birth, false);
-        at += sizeof *o + o->n * sizeof *r;
+        st = batch_clocked_run_now(w, (const eph_batch_clocked_record *)(o + 1), o->n);
+        at += sizeof *o + o->n * sizeof(eph_batch_clocked_record);
         break;
       }
       case OP_CLOCK_START: {
@@ -673,15 +688,8 @@ eph_clocked_record *eph_writer_clocked_room(eph_writer *w, size_t *room) {
 eph_status eph_writer_clocked_filled(eph_writer *w, size_t n, unsigned death_kind) {
   if (!n) return EPH_OK;
   if (UNLIKELY(death_kind > 0xFF)) death_kind = 0xFF; /* no kind: the encoder rejects the record */
-  if (w->q) {
-    run_filled(w->q, OP_CLOCKED_RUN | death_kind << 8, n, sizeof(eph_clocked_record));
-    return EPH_OK;
-  }
-  for (size_t i = 0; i < n; i++) {
-    const eph_clocked_record *r = &w->clocked_scratch[i];
-    eph_status st = ephf_record_clocked_now(w, r->class_id, r->site_id, r->size, r->birth, r->death, death_kind);
-    if (st != EPH_OK) return st;
-  }
+  if (!w->q) return clocked_run_now(w, w->clocked_scratch, n, death_kind);
+  run_filled(w->q, OP_CLOCKED_RUN | death_kind << 8, n, sizeof(eph_clocked_record));
   return EPH_OK;
 }
 
@@ -693,15 +701,8 @@ eph_batch_clocked_record *eph_writer_batch_clocked_room(eph_writer *w, size_t *r
 
 eph_status eph_writer_batch_clocked_filled(eph_writer *w, size_t n) {
   if (!n) return EPH_OK;
-  if (w->q) {
-    run_filled(w->q, OP_BATCH_CLOCKED_RUN, n, sizeof(eph_batch_clocked_record));
-    return EPH_OK;
-  }
-  for (size_t i = 0; i < n; i++) {
-    const eph_batch_clocked_record *r = &w->batch_clocked_scratch[i];
-    eph_status st = ephf_batch_record_clocked_now(w, r->class_id, r->site_id, r->size, r->weight, r->birth, false);
-    if (st != EPH_OK) return st;
-  }
+  if (!w->q) return batch_clocked_run_now(w, w->batch_clocked_scratch, n);
+  run_filled(w->q, OP_BATCH_CLOCKED_RUN, n, sizeof(eph_batch_clocked_record));
   return EPH_OK;
 }
 

@@ -528,8 +528,8 @@ static void write_dead(void *data, eph_value obj) {
 
 /* The records of a collection's dead when the writer stamps them and
  * nothing is traced: filled in place in the writer's queue, a batch's
- * room at a time (a copy of each on the way was a tenth of boids' time
- * on the program's thread).  Declaring a class waits on the queue, so
+ * room at a time (copying them into the queue took about 9 % of boids'
+ * program thread).  Declaring a class waits on the queue, so
  * what is filled is handed over first. */
 static void write_dead_in_queue(eph_profiler *p, eph_gc_view *view) {
   eph_clocked_record *r = NULL;
@@ -538,7 +538,7 @@ static void write_dead_in_queue(eph_profiler *p, eph_gc_view *view) {
   int space = 0;
   uintptr_t at = 0;
   for (eph_value o; (o = eph_gc_view_next_dead(view, &space, &at));) {
-    uint64_t word = eph_trailer(o)[0];
+    uint64_t word = eph_trailer(o)[0]; /* record_of's fields, the trailer read once */
     if (!(word & BIRTH_MASK)) continue;
     eph_class_id cls = eph_class_of(o);
     if (EPH_UNLIKELY(!prof_class_written(p, cls))) {
