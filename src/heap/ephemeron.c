@@ -276,9 +276,10 @@ void eph_ephemerons_rearm_unchecked(eph_heap *h, size_t n, const eph_value *es, 
 #ifndef EPH_CHECKED
   if (EPH_LIKELY(!eph__fast(h)->store_hook)) {
     while (h->remset_cap - h->remset_len < n) ephh_remset_grow(h); /* room for each to go in */
+    ephh_vec_reserve(h, &h->remset_inert, n);
     rearm_ctx c = {eph__fast_const(h)->young_lo, eph__fast_const(h)->young_size, 0, false};
-    eph_value *set = h->remset;
-    size_t len = h->remset_len;
+    eph_value *set = h->remset, *inert_set = h->remset_inert.items;
+    size_t len = h->remset_len, inert_len = h->remset_inert.len;
     for (size_t i = 0; i < n; i++) {
       eph_value e = es[i], key = keys[i], value = values[i];
       eph_value *slot = (eph_value *)(e + sizeof(eph_header));
@@ -292,8 +293,10 @@ void eph_ephemerons_rearm_unchecked(eph_heap *h, size_t n, const eph_value *es, 
       if (EPH_UNLIKELY(hdr & (EPH_HDR_REMEMBERED | EPH_HDR_REMEMBERED_INERT))) { /* in already: the general way */
         *hp = hdr;
         h->remset_len = len;
+        h->remset_inert.len = inert_len;
         eph_remember_slow(h, e);
         set = h->remset, len = h->remset_len;
+        inert_set = h->remset_inert.items, inert_len = h->remset_inert.len;
         continue;
       }
       /* ephh_inert_candidate's test, the class's part once per class */
@@ -306,9 +309,11 @@ void eph_ephemerons_rearm_unchecked(eph_heap *h, size_t n, const eph_value *es, 
                    young_in(&c, key) && !young_in(&c, value);
       /* ephh_remset_push's two writes */
       __atomic_store_n(hp, hdr | (inert ? EPH_HDR_REMEMBERED_INERT : EPH_HDR_REMEMBERED), __ATOMIC_RELAXED);
-      set[len++] = e | (inert ? REMSET_INERT : 0);
+      if (inert) inert_set[inert_len++] = e | REMSET_INERT;
+      else set[len++] = e;
     }
     h->remset_len = len;
+    h->remset_inert.len = inert_len;
     return;
   }
 #endif

@@ -138,6 +138,7 @@ void eph_heap_free(eph_heap *h) {
   ephh_eden_walk_free(h);
   free(h->fast.globals);
   free(h->remset);
+  free(h->remset_inert.items);
   free(h->mark_bits);
   free(h->chunk_live_before);
   free(h->mark_stack);

@@ -17,8 +17,8 @@
  *   - an old object holding a young pointer has EPH_HDR_REMEMBERED set and
  *     appears exactly once in the remembered set; no young object has it.
  *     An inert ephemeron (ephh_inert_candidate) may be in the set instead
- *     as one: its entry tagged REMSET_INERT, its header
- *     EPH_HDR_REMEMBERED_INERT.  A store of a young value into it then
+ *     as one: its entry in the set's inert part (remset_inert), tagged
+ *     REMSET_INERT, its header EPH_HDR_REMEMBERED_INERT.  A store of a young value into it then
  *     adds a plain entry too (EPH_HDR_REMEMBERED), which the scavenger
  *     scans in its stead.
  */
@@ -133,9 +133,11 @@ struct eph_heap {
   eph_value *mark_stack;
   size_t mark_len, mark_cap;
 
-  /* remembered set: old objects that may hold young pointers */
+  /* remembered set: old objects that may hold young pointers; its inert
+   * ephemerons' entries apart (remset.c) */
   eph_value *remset;
   size_t remset_len, remset_cap;
+  eph_value_vec remset_inert;
 
   /* global roots: fast.globals, fast.globals_len */
   size_t globals_cap;
@@ -390,8 +392,9 @@ static inline bool ephh_is_live_ephemeron(eph_value obj) {
 }
 
 /* remset.c.  A remembered-set entry's low bits: REMSET_INERT for an
- * inert ephemeron's entry (the scavenger settles it at its fixpoint
- * without scanning it first); REMSET_KEEP, during a scavenge only. */
+ * inert ephemeron's entry (in remset_inert: the scavenger settles it at
+ * its fixpoint without scanning it first); REMSET_KEEP, during a
+ * scavenge only. */
 #define REMSET_INERT ((eph_value)2)
 /* An old ephemeron the scavenger may leave unread until its fixpoint: it
  * holds nothing but a young key, which it does not keep alive (a phantom
@@ -407,14 +410,16 @@ static inline bool ephh_inert_candidate(const eph_heap *h, eph_value e) {
          h->classes[eph_class_of(e)].phantom && eph_is_young(h, slot[EPH_EPHEMERON_KEY]) &&
          !eph_is_young(h, slot[EPH_EPHEMERON_VALUE]) && !eph_is_young(h, e);
 }
-/* Appends obj to the remembered set (which has room), plainly or as an
- * inert ephemeron, and flags its header so. */
+/* Appends obj to the remembered set, plainly (the plain part has room)
+ * or as an inert ephemeron (its part grows if need be), and flags its
+ * header so. */
 static inline void ephh_remset_push(eph_heap *h, eph_value obj, bool inert) {
   eph_header *hdr = eph_header_of(obj);
   /* one store, relaxed-atomic: a tool's thread may read the header meanwhile
    * (a profiler walking a retired eden, eph_gc_eden_walk_next) */
   __atomic_store_n(hdr, *hdr | (inert ? EPH_HDR_REMEMBERED_INERT : EPH_HDR_REMEMBERED), __ATOMIC_RELAXED);
-  h->remset[h->remset_len++] = obj | (inert ? REMSET_INERT : 0);
+  if (inert) ephh_vec_push(h, &h->remset_inert, obj | REMSET_INERT);
+  else h->remset[h->remset_len++] = obj;
 }
 /* Remembers an old object (not remembered yet) as an inert ephemeron if
  * it is one, else plainly. */

@@ -4,9 +4,11 @@
  * it is in); the scavenger rebuilds the set as it scans it.
  *
  * An inert ephemeron (heap_internal.h, ephh_inert_candidate: a profiler's,
- * one per sample) goes in as one: the scavenger settles it at its
- * fixpoint without scanning it first, which saves reading each of them
- * once more per scavenge.  A young value stored into it later makes it a
+ * one per sample) goes in as one, in the set's inert part: the scavenger
+ * settles it at its fixpoint without scanning it first, which saves
+ * reading each of them once more per scavenge, and takes that part whole
+ * as its list of inert ephemerons to settle (scavenge.c), without a pass
+ * over the entries to sort them out.  A young value stored into it later makes it a
  * plain entry too (both flags set), and the scavenger's scan of that
  * entry clears the inert flag: the inert entry is then passed over.
  */
@@ -43,18 +45,19 @@ void eph_remember_slow(eph_heap *h, eph_value obj) {
 }
 
 void ephh_remset_plain_class(eph_heap *h, eph_class_id cls) {
-  for (size_t i = 0; i < h->remset_len; i++) {
-    eph_value obj = h->remset[i] & ~REMSET_INERT;
-    if (!(h->remset[i] & REMSET_INERT) || eph_class_of(obj) != cls) continue;
-    eph_header *hdr = eph_header_of(obj);
-    if (*hdr & EPH_HDR_REMEMBERED) { /* in plainly too: drop this entry */
-      h->remset[i--] = h->remset[--h->remset_len];
-      *hdr &= ~EPH_HDR_REMEMBERED_INERT;
+  eph_value_vec *v = &h->remset_inert;
+  size_t keep = 0;
+  for (size_t i = 0; i < v->len; i++) {
+    eph_value obj = v->items[i] & ~REMSET_INERT;
+    if (eph_class_of(obj) != cls) {
+      v->items[keep++] = v->items[i];
       continue;
     }
-    *hdr = (*hdr & ~EPH_HDR_REMEMBERED_INERT) | EPH_HDR_REMEMBERED;
-    h->remset[i] = obj;
+    eph_header *hdr = eph_header_of(obj);
+    *hdr &= ~EPH_HDR_REMEMBERED_INERT;
+    if (!(*hdr & EPH_HDR_REMEMBERED)) remset_add(h, obj); /* else in plainly already */
   }
+  v->len = keep;
 }
 
 /* eph_store's slow path while a tool watches stores (observer.on_store or

@@ -35,7 +35,7 @@ void eph_heap_stats_get(eph_heap *h, eph_heap_stats *out) {
   s->cpu_ns = ephh_cpu_ns() - h->start_cpu_ns;
   s->mutator_wall_ns = s->wall_ns > s->gc_wall_ns ? s->wall_ns - s->gc_wall_ns : 0;
   s->mutator_cpu_ns = s->cpu_ns > s->gc_cpu_ns ? s->cpu_ns - s->gc_cpu_ns : 0;
-  s->remembered = h->remset_len;
+  s->remembered = h->remset_len + h->remset_inert.len;
   *out = *s;
 }
 

@@ -145,11 +145,22 @@ static void check_layout(verifier *v) {
     fail(v, "the allocation clock's base does not match eden's start and the bytes allocated");
 }
 
+/* Entry i of the remembered set: of its plain part (remset), then its
+ * inert part (remset_inert). */
+static eph_value remset_entry(const eph_heap *h, size_t i) {
+  return i < h->remset_len ? h->remset[i] : h->remset_inert.items[i - h->remset_len];
+}
+
 static void check_remset(verifier *v) {
   eph_heap *h = v->h;
-  for (size_t i = 0; i < h->remset_len && !v->failed; i++) {
-    bool inert = h->remset[i] & REMSET_INERT;
-    eph_value obj = h->remset[i] & ~REMSET_INERT;
+  size_t entries = h->remset_len + h->remset_inert.len;
+  for (size_t i = 0; i < entries && !v->failed; i++) {
+    eph_value entry = remset_entry(h, i);
+    bool inert = entry & REMSET_INERT;
+    if (inert != (i >= h->remset_len))
+      return fail(v, "remembered set entry %zu (%p) is in the %s part but %s tagged inert", i,
+                  (void *)(entry & ~REMSET_INERT), inert ? "plain" : "inert", inert ? "is" : "is not");
+    eph_value obj = entry & ~REMSET_INERT;
     bool old = ephh_in_old(h, obj) && is_start(v->old_starts, (size_t)(obj - (uintptr_t)h->old_base) / EPH_WORD);
     bool pinned =
         ephh_in_pinned(h, obj) && is_start(v->pinned_starts, (size_t)(obj - (uintptr_t)h->pinned_base) / EPH_WORD);
@@ -165,9 +176,9 @@ static void check_remset(verifier *v) {
                   (eph_is_young(h, eph_slot(obj, EPH_EPHEMERON_VALUE)) && !(hdr & EPH_HDR_REMEMBERED))))
       return fail(v, "remembered set entry %zu (%p) is tagged inert but is no inert ephemeron", i, (void *)obj);
   }
-  if (!v->failed && v->remembered_seen != h->remset_len)
+  if (!v->failed && v->remembered_seen != entries)
     fail(v, "%zu objects are flagged remembered but the remembered set has %zu entries", v->remembered_seen,
-         h->remset_len);
+         entries);
 }
 
 eph_status eph_heap_verify(eph_heap *h) {
