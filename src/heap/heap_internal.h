@@ -18,9 +18,9 @@
  *     appears exactly once in the remembered set; no young object has it.
  *     An inert ephemeron (ephh_inert_candidate) may be in the set instead
  *     as one: its entry in the set's inert part (remset_inert), tagged
- *     REMSET_INERT, its header EPH_HDR_REMEMBERED_INERT.  A store of a young value into it then
- *     adds a plain entry too (EPH_HDR_REMEMBERED), which the scavenger
- *     scans in its stead.
+ *     REMSET_INERT, its header EPH_HDR_REMEMBERED_INERT.  A store of a
+ *     young value into it then adds a plain entry too
+ *     (EPH_HDR_REMEMBERED), which the scavenger scans in its stead.
  */
 #ifndef EPH_HEAP_INTERNAL_H
 #define EPH_HEAP_INTERNAL_H

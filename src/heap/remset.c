@@ -8,9 +8,10 @@
  * settles it at its fixpoint without scanning it first, which saves
  * reading each of them once more per scavenge, and takes that part whole
  * as its list of inert ephemerons to settle (scavenge.c), without a pass
- * over the entries to sort them out.  A young value stored into it later makes it a
- * plain entry too (both flags set), and the scavenger's scan of that
- * entry clears the inert flag: the inert entry is then passed over.
+ * over the entries to sort them out.  A young value stored into it later
+ * makes it a plain entry too (both flags set), and the scavenger's scan
+ * of that entry clears the inert flag: the inert entry is then passed
+ * over.
  */
 #include <stdlib.h>
 
