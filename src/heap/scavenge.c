@@ -181,15 +181,13 @@ static void take_inert_entries(scavenger *s) {
       h->remset[h->remset_len++] = obj;
     }
     inert->len = 0;
-  } else if (deferred->len == 0) { /* settled at the fixpoint, unread till then */
+  } else { /* settled at the fixpoint, unread till then */
+    /* empty: each scavenge's settle_inert empties it, and nothing is
+     * deferred before the set's scan */
+    if (deferred->len) ephh_fatal(h, "scavenge: inert ephemerons deferred before the remembered set's scan");
     eph_value_vec empty = *deferred;
     *deferred = *inert;
     *inert = empty;
-  } else {
-    ephh_vec_reserve(h, deferred, inert->len);
-    memcpy(deferred->items + deferred->len, inert->items, inert->len * sizeof *inert->items);
-    deferred->len += inert->len;
-    inert->len = 0;
   }
 }
 
