@@ -332,6 +332,16 @@ static inline void eph_store(eph_heap *h, eph_value obj, size_t i, eph_value v) 
     eph_remember_slow(h, obj);
 }
 
+/* eph_store of a value that refers to nothing (nil, a small integer):
+ * no barrier to run, no remembered set to check. */
+static inline void eph_store_immediate(eph_heap *h, eph_value obj, size_t i, eph_value v) {
+  if (EPH_UNLIKELY(eph__fast(h)->store_hook || eph_is_ptr(v))) {
+    eph_store_hooked(h, obj, i, v);
+    return;
+  }
+  ((eph_value *)(obj + sizeof(eph_header)))[i] = v;
+}
+
 /* --- roots ---------------------------------------------------------------- */
 
 /*

@@ -57,7 +57,7 @@
 enum {
   OP_BATCH = 1, OP_BATCH_RECORD, OP_TO_DEATH, OP_RECORD, OP_GC, OP_EVENT,
   OP_CLOCK_START, OP_CLOCK_POINT, OP_CLOCK_STEP, OP_CLOCKED, OP_CLOCKED_WIDE, OP_BATCH_CLOCKED, OP_CLOCKED_RUN,
-  OP_BATCH_CLOCKED_RUN
+  OP_BATCH_CLOCKED_RUN, OP_BATCH_PACKED_RUN
 };
 
 typedef struct op_batch {
@@ -114,7 +114,8 @@ typedef struct op_clocked_wide {
 /* A run filled in place: n items follow.  OP_CLOCKED_RUN: clocked
  * records of one death kind (the tag's high bits), as eph_clocked_record;
  * OP_BATCH_CLOCKED_RUN: records of the current batch, not until_birth, as
- * eph_batch_clocked_record. */
+ * eph_batch_clocked_record; OP_BATCH_PACKED_RUN: the same as
+ * eph_packed_record, for the writer's unpacker. */
 typedef struct op_run {
   uint32_t tag, n;
 } op_run;
@@ -181,6 +182,19 @@ static eph_status batch_clocked_run_now(eph_writer *w, const eph_batch_clocked_r
   return EPH_OK;
 }
 
+/* Unpacks a packed run a piece at a time, then encodes it as above. */
+static eph_status batch_packed_run_now(eph_writer *w, const eph_packed_record *r, size_t n) {
+  eph_batch_clocked_record out[64];
+  for (size_t at = 0; at < n;) {
+    size_t k = n - at < 64 ? n - at : 64;
+    w->unpack(w->unpack_ctx, r + at, k, out);
+    eph_status st = batch_clocked_run_now(w, out, k);
+    if (st != EPH_OK) return st;
+    at += k;
+  }
+  return EPH_OK;
+}
+
 /* Encodes one batch's items; the first error and its message in *first. */
 static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *first, char *msg, size_t msg_len) {
   for (size_t at = 0; at < len;) {
@@ -211,6 +225,12 @@ static void run_batch(eph_writer *w, const uint8_t *p, size_t len, eph_status *f
         const op_run *o = item;
         st = batch_clocked_run_now(w, (const eph_batch_clocked_record *)(o + 1), o->n);
         at += sizeof *o + o->n * sizeof(eph_batch_clocked_record);
+        break;
+      }
+      case OP_BATCH_PACKED_RUN: {
+        const op_run *o = item;
+        st = batch_packed_run_now(w, (const eph_packed_record *)(o + 1), o->n);
+        at += sizeof *o + o->n * sizeof(eph_packed_record);
         break;
       }
       case OP_CLOCK_START: {
@@ -703,6 +723,25 @@ eph_status eph_writer_batch_clocked_filled(eph_writer *w, size_t n) {
   if (!n) return EPH_OK;
   if (!w->q) return batch_clocked_run_now(w, w->batch_clocked_scratch, n);
   run_filled(w->q, OP_BATCH_CLOCKED_RUN, n, sizeof(eph_batch_clocked_record));
+  return EPH_OK;
+}
+
+void eph_writer_set_unpacker(eph_writer *w, eph_record_unpacker *unpack, const void *ctx) {
+  w->unpack = unpack;
+  w->unpack_ctx = ctx;
+}
+
+eph_packed_record *eph_writer_batch_packed_room(eph_writer *w, size_t *room) {
+  if (w->q) return run_room(w->q, sizeof(eph_packed_record), room);
+  *room = sizeof w->packed_scratch / sizeof *w->packed_scratch;
+  return w->packed_scratch;
+}
+
+eph_status eph_writer_batch_packed_filled(eph_writer *w, size_t n) {
+  if (!n) return EPH_OK;
+  if (!w->unpack) return EPH_ERR_INVALID;
+  if (!w->q) return batch_packed_run_now(w, w->packed_scratch, n);
+  run_filled(w->q, OP_BATCH_PACKED_RUN, n, sizeof(eph_packed_record));
   return EPH_OK;
 }
 

@@ -80,6 +80,10 @@ struct eph_writer {
    * is no thread. */
   eph_clocked_record clocked_scratch[64];
   eph_batch_clocked_record batch_clocked_scratch[64];
+  eph_packed_record packed_scratch[64];
+  /* eph_writer_set_unpacker's: packed records' decoder and its data. */
+  eph_record_unpacker *unpack;
+  const void *unpack_ctx;
 };
 
 /* The encoders of writer_records.c and writer.c, which the public entry

@@ -118,6 +118,25 @@ eph_batch_clocked_record *eph_writer_batch_clocked_room(eph_writer *w, size_t *r
 eph_status eph_writer_batch_clocked_filled(eph_writer *w, size_t n);
 
 /*
+ * Records of the current batch in the producer's own two words, unpacked
+ * by `unpack` into eph_batch_clocked_record on the writer's thread (or at
+ * once without one): finalization mode's finalisers copy each dead
+ * sample's tombstone and birth word, and leave the decoding (class, size,
+ * site, birth, weight) to the thread that encodes.  `unpack` must be
+ * safe to call from that thread: it may read only what stays unchanged
+ * until the writer's next wait.  Set it (eph_writer_set_unpacker) before
+ * the first packed run; rooms and hand-overs follow the rules of
+ * eph_writer_batch_clocked_room.
+ */
+typedef struct eph_packed_record {
+  uint64_t a, b;
+} eph_packed_record;
+typedef void eph_record_unpacker(const void *ctx, const eph_packed_record *in, size_t n, eph_batch_clocked_record *out);
+void eph_writer_set_unpacker(eph_writer *w, eph_record_unpacker *unpack, const void *ctx);
+eph_packed_record *eph_writer_batch_packed_room(eph_writer *w, size_t *room);
+eph_status eph_writer_batch_packed_filled(eph_writer *w, size_t n);
+
+/*
  * Forks: a second record stream, for a thread of the tool's own (gc mode
  * walks eden in two halves at once).  Records written to a fork, with
  * eph_writer_batch_record in the parent's current batch or with

@@ -60,6 +60,7 @@ static inline eph_value cell_at(const eph_profiler *p, size_t cell) {
 }
 
 static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *data);
+static void unpack_deaths(const void *ctx, const eph_packed_record *in, size_t n, eph_batch_clocked_record *out);
 static void on_finalize_nothing(eph_heap *h, eph_value e, void *data) {
   (void)h;
   (void)e;
@@ -80,6 +81,7 @@ eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
     return EPH_ERR_NOMEM;
   }
+  eph_writer_set_unpacker(p->out, unpack_deaths, p);
   return EPH_OK;
 }
 
@@ -129,10 +131,11 @@ static size_t new_cell(eph_profiler *p) {
 static inline eph_value packed_birth(uint64_t birth) {
   return eph_int((intptr_t)((birth & BIRTH_MASK) >> 3 | (birth >> BIRTH_BITS) << WORD_CLOCK_BITS));
 }
-static inline uint64_t birth_of(eph_value e) {
-  uint64_t v = (uint64_t)eph_int_value(eph_ephemeron_value(e));
+static inline uint64_t birth_of_value(eph_value value) {
+  uint64_t v = (uint64_t)eph_int_value(value);
   return (v & ((UINT64_C(1) << WORD_CLOCK_BITS) - 1)) << 3 | (v >> WORD_CLOCK_BITS & SITE_MAX) << BIRTH_BITS;
 }
+static inline uint64_t birth_of(eph_value e) { return birth_of_value(eph_ephemeron_value(e)); }
 
 /* Grows the bitmap to cover bitmap word w; on failure leaves it as it was
  * (the pinned cursor will find the spares it cannot mark).  Out of line:
@@ -153,18 +156,33 @@ static __attribute__((noinline)) void grow_fresh(eph_profiler *p, size_t w) {
   prof_note_memory(p);
 }
 
-/* Marks spare e (pinned: it stays put). */
-static inline void note_fresh(eph_profiler *p, eph_value e) {
-  size_t word = (size_t)((e - p->pinned_base) >> 3), w = word / 64;
+/* Marks the spares `bits` of bitmap word w (pinned: they stay put). */
+static void note_fresh_word(eph_profiler *p, size_t w, uint64_t bits) {
   if (EPH_UNLIKELY(w >= p->fresh_words)) {
     grow_fresh(p, w);
     if (w >= p->fresh_words) return;
   }
-  uint64_t bit = UINT64_C(1) << (word % 64);
-  if (p->fresh_bits[w] & bit) return;
-  p->fresh_bits[w] |= bit;
+  uint64_t added = bits & ~p->fresh_bits[w];
+  p->fresh_bits[w] |= bits;
   p->fresh_summary[w / 64] |= UINT64_C(1) << (w % 64);
-  p->fresh_count++;
+  p->fresh_count += (size_t)__builtin_popcountll(added);
+}
+
+/* Spares to mark, gathered a bitmap word at a time: the finalisers come
+ * in address order, mostly, so most marks are a bit set in a register. */
+typedef struct fresh_marks {
+  size_t w; /* SIZE_MAX: none yet */
+  uint64_t bits;
+} fresh_marks;
+
+static inline void note_fresh(eph_profiler *p, fresh_marks *m, eph_value e) {
+  size_t word = (size_t)((e - p->pinned_base) >> 3), w = word / 64;
+  if (EPH_UNLIKELY(w != m->w)) {
+    if (m->bits) note_fresh_word(p, m->w, m->bits);
+    m->w = w;
+    m->bits = 0;
+  }
+  m->bits |= UINT64_C(1) << (word % 64);
 }
 
 /* The next marked spare at or after the fresh cursor's word, wrapping
@@ -403,9 +421,63 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
   }
 }
 
+/* The records of the finalisers' deaths, each packed as the sample's
+ * tombstone (a) and its ephemeron's value (b, the birth word): the
+ * finaliser copies two words, and the writer's thread decodes them
+ * (unpack_deaths) as it encodes.  In the writer's queue when the writer
+ * stamps records (p->clocks_in_writer), else in `own`, unpacked and
+ * written at the flush. */
+typedef struct packed_run {
+  eph_packed_record *r;
+  size_t room, n;
+  eph_packed_record own[32];
+} packed_run;
+
+/* eph_record_unpacker: reads only p's sampler settings, fixed while the
+ * profile runs.  The finaliser declared each record's class first, so
+ * the file's id of a class is its own (prof_class_id). */
+static void unpack_deaths(const void *ctx, const eph_packed_record *in, size_t n, eph_batch_clocked_record *out) {
+  const eph_profiler *p = ctx;
+  for (size_t i = 0; i < n; i++) {
+    eph_value t = (eph_value)in[i].a;
+    size_t size = eph_tombstone_object_bytes(t);
+    uint64_t birth = birth_of_value((eph_value)in[i].b);
+    out[i] = (eph_batch_clocked_record){.class_id = eph_tombstone_class(t), .site_id = (uint32_t)(birth >> BIRTH_BITS),
+                                        .size = size, .weight = prof_sampler_weight(p, size),
+                                        .birth = birth & BIRTH_MASK};
+  }
+}
+
+static void packed_flush(eph_profiler *p, packed_run *run) {
+  size_t n = run->n;
+  run->n = run->room = 0;
+  if (!n) return;
+  if (run->r != run->own) {
+    prof_write_error(p, eph_writer_batch_packed_filled(p->out, n));
+    if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored += n;
+    else p->stats.deaths += n;
+    return;
+  }
+  prof_batch_run b = {.r = NULL, .room = 0, .n = n}; /* unpacked into b.own, written as records */
+  b.r = b.own;
+  unpack_deaths(p, run->own, n, b.own);
+  prof_batch_flush(p, &b);
+}
+
+static inline eph_packed_record *packed_place(eph_profiler *p, packed_run *run) {
+  if (EPH_UNLIKELY(run->n == run->room)) {
+    packed_flush(p, run);
+    if (!p->clocks_in_writer || !(run->r = eph_writer_batch_packed_room(p->out, &run->room))) {
+      run->r = run->own; /* stamped here (no writer thread) */
+      run->room = sizeof run->own / sizeof *run->own;
+    }
+  }
+  return &run->r[run->n++];
+}
+
 /* A run of the class's finalisers, in one call (ephemeron.h's batch
  * finaliser: 43 instructions a sample less than one call each on sph).  Each
- * records its sample's death (in the batch of its death stamp, filled in
+ * records its sample's death (in the batch of its death stamp, packed in
  * the writer's queue, one hand-over per stamp), then makes its ephemeron
  * a spare: key slot nil.  They run after the
  * collection that mourned them, so the keys are tombstones.
@@ -417,34 +489,39 @@ static inline void sample_of(eph_value e, eph_class_id *cls, size_t *size) {
 #define FIN_CLOCK_EVERY 32
 static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *data) {
   eph_profiler *p = data;
-  prof_batch_run run; /* the deaths under the current stamp, in the writer's queue */
+  packed_run run; /* the deaths under the current stamp */
   run.n = run.room = 0; /* (own[] needs no clearing) */
   size_t m = 0;         /* how many */
+  size_t freed = 0;
   bool stamped = false;
+  fresh_marks marks = {SIZE_MAX, 0};
   for (size_t i = 0; i < n; i++) {
-    eph_value e = es[i];
-    if (EPH_UNLIKELY(!eph_is_int(eph_ephemeron_value(e)))) continue; /* an earlier profile's, disarmed by its stop */
+    eph_value e = es[i], value = eph_ephemeron_value(e);
+    if (EPH_UNLIKELY(!eph_is_int(value))) continue; /* an earlier profile's, disarmed by its stop */
     if (!stamped || m == FIN_CLOCK_EVERY) {
-      prof_batch_flush(p, &run);
+      packed_flush(p, &run);
       stamped = true;
       p->fin_stamp = prof_now(p);
       prof_batch(p, &p->fin_stamp, NULL, EPH_DEATH_FINALIZED); /* the deaths stamped with it */
       m = 0;
     }
-    eph_class_id cls;
-    size_t size;
-    sample_of(e, &cls, &size);
-    if (EPH_UNLIKELY(!prof_class_written(p, cls))) { /* declaring it waits for the writer */
-      prof_batch_flush(p, &run);
-      (void)prof_class_id_slow(p, cls);
+    eph_value key = eph_ephemeron_key(e);
+    if (EPH_UNLIKELY(!eph_is_int(key))) key = eph_tombstone_of(key); /* not phantom: the dead key itself */
+    if (EPH_UNLIKELY(!prof_class_written(p, eph_tombstone_class(key)))) { /* declaring it waits for the writer */
+      packed_flush(p, &run);
+      (void)prof_class_id_slow(p, eph_tombstone_class(key));
     }
-    *prof_batch_place(p, &run) = prof_batch_entry(p, cls, size, birth_of(e));
+    eph_packed_record *r = packed_place(p, &run);
+    r->a = key;
+    r->b = value;
     m++;
-    eph_store(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
-    p->spares++;
-    if (p->spec.pretenure) note_fresh(p, e);
+    eph_store_immediate(h, e, EPH_EPHEMERON_KEY, EPH_NIL);
+    freed++;
+    if (p->spec.pretenure) note_fresh(p, &marks, e);
   }
-  prof_batch_flush(p, &run);
+  packed_flush(p, &run);
+  if (marks.bits) note_fresh_word(p, marks.w, marks.bits);
+  p->spares += freed;
 }
 
 /*

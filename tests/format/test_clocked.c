@@ -54,7 +54,7 @@ static void replica_free(void *c) {
 static const eph_writer_clock_ops replica = {replica_start, replica_point, replica_step,
                                              replica_stamp, replica_memory, replica_free};
 
-enum how { STAMPED, CLOCKED, CLOCKED_RUNS };
+enum how { STAMPED, CLOCKED, CLOCKED_RUNS, PACKED_RUNS };
 
 /* A run of clocked records being filled in the writer's room. */
 typedef struct clocked_run {
@@ -178,15 +178,31 @@ static void test_runs_same_bytes(void **state) {
   same_bytes(CLOCKED_RUNS, true, 700);
 }
 
+/* PACKED_RUNS' packing: class, site and size in a, the birth in b, and
+ * the weight's odd value as a's top bit; the writer unpacks them. */
+static int unpack_ctx;
+static eph_packed_record pack(const eph_batch_clocked_record *r) {
+  return (eph_packed_record){.a = r->class_id | (uint64_t)r->site_id << 8 | r->size << 16 | (uint64_t)(r->weight != 1.0) << 63,
+                             .b = r->birth};
+}
+static void unpack(const void *ctx, const eph_packed_record *in, size_t n, eph_batch_clocked_record *out) {
+  assert_ptr_equal(ctx, &unpack_ctx);
+  for (size_t i = 0; i < n; i++)
+    out[i] = (eph_batch_clocked_record){.class_id = (uint32_t)(in[i].a & 0xFF), .site_id = (uint32_t)(in[i].a >> 8 & 0xFF),
+                                        .size = in[i].a >> 16 & 0xFFFFFF, .weight = in[i].a >> 63 ? 2.5 : 1.0,
+                                        .birth = in[i].b};
+}
+
 /* Batches of records found dead together (eph_writer_batch), n records
  * in batches of 1 to 80: births clocked through the replica, one call each
  * (eph_writer_batch_record_clocked) or a batch's filled in place
- * (eph_writer_batch_clocked_room), or stamped here.  A clock point
+ * (eph_writer_batch_clocked_room) or packed (eph_writer_batch_packed_room), or stamped here.  A clock point
  * every 300 records, a collection every 5000; weights change now and then. */
 static void write_batches(const char *path, enum how how, bool thread, size_t n) {
   ephs_clocks c;
   uint64_t now = 1000, wall = 50;
   eph_writer *w = open_stream(path, how, thread, &c, now, wall);
+  if (how == PACKED_RUNS) eph_writer_set_unpacker(w, unpack, &unpack_ctx);
   eph_batch_clocked_record run[80];
   uint64_t rng = 17;
   for (size_t i = 0; i < n;) {
@@ -213,7 +229,18 @@ static void write_batches(const char *path, enum how how, bool thread, size_t n)
                                           .size = 16 + 8 * (z % 6), .weight = (z >> 50) % 97 == 0 ? 2.5 : 1.0,
                                           .birth = birth};
     }
-    if (how == CLOCKED_RUNS) {
+    if (how == PACKED_RUNS) {
+      for (size_t j = 0; j < k;) { /* the same, packed */
+        size_t room;
+        eph_packed_record *r = eph_writer_batch_packed_room(w, &room);
+        assert_non_null(r);
+        assert_true(room >= 1);
+        size_t fill = k - j < room ? k - j : room;
+        for (size_t f = 0; f < fill; f++) r[f] = pack(&run[j + f]);
+        assert_int_equal(eph_writer_batch_packed_filled(w, fill), EPH_OK);
+        j += fill;
+      }
+    } else if (how == CLOCKED_RUNS) {
       for (size_t j = 0; j < k;) { /* a room at a time, as much of the run as it holds */
         size_t room;
         eph_batch_clocked_record *r = eph_writer_batch_clocked_room(w, &room);
@@ -242,15 +269,16 @@ static void write_batches(const char *path, enum how how, bool thread, size_t n)
   assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
 }
 
-/* Batch records clocked, one call each or a batch at a time, with and
- * without the writer's thread, are byte for byte the stamped stream. */
+/* Batch records clocked, one call each or a batch at a time, filled in
+ * place or packed, with and without the writer's thread, are byte for
+ * byte the stamped stream. */
 static void test_batch_records_same_bytes(void **state) {
   (void)state;
   size_t n = 200000;
   char a[512], b[512];
   snprintf(a, sizeof a, "%s", tmp_path("batch-stamped.eph"));
   write_batches(a, STAMPED, false, n);
-  for (int how = CLOCKED; how <= CLOCKED_RUNS; how++)
+  for (int how = CLOCKED; how <= PACKED_RUNS; how++)
     for (int thread = 0; thread < 2; thread++) {
       snprintf(b, sizeof b, "%s", tmp_path("batch-clocked.eph"));
       write_batches(b, (enum how)how, thread, n);
