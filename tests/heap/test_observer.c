@@ -336,11 +336,27 @@ static void test_store_clock(void **state) {
   eph_store(h, holder, 1, eph_int(1));
   assert_int_equal(stores_seen, 1);
   assert_int_equal(eph_trailer(b)[1], before);
+  eph_store_immediate(h, holder, 1, EPH_NIL); /* watched too */
+  assert_int_equal(stores_seen, 2);
+  assert_true(eph_slot(holder, 1) == EPH_NIL);
   eph_heap_set_observer(h, NULL);
   clock = 5000;
   eph_store(h, holder, 0, b); /* no observer: no stamp */
   eph_store(h, holder, 0, eph_int(0));
   assert_int_equal(eph_trailer(b)[1], before);
+  /* eph_store_immediate given a reference takes the barrier: the old
+   * holder remembers the young value, which the scavenge then updates. */
+  eph_store_immediate(h, holder, 1, eph_int(3));
+  assert_true(eph_slot(holder, 1) == eph_int(3));
+  EPH_LOCAL(h, old_holder);
+  old_holder = eph_alloc_old(h, P, 1); /* old, and not remembered yet */
+  b = eph_alloc(h, P, 1);
+  eph_value young_b = b;
+  eph_store_immediate(h, old_holder, 0, b);
+  eph_collect(h, EPH_GC_SCAVENGE);
+  assert_true(b != young_b);
+  assert_ptr_equal((void *)eph_slot(old_holder, 0), (void *)b);
+  assert_int_equal(eph_heap_verify(h), EPH_OK);
   EPH_UNFRAME(h);
   eph_heap_free(h);
 }
