@@ -172,16 +172,12 @@ static void scan_young_object(scavenger *s, eph_value obj) { (void)scan_slots(s,
 static void take_inert_entries(scavenger *s) {
   eph_heap *h = s->h;
   eph_value_vec *inert = &h->remset_inert, *deferred = &h->deferred_inert;
-  h->current.remembered_scanned += inert->len;
-  if (s->full_gc_step) { /* tenuring everything: scanned as any entry */
-    for (size_t i = 0; i < inert->len; i++) {
-      eph_value obj = inert->items[i] & ~REMSET_INERT;
-      *eph_header_of(obj) |= EPH_HDR_REMEMBERED; /* the scan clears the inert flag */
-      if (EPH_UNLIKELY(h->remset_len == h->remset_cap)) ephh_remset_grow(h);
-      h->remset[h->remset_len++] = obj;
-    }
+  if (s->full_gc_step) { /* tenuring everything: scanned (and counted) as any entry */
+    for (size_t i = 0; i < inert->len; i++)
+      ephh_remset_add(h, inert->items[i] & ~REMSET_INERT); /* both flags: the scan clears the inert one */
     inert->len = 0;
   } else { /* settled at the fixpoint, unread till then */
+    h->current.remembered_scanned += inert->len;
     /* empty: each scavenge's settle_inert empties it, and nothing is
      * deferred before the set's scan */
     if (deferred->len) ephh_fatal(h, "scavenge: inert ephemerons deferred before the remembered set's scan");

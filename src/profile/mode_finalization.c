@@ -459,12 +459,12 @@ static void packed_flush(eph_profiler *p, packed_run *run) {
   if (!n) return;
   if (run->r != run->own) {
     prof_write_error(p, eph_writer_batch_packed_filled(p->out, n));
-    if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored += n;
-    else p->stats.deaths += n;
+    prof_count_batch(p, n);
     return;
   }
-  prof_batch_run b = {.r = NULL, .room = 0, .n = n}; /* unpacked into b.own, written as records */
+  prof_batch_run b; /* unpacked into b.own, written as records */
   b.r = b.own;
+  b.room = b.n = n;
   unpack_deaths(p, run->own, n, b.own);
   prof_batch_flush(p, &b);
 }

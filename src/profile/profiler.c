@@ -178,8 +178,7 @@ void prof_batch_flush(eph_profiler *p, prof_batch_run *run) {
       prof_write_error(p, st);
     }
   }
-  if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored += n;
-  else p->stats.deaths += n;
+  prof_count_batch(p, n);
   run->n = run->room = 0;
 }
 

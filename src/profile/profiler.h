@@ -240,6 +240,11 @@ typedef struct prof_batch_run {
   eph_batch_clocked_record own[32];
 } prof_batch_run;
 void prof_batch_room(eph_profiler *p, prof_batch_run *run); /* flushes, then a new room */
+/* Counts n records of the current batch in the profile's stats. */
+static inline void prof_count_batch(eph_profiler *p, size_t n) {
+  if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored += n;
+  else p->stats.deaths += n;
+}
 void prof_batch_flush(eph_profiler *p, prof_batch_run *run);
 static inline eph_batch_clocked_record *prof_batch_place(eph_profiler *p, prof_batch_run *run) {
   if (EPH_UNLIKELY(run->n == run->room)) prof_batch_room(p, run);
@@ -470,8 +475,7 @@ static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_
     st = eph_writer_batch_record(p->out, r.class_id, r.site_id, r.size, r.weight, &b, until_birth);
   }
   if (EPH_UNLIKELY(st != EPH_OK)) prof_write_error(p, st);
-  if (p->batch_kind == EPH_DEATH_CENSORED) p->stats.censored++;
-  else p->stats.deaths++;
+  prof_count_batch(p, 1);
 }
 
 /* signals.c: eph_profile_stop calls prof_signals_detach first (true if the
