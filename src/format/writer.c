@@ -613,6 +613,15 @@ eph_status eph_writer_join(eph_writer *f) {
   if (!f || !f->parent) return EPH_ERR_INVALID;
   if (f->q) return ephf_async_join(f);
   eph_writer *w = f->parent;
+  /* A fork made before its parent's thread started spools encoded chunks
+   * and appends them here, on the caller's thread: the parent's thread
+   * first writes all it was handed, and its state is then the caller's
+   * (ephf_async_wait; a no-op without a thread). */
+  eph_status waited = ephf_async_wait(w);
+  if (waited != EPH_OK) {
+    f->spool.len = 0;
+    return waited;
+  }
   eph_status st = f->failed ? f->failed : write_buf(f, B_RECORDS); /* the last chunk, into the spool */
   if (st != EPH_OK) {
     /* the fork's records are lost: the file would lack them */

@@ -148,6 +148,15 @@ eph_status eph_writer_batch_packed_filled(eph_writer *w, size_t n);
  * closed.  eph_writer_join appends the fork's records to the file after
  * the parent's so far; the fork stays, empty, for the next round (sync
  * it first).  Free a fork with eph_writer_close.
+ *
+ * Ownership: the parent belongs to one thread at a time.  A join writes
+ * the parent, so it runs on the thread that owns the parent at that
+ * moment, and no other thread may call the parent during it (a tool that
+ * hands the parent to another thread for the joins does so under a lock
+ * of its own, and never while the parent's thread starts or stops).  A
+ * fork made before the parent had a thread (eph_writer_start_thread)
+ * still joins correctly: its join first waits until the thread has
+ * written all it was handed.
  */
 eph_writer *eph_writer_fork(eph_writer *parent); /* NULL: out of memory, or parent is a fork */
 void eph_writer_fork_sync(eph_writer *fork);
@@ -159,7 +168,8 @@ eph_status eph_writer_join(eph_writer *fork);
  * events and trace events are copied into an in-memory batch, and the
  * thread encodes, checksums, compresses and writes full batches; the other
  * calls wait until the thread has written what was queued before them.
- * Call it before any eph_writer_fork.  An error of a queued item is
+ * Forks made after it share the thread's batches; forks made before keep
+ * encoding on their own thread and join as described above.  An error of a queued item is
  * returned by the next call that waits (declaring a table entry, a join,
  * a flush, the close), with its message in eph_writer_error.  Returns
  * EPH_OK, EPH_ERR_NOMEM or EPH_ERR_IO (the thread could not start: w

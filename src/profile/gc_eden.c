@@ -90,7 +90,8 @@ struct walk_split {
   pthread_t thread;
   walk_thread second;  /* the second thread's, copied to its stack as it starts */
   bool running_on; /* the walk runs on past its scavenge: prof_gc_walk_finish ends it */
-  bool out_open;   /* under sites_lock: the collection's end is in the file, its walk's records may follow, */
+  bool out_open;   /* under sites_lock: the collection's end is in the file and the writer has no thread: */
+                   /* the second thread may append the walk's records (write_ahead), */
   bool finishing;  /* ... unless the main thread has begun to finish the walk (it joins the pieces) */
   size_t out_memory; /* the writer's memory when the walk started (the second thread may change it) */
   size_t young_len, old_room; /* young entries, and room left in the old list's blocks, then */
@@ -329,7 +330,7 @@ static bool write_ahead(walk_thread *t) {
   struct walk_split *s = t->split;
   pthread_mutex_lock(&p->sites_lock);
   bool on_its_own = !s->finishing;
-  if (on_its_own && s->out_open && !eph_writer_has_thread(p->out))
+  if (on_its_own && s->out_open)
     for (unsigned i = 0; i < s->npieces; i++) {
       walk_piece *piece = &s->piece[i];
       if (!atomic_load_explicit(&piece->done, memory_order_acquire) || piece->stopped) break;
@@ -361,8 +362,12 @@ static void *second_thread_main(void *arg) {
 void prof_gc_walk_note_gc_end(eph_profiler *p) {
   struct walk_split *s = p->split;
   if (!s || !s->running_on) return;
+  /* Whether the writer has a thread is read here, on the thread that
+   * starts and stops it (never while a walk runs on: on_gc_start and the
+   * stop finish the walk first). */
+  bool open = !eph_writer_has_thread(p->out);
   pthread_mutex_lock(&p->sites_lock);
-  s->out_open = true;
+  s->out_open = open;
   pthread_mutex_unlock(&p->sites_lock);
 }
 

@@ -224,13 +224,16 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   (void)kind;
   eph_profiler *p = data;
+  /* The last scavenge's eden, walked on while the mutator ran, first: its
+   * second thread may be writing the file (gc_eden.c, write_ahead), which
+   * must be the program thread's again before the writer's thread starts. */
+  prof_gc_walk_finish(p);
   if (p->writer_thread_due) start_writer_thread(p);
   if (p->spec.mode == EPH_MODE_MERLIN) {
     prof_merlin_on_gc_start(p);
     return;
   }
   if (p->fin_walk && !p->stopping) prof_fin_walk_arm(p); /* eden's last run, before the collection reads any ephemeron */
-  prof_gc_walk_finish(p); /* the last scavenge's eden, walked on while the mutator ran */
   /* The wall clock before the pause: births just before a collection are
    * interpolated up to here, not into the pause. */
   uint64_t now = prof_clock(p);
@@ -499,6 +502,9 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
    * wait (stop_on_writer_thread). */
   p->clocks_in_writer = false;
   p->writer_thread_due = false;
+  /* No other thread may write the file while its thread starts or stops:
+   * gc mode's walk of the last scavenge's eden ends first. */
+  prof_gc_walk_finish(p);
   if (stop_on_writer_thread(p)) (void)eph_writer_start_thread(p->out); /* if it fails, all here */
   else prof_write_error(p, eph_writer_stop_thread(p->out));
   /* A last full GC settles every object that is already garbage, so that
