@@ -129,7 +129,7 @@ static eph_status dec_sites(dec *d) {
   return EPH_OK;
 }
 
-static bool site_defined(const eph_file *p, uint64_t id);
+static bool site_defined(const ephf_builder *b, uint64_t id);
 
 /* STAK (docs/eph-format.md §5.7): a site id, the number of its callers,
  * the callers' site ids, innermost first; every site defined before. */
@@ -139,7 +139,7 @@ static eph_status dec_stacks(dec *d) {
     uint64_t id, n;
     eph_status st = get_id(d, "stack", i, &id);
     if (st != EPH_OK) return st;
-    if (!site_defined(p, id)) return bad(d, "stack %zu of the chunk: site %llu is not defined", i, (unsigned long long)id);
+    if (!site_defined(d->b, id)) return bad(d, "stack %zu of the chunk: site %llu is not defined", i, (unsigned long long)id);
     if (!ephf_get_uvarint(&d->c, &n)) return bad_read(d, "stack", i);
     if (n == 0 || n > EPH_FORMAT_MAX_STACK)
       return bad(d, "stack of site %llu: %llu callers (1..%d)", (unsigned long long)id, (unsigned long long)n,
@@ -148,7 +148,7 @@ static eph_status dec_stacks(dec *d) {
     for (uint64_t k = 0; k < n; k++) {
       uint64_t c;
       if (!ephf_get_uvarint(&d->c, &c)) return bad_read(d, "stack", i);
-      if (c == 0 || !site_defined(p, c))
+      if (c == 0 || !site_defined(d->b, c))
         return bad(d, "stack of site %llu: caller %llu, site %llu, is not defined", (unsigned long long)id,
                    (unsigned long long)k, (unsigned long long)c);
       callers[k] = (uint32_t)c;
@@ -169,11 +169,19 @@ static eph_status dec_stacks(dec *d) {
   return EPH_OK;
 }
 
-static bool class_defined(const eph_file *p, uint64_t id) {
+static bool bit_set(const uint64_t *bits, size_t words, uint64_t id) {
+  return id / 64 < words && (bits[id / 64] >> (id % 64) & 1);
+}
+
+static bool class_defined(const ephf_builder *b, uint64_t id) {
+  if (b->class_bits) return id == 0 || bit_set(b->class_bits, b->class_words, id);
+  const eph_file *p = b->p;
   return id == 0 || (id < p->nclasses && p->class_names[id] != NULL);
 }
 
-static bool site_defined(const eph_file *p, uint64_t id) {
+static bool site_defined(const ephf_builder *b, uint64_t id) {
+  if (b->site_bits) return id == 0 || bit_set(b->site_bits, b->site_words, id);
+  const eph_file *p = b->p;
   return id == 0 || (id < p->nsites && p->sites[id].file != NULL);
 }
 
@@ -280,10 +288,10 @@ static eph_status dec_records(dec *d) {
         break;
     }
     /* The whole item is read: check it, naming its id. */
-    if (!class_defined(p, cls))
+    if (!class_defined(b, cls))
       return bad(d, "record %zu of the chunk (id %llu): class %llu is not defined", i, (unsigned long long)r.id,
                  (unsigned long long)cls);
-    if (!site_defined(p, site))
+    if (!site_defined(b, site))
       return bad(d, "record %zu of the chunk (id %llu): site %llu is not defined", i, (unsigned long long)r.id,
                  (unsigned long long)site);
     if (!isfinite(r.weight) || r.weight < 0)
@@ -362,9 +370,9 @@ static eph_status dec_events(dec *d) {
         ((head & EPHF_EV_HAS_B) && !ephf_get_uvarint(&d->c, &e.b)) ||
         ((head & EPHF_EV_HAS_C) && !ephf_get_uvarint(&d->c, &e.c)))
       return bad_read(d, "event", i);
-    if (kind == EPH_EV_ALLOC && !class_defined(p, e.a))
+    if (kind == EPH_EV_ALLOC && !class_defined(d->b, e.a))
       return bad(d, "event %zu of the chunk: alloc of class %llu, which is not defined", i, (unsigned long long)e.a);
-    if (kind == EPH_EV_ALLOC && !site_defined(p, (uint32_t)e.c)) /* c = site | format << 32 */
+    if (kind == EPH_EV_ALLOC && !site_defined(d->b, (uint32_t)e.c)) /* c = site | format << 32 */
       return bad(d, "event %zu of the chunk: alloc at site %llu, which is not defined", i, (unsigned long long)e.c);
     if (kind == EPH_EV_GC && (e.a > EPH_GC_FULL || e.b > 1))
       return bad(d, "event %zu of the chunk: gc event with kind %llu and phase %llu (both must be 0 or 1)", i,
@@ -403,4 +411,36 @@ eph_status ephf_decode_chunk(ephf_builder *b, uint32_t type, const uint8_t *payl
     case EPHF_CHUNK_STACKS: return dec_stacks(&d);
   }
   return EPH_OK;
+}
+
+/* --- checking a chunk before it is written ------------------------------------------- */
+
+static bool drop_records(void *ctx, const eph_record *records, size_t n) {
+  (void)ctx, (void)records, (void)n;
+  return true;
+}
+
+eph_status ephf_check_chunk(ephf_builder *b, uint32_t type, const uint8_t *payload, size_t len, char *detail,
+                            size_t detail_len) {
+  static const eph_record_sink drop = {drop_records, NULL};
+  static eph_file scratch_init;
+  if (!b->p) {
+    if (!(b->p = malloc(sizeof *b->p))) return EPH_ERR_NOMEM;
+    *b->p = scratch_init;
+  }
+  b->sink = &drop;
+  if (type != EPHF_CHUNK_RECORDS && type != EPHF_CHUNK_GCS && type != EPHF_CHUNK_EVENTS) return EPH_OK;
+  eph_status st = ephf_decode_chunk(b, type, payload, len, detail, detail_len);
+  b->p->nrecords = b->p->ngcs = b->p->nevents = 0; /* the arrays stay, for the next chunk */
+  return st;
+}
+
+void ephf_check_free(ephf_builder *b) {
+  if (b->p) {
+    free(b->p->gcs);
+    free(b->p->events);
+    free(b->p);
+  }
+  free(b->chunk_records);
+  *b = (ephf_builder){0};
 }

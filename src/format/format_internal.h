@@ -227,6 +227,11 @@ typedef struct ephf_builder {
   size_t cap_meta, cap_classes, cap_sites, cap_records, cap_gcs, cap_events, cap_stacks;
   const eph_record_sink *sink; /* records go there, a chunk at a time, through chunk_records */
   eph_record *chunk_records;
+  /* Not NULL: the classes and sites declared, as the writer's bitmaps (bit
+   * id set: declared), in place of p's tables (a writer checking a chunk
+   * before it seals it: ephf_check_chunk). */
+  const uint64_t *class_bits, *site_bits;
+  size_t class_words, site_words;
 } ephf_builder;
 
 /*
@@ -235,6 +240,17 @@ typedef struct ephf_builder {
  */
 eph_status ephf_decode_chunk(ephf_builder *b, uint32_t type, const uint8_t *payload, size_t len, char *detail,
                              size_t detail_len);
+
+/*
+ * Checks a data chunk's payload (RECORDS, GCS, EVENTS) as the reader will,
+ * against the classes and sites of the bitmaps: the same decoder, its
+ * items dropped.  b is kept between calls (its arrays reused; zero it
+ * first, free it with ephf_check_free).  Returns EPH_OK, EPH_ERR_NOMEM, or
+ * EPH_ERR_INVALID with what is wrong in detail.
+ */
+eph_status ephf_check_chunk(ephf_builder *b, uint32_t type, const uint8_t *payload, size_t len, char *detail,
+                            size_t detail_len);
+void ephf_check_free(ephf_builder *b);
 
 /* Grows *arr (elements of elem bytes, capacity *cap) to hold n; false if out of memory. */
 bool ephf_grow(void **arr, size_t *cap, size_t elem, size_t n);

@@ -95,12 +95,42 @@ static void reset_bases(eph_writer *w, int which) {
   }
 }
 
+/*
+ * Whether each data chunk is decoded, as the reader will, before it is
+ * checksummed: a writer bug that builds wrong records (a race, a stale
+ * delta base) then stops the program where it happens, instead of
+ * sealing bad content under a good checksum.  On in checked builds (the
+ * sanitizers') and with EPHEMERA_CHECK_CHUNKS=1 (the tests set it).
+ */
+static bool chunk_checks_wanted(void) {
+#ifdef EPH_CHECKED
+  return true;
+#else
+  const char *e = getenv("EPHEMERA_CHECK_CHUNKS");
+  return e && *e && strcmp(e, "0") != 0;
+#endif
+}
+
+static void check_before_sealing(eph_writer *w, int which, const uint8_t *payload, size_t len) {
+  w->check.class_bits = w->class_bits, w->check.class_words = w->class_words;
+  w->check.site_bits = w->site_bits, w->check.site_words = w->site_words;
+  char detail[256];
+  eph_status st = ephf_check_chunk(&w->check, BUF_TYPE[which], payload, len, detail, sizeof detail);
+  if (st == EPH_OK || st == EPH_ERR_NOMEM) return; /* out of memory: the chunk goes unchecked */
+  fprintf(stderr, "ephemera: writer bug: a %s chunk of %zu bytes %s %s is malformed: %s\n",
+          which == B_RECORDS ? "RECORDS" : which == B_GCS ? "GCS" : "EVENTS", len,
+          w->parent ? "for a fork of" : "about to be written to", w->path, detail);
+  abort();
+}
+
 /* Writes buffer `which` as one chunk if it holds anything (or always, for CLOSE). */
 static eph_status write_buf(eph_writer *w, int which) {
   ephf_buf *b = &w->buf[which];
   size_t raw = b->len - EPHF_CHUNK_HEADER_LEN;
   if (raw == 0 && which != B_CLOSE) return EPH_OK;
   if (w->failed) return w->failed;
+  if (w->check_chunks && (which == B_RECORDS || which == B_GCS || which == B_EVENTS))
+    check_before_sealing(w, which, b->p + EPHF_CHUNK_HEADER_LEN, raw);
   uint8_t *out = b->p;
   uint32_t stored = (uint32_t)raw, flags = 0;
   if (w->compress && raw > 0) {
@@ -190,6 +220,7 @@ static void free_writer(eph_writer *w) {
   free(w->stacks);
   free(w->class_bits);
   free(w->site_bits);
+  ephf_check_free(&w->check);
   ephf_buf_free(&w->spool);
   ephf_clock_free(w);
   free(w->path);
@@ -255,6 +286,7 @@ eph_writer *eph_writer_open(const char *path, const eph_meta_pair *meta, size_t 
   }
   w->fd = -1;
   w->compress = compress;
+  w->check_chunks = chunk_checks_wanted();
   ephf_rec_ctx_reset(&w->rec);
   w->class_bits = calloc(1, sizeof *w->class_bits);
   w->site_bits = calloc(1, sizeof *w->site_bits);
@@ -573,6 +605,7 @@ eph_writer *eph_writer_fork(eph_writer *parent) {
   f->fd = -1;
   f->parent = parent;
   f->compress = parent->compress;
+  f->check_chunks = parent->check_chunks;
   ephf_rec_ctx_reset(&f->rec);
   if (!(f->path = strdup(parent->path)) || init_buffers(f)) {
     free_writer(f);

@@ -59,6 +59,10 @@ struct eph_writer {
    * copies of the parent's at the last eph_writer_fork_sync. */
   eph_writer *parent;
   ephf_buf spool;
+  /* Each data chunk is decoded before it is sealed (chunk_checks_wanted),
+   * with this scratch state. */
+  bool check_chunks;
+  ephf_builder check;
   /* Declared tables, indexed by id. */
   char **classes;
   size_t classes_cap;

@@ -4,9 +4,17 @@
  * every kind of item, with table entries declared between records and
  * explicit flushes; errors of queued items come back at the next call
  * that waits; the queue's memory is counted; a thread started and
- * stopped mid-stream changes nothing in the file.
+ * stopped mid-stream changes nothing in the file; a fork made before the
+ * thread started joins in order; a malformed chunk is caught before it is
+ * sealed (EPHEMERA_CHECK_CHUNKS).
  */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "format_test.h"
+#include "format/writer_internal.h"
 #include "format/writer_profiler.h"
 
 #define NEVER SIZE_MAX
@@ -146,12 +154,94 @@ static void test_start_arguments(void **state) {
   assert_int_equal(eph_writer_stop_thread(NULL), EPH_OK);
 }
 
+/* Parent records, a fork's, then the parent's again: the fork made before
+ * the parent's thread starts (start_thread true) or with no thread at
+ * all.  The parent's records before the join are still queued (most in
+ * the batch being filled) when the fork joins. */
+static void write_forked(const char *path, bool start_thread) {
+  eph_error err;
+  eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+  assert_non_null(w);
+  assert_int_equal(eph_writer_class(w, 1, "A"), EPH_OK);
+  assert_int_equal(eph_writer_site(w, 1, "fork.c", 3, "f"), EPH_OK);
+  eph_writer *f = eph_writer_fork(w);
+  assert_non_null(f);
+  if (start_thread) assert_int_equal(eph_writer_start_thread(w), EPH_OK);
+  eph_stamp birth = {64, 10, 0, 0}, death = {1 << 20, 900, 3, 0};
+  for (int round = 0; round < 3; round++) {
+    eph_writer_fork_sync(f);
+    for (int i = 0; i < 20000; i++, birth.bytes += 32, birth.wall_ns++)
+      assert_int_equal(eph_writer_record_to_death(w, 1, 1, 32, 1.0, &birth, &death, EPH_DEATH_SCAVENGE), EPH_OK);
+    for (int i = 0; i < 20000; i++, birth.bytes += 48, birth.wall_ns++) {
+      eph_record r = {.id = birth.bytes, .class_id = 1, .site_id = 1, .size = 48, .weight = 1.0,
+                      .birth = birth, .death = death, .alive_until = death, .death_kind = EPH_DEATH_FULL_GC};
+      assert_int_equal(eph_writer_record(f, &r), EPH_OK);
+    }
+    assert_int_equal(eph_writer_join(f), EPH_OK);
+  }
+  assert_int_equal(eph_writer_close(f, NULL), EPH_OK);
+  assert_int_equal(eph_writer_close(w, NULL), EPH_OK);
+}
+
+static void test_fork_before_thread(void **state) {
+  (void)state;
+  char a[512], b[512];
+  snprintf(a, sizeof a, "%s", tmp_path("fork-sync.eph"));
+  snprintf(b, sizeof b, "%s", tmp_path("fork-thread.eph"));
+  write_forked(a, false);
+  write_forked(b, true);
+  assert_same_file(a, b);
+  eph_file *p = load_ok(b);
+  assert_int_equal(p->nrecords, 120000);
+  eph_file_free(p);
+}
+
+/* A chunk whose records the writer built wrong stops the program before
+ * it is sealed, naming the problem (here a death kind of 0 in the first
+ * record: a reserved bit set instead of a kind). */
+static void test_malformed_chunk_caught(void **state) {
+  (void)state;
+  char path[512], errors[512]; /* tmp_path's buffer is reused */
+  snprintf(path, sizeof path, "%s", tmp_path("malformed.eph"));
+  snprintf(errors, sizeof errors, "%s", tmp_path("malformed.err"));
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int fd = open(errors, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
+    setenv("EPHEMERA_CHECK_CHUNKS", "1", 1);
+    eph_error err;
+    eph_writer *w = eph_writer_open(path, NULL, 0, false, &err);
+    if (!w || eph_writer_class(w, 1, "A") != EPH_OK) _exit(4);
+    eph_stamp s = {64, 10, 0, 0}, d = {128, 20, 1, 0};
+    if (eph_writer_record_to_death(w, 1, 0, 16, 1.0, &s, &d, EPH_DEATH_EXACT) != EPH_OK) _exit(5);
+    w->buf[B_RECORDS].p[EPHF_CHUNK_HEADER_LEN] |= EPHF_REC_EXT;       /* an extension byte follows */
+    w->buf[B_RECORDS].p[EPHF_CHUNK_HEADER_LEN + 1] = EPHF_REC_EXT_RESERVED; /* ... with reserved bits */
+    (void)eph_writer_flush(w);
+    _exit(0); /* not reached with the check */
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGABRT);
+  FILE *e = fopen(errors, "r");
+  assert_non_null(e);
+  char line[512] = "";
+  assert_non_null(fgets(line, sizeof line, e));
+  fclose(e);
+  assert_non_null(strstr(line, "writer bug: a RECORDS chunk"));
+  assert_non_null(strstr(line, "reserved bits"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_bytes),
       cmocka_unit_test(test_same_bytes_compressed),
       cmocka_unit_test(test_error_reported_at_wait),
       cmocka_unit_test(test_start_arguments),
+      cmocka_unit_test(test_fork_before_thread),
+      cmocka_unit_test(test_malformed_chunk_caught),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
