@@ -134,6 +134,14 @@ void prof_gc_walk_start(eph_profiler *p) {
   p->walk_threads = threads;
   const char *min = getenv("EPHEMERA_WALK_PIECE_MIN");
   p->walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
+  /* EPHEMERA_WALK_DELAY=main:US or second:US: tests force the threads into
+   * orders a quiet machine rarely shows (walk_orders.sh). */
+  const char *delay = getenv("EPHEMERA_WALK_DELAY");
+  if (delay) {
+    unsigned us = 0;
+    if (sscanf(delay, "main:%u", &us) == 1) p->walk_delay_us[0] = us;
+    else if (sscanf(delay, "second:%u", &us) == 1) p->walk_delay_us[1] = us;
+  }
   /* Eden pairs let the walk run on while the mutator does.  Not with a
    * class filter: the walk would read its table while the mutator adds
    * to it.  EPHEMERA_EDEN_PAIR=0 turns them off (each scavenge's walk
@@ -307,10 +315,17 @@ static void join_done(walk_thread *t, bool alone) {
 
 /* Takes pieces until none is left; the main thread keeps the walked ones
  * between its own, so that writing the file overlaps the other's walk. */
+static inline void test_delay(const walk_thread *t) {
+  unsigned us = t->p->walk_delay_us[!t->main];
+  if (EPH_UNLIKELY(us)) usleep(us);
+}
+
 static void walk_pieces(walk_thread *t) {
   struct walk_split *s = t->split;
+  test_delay(t);
   for (unsigned i; (i = atomic_fetch_add_explicit(&s->next_piece, 1, memory_order_relaxed)) < s->npieces;) {
     walk_piece_run(t, &s->piece[i]);
+    test_delay(t);
     if (t->main) join_done(t, false);
   }
 }
@@ -328,6 +343,7 @@ static void walk_pieces(walk_thread *t) {
 static bool write_ahead(walk_thread *t) {
   eph_profiler *p = t->p;
   struct walk_split *s = t->split;
+  test_delay(t);
   pthread_mutex_lock(&p->sites_lock);
   bool on_its_own = !s->finishing;
   if (on_its_own && s->out_open)

@@ -135,6 +135,8 @@ typedef struct eph_profiler {
   size_t nold_allocs, old_allocs_cap;
   unsigned walk_threads;      /* 2: a scavenge's walk is shared with a second thread */
   uintptr_t walk_piece_min;   /* ... in pieces of at least this many bytes */
+  unsigned walk_delay_us[2];  /* tests' adversarial orders: the main [0] or second [1] thread sleeps this long
+                                 before each piece and before writing ahead (EPHEMERA_WALK_DELAY) */
   struct walk_split *split;   /* the second thread's state (gc_eden.c), once used */
 
   /* finalization mode */
