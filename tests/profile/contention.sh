@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# contention.sh EPHEMERA [ROUNDS]: profiles taken on a busy machine are
+# contention.sh EPHEMERA [ROUNDS [quick]]: profiles taken on a busy machine are
 # whole.  Many profiled runs of several workloads, in every mode and
 # thread setting, two at a time beside a busy loop (a quiet machine hides
 # races between the profiler's threads); every file is then read back
 # completely, by `dump` and by `report`, and must say it is complete.
 # Every chunk is also checked as it is sealed (EPHEMERA_CHECK_CHUNKS=1),
 # and the writer's thread takes the stop's records (EPHEMERA_STOP_THREAD_MIN=1).
+# `quick` (the ThreadSanitizer build, ten times slower, where one run of a
+# race is enough): every workload at its small size, eden shared from
+# 16 KiB pieces, no repeats of DataFrame.
 set -euo pipefail
 bin=$1
 rounds=${2:-2}
+quick=${3:-}
+df_size=20000 repeats=5
+if [[ $quick == quick ]]; then
+  df_size=small repeats=0
+  export EPHEMERA_WALK_PIECE_MIN=16384
+fi
 dir=$(mktemp -d)
 busy=
 cleanup() { [ -z "$busy" ] || kill "$busy" 2>/dev/null || true; rm -rf "$dir"; }
@@ -18,7 +27,7 @@ export EPHEMERA_CHECK_CHUNKS=1 EPHEMERA_STOP_THREAD_MIN=1
 # workload and size; then the profile specs each is run with
 runs=()
 for r in $(seq "$rounds"); do
-  for wl in "dataframe 20000" "agents small" "sph small" "kvstore small"; do
+  for wl in "dataframe $df_size" "agents small" "sph small" "kvstore small"; do
     for spec in mode=gc mode=gc,threads=1 mode=gc,threads=2 mode=gc,sample=1/100 mode=finalization \
                 mode=finalization,threads=1; do
       runs+=("$wl|$spec|$r")
@@ -27,7 +36,7 @@ for r in $(seq "$rounds"); do
   runs+=("lambda small|mode=merlin|$r" "binarytrees small|mode=merlin|$r" "boids small|mode=merlin,threads=1|$r")
   # the default mode on DataFrame, where a race between the eden walk's
   # threads and the stop once spoilt a third of the profiles
-  for k in 1 2 3 4 5; do runs+=("dataframe 20000|mode=gc|$r"); done
+  for ((k = 0; k < repeats; k++)); do runs+=("dataframe $df_size|mode=gc|$r"); done
 done
 
 ( while :; do :; done ) &
