@@ -137,7 +137,7 @@ static void fill(eph_life_est *e, eph_tb_result *res, double run_bytes, double W
   e->nboot = res->nboot;
 }
 
-/* Resolution, against issue 26's targets (5 points of short-lived share,
+/* Resolution, against the report's targets (5 points of short-lived share,
  * 0.5 points of % of run in the mean).  A class is resolved when the run
  * had collections enough, when the deaths only full GCs found (their
  * brackets span a full-GC interval, which the spread of births cannot

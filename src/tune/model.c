@@ -2,10 +2,10 @@
  * model.c — the advisor's trace-driven simulation of the heap's policy
  * (src/heap: scavenge.c, oldspace.c, alloc.c) over a profile's lifetimes.
  *
- * It stands in for the GC simulator (src/sim, issue 23) behind
- * eph_tune_simulate until that library lands; the advisor only needs, per
- * configuration, the work it implies (bytes copied, full GCs and the live
- * bytes they trace, memory touched, peak heap).
+ * The advisor screens the whole grid with it (eph_tune_simulate): it
+ * needs, per configuration, only the work it implies (bytes copied, full
+ * GCs and the live bytes they trace, memory touched, peak heap), and the
+ * GC simulator (src/sim) then re-simulates the best few (refine.c).
  *
  * The grid's configurations share their young-generation behaviour per
  * (eden, tenure): that part walks every lifetime once per pair and yields

@@ -1,4 +1,4 @@
-# rename.sed — the symbol renames of issue 22 point 7 (the layers branch).
+# rename.sed — the symbol renames that split the loaded-file API from the profiler's.
 # Apply to C sources, headers, CMake files and docs:  sed -i -E -f tests/layers/rename.sed FILES
 # (kept for re-applying to code written before the rename; src/format/profile.c became src/format/file.c).
 # The loaded-file API (format.h) is eph_file_*; eph_profile_* is the profiler only.
