@@ -158,7 +158,7 @@ eph_status eph_heap_set_params(eph_heap *h, const eph_gc_params *p) {
     ephh_set_error(h, EPH_ERR_INVALID, "%s", err.message);
     return EPH_ERR_INVALID;
   }
-  size_t new_space = p->eden_bytes + 2 * ephh_round_up(p->eden_bytes / EPH_SURVIVOR_DIVISOR, h->page);
+  size_t new_space = ephh_new_space_bytes(p->eden_bytes, h->page);
   /* old space may hold the maximum, a new space's worth a collection may
    * promote beyond it (heap.h, max_heap), and a new space of slack */
   if (p->max_heap && p->max_heap + 2 * new_space > h->old_reserved) {

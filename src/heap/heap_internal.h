@@ -231,6 +231,16 @@ uint64_t ephh_now_ns(void);
 uint64_t ephh_cpu_ns(void);
 static inline size_t ephh_round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
+/* A survivor space for an eden of eden_bytes, and the new space they make
+ * (eden and two survivor spaces), each rounded up to `page` (1 where
+ * there is no heap yet: the parameters' check). */
+static inline size_t ephh_survivor_bytes(size_t eden_bytes, size_t page) {
+  return ephh_round_up(eden_bytes / EPH_SURVIVOR_DIVISOR, page);
+}
+static inline size_t ephh_new_space_bytes(size_t eden_bytes, size_t page) {
+  return ephh_round_up(eden_bytes, page) + 2 * ephh_survivor_bytes(eden_bytes, page);
+}
+
 /* heap.c — errors */
 void ephh_set_error(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ephh_raise(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -9,8 +9,8 @@
 
 eph_status ephh_new_space_init(eph_heap *h, size_t eden_bytes) {
   size_t eden = ephh_round_up(eden_bytes, h->page);
-  size_t surv = ephh_round_up(eden_bytes / EPH_SURVIVOR_DIVISOR, h->page);
-  size_t total = eden + 2 * surv;
+  size_t surv = ephh_survivor_bytes(eden_bytes, h->page);
+  size_t total = ephh_new_space_bytes(eden_bytes, h->page);
   char *base = ephh_os_reserve(total + eden);
   /* Huge pages (params.huge_pages): eden is filled from one end to the
    * other again and again, and a short run otherwise spends a good part of

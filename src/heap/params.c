@@ -30,7 +30,6 @@ typedef struct param_desc {
 #define MIN_HEADROOM (4 * EPH_KiB)   /* old space grows by at least a page */
 #define MAX_TENURE 15                /* the header's 4-bit age field */
 #define MIN_OLD_SPACE (64 * EPH_KiB) /* max_heap must leave old space room for a few objects */
-#define SURVIVORS_PER_EDEN 5         /* each survivor space is eden / 5 (newspace.c) */
 #define PARAM_SPEC_MAX 1024          /* longest "key=value,..." string accepted */
 #define RATIO_DIGITS_MIN 6           /* enough for any ratio a person writes */
 #define DOUBLE_ROUND_TRIP_DIGITS 17  /* %.17g always reads back as the same double */
@@ -199,7 +198,7 @@ eph_status eph_gc_params_check(const eph_gc_params *p, eph_error *err) {
     eph_error_fill(err, EPH_ERR_INVALID, "GC parameter 'tenure': %lu is outside 1..%d", p->tenure_age, MAX_TENURE);
     return EPH_ERR_INVALID;
   }
-  size_t new_space = p->eden_bytes + 2 * (p->eden_bytes / SURVIVORS_PER_EDEN);
+  size_t new_space = ephh_new_space_bytes(p->eden_bytes, 1);
   if (p->max_heap && p->max_heap < new_space + MIN_OLD_SPACE) {
     eph_error_fill(err, EPH_ERR_INVALID,
                    "GC parameter 'max': %zu bytes leaves no old space (new space alone is %zu bytes; lower 'eden')",
