@@ -423,13 +423,8 @@ static bool drop_records(void *ctx, const eph_record *records, size_t n) {
 eph_status ephf_check_chunk(ephf_builder *b, uint32_t type, const uint8_t *payload, size_t len, char *detail,
                             size_t detail_len) {
   static const eph_record_sink drop = {drop_records, NULL};
-  static eph_file scratch_init;
-  if (!b->p) {
-    if (!(b->p = malloc(sizeof *b->p))) return EPH_ERR_NOMEM;
-    *b->p = scratch_init;
-  }
+  if (!b->p && !(b->p = calloc(1, sizeof *b->p))) return EPH_ERR_NOMEM;
   b->sink = &drop;
-  if (type != EPHF_CHUNK_RECORDS && type != EPHF_CHUNK_GCS && type != EPHF_CHUNK_EVENTS) return EPH_OK;
   eph_status st = ephf_decode_chunk(b, type, payload, len, detail, detail_len);
   b->p->nrecords = b->p->ngcs = b->p->nevents = 0; /* the arrays stay, for the next chunk */
   return st;

@@ -242,7 +242,7 @@ eph_status ephf_decode_chunk(ephf_builder *b, uint32_t type, const uint8_t *payl
                              size_t detail_len);
 
 /*
- * Checks a data chunk's payload (RECORDS, GCS, EVENTS) as the reader will,
+ * Checks a data chunk's payload (RECORDS, GCS or EVENTS) as the reader will,
  * against the classes and sites of the bitmaps: the same decoder, its
  * items dropped.  b is kept between calls (its arrays reused; zero it
  * first, free it with ephf_check_free).  Returns EPH_OK, EPH_ERR_NOMEM, or

@@ -118,8 +118,8 @@ static void check_before_sealing(eph_writer *w, int which, const uint8_t *payloa
   eph_status st = ephf_check_chunk(&w->check, BUF_TYPE[which], payload, len, detail, sizeof detail);
   if (st == EPH_OK || st == EPH_ERR_NOMEM) return; /* out of memory: the chunk goes unchecked */
   fprintf(stderr, "ephemera: writer bug: a %s chunk of %zu bytes %s %s is malformed: %s\n",
-          which == B_RECORDS ? "RECORDS" : which == B_GCS ? "GCS" : "EVENTS", len,
-          w->parent ? "for a fork of" : "about to be written to", w->path, detail);
+          ephf_chunk_name(BUF_TYPE[which]), len, w->parent ? "for a fork of" : "about to be written to", w->path,
+          detail);
   abort();
 }
 

@@ -90,8 +90,8 @@ struct walk_split {
   pthread_t thread;
   walk_thread second;  /* the second thread's, copied to its stack as it starts */
   bool running_on; /* the walk runs on past its scavenge: prof_gc_walk_finish ends it */
-  bool out_open;   /* under sites_lock: the collection's end is in the file and the writer has no thread: */
-                   /* the second thread may append the walk's records (write_ahead), */
+  bool out_open;   /* under sites_lock: the collection's end is in the file and the writer has no thread, */
+                   /* so the second thread may append the walk's records (write_ahead), */
   bool finishing;  /* ... unless the main thread has begun to finish the walk (it joins the pieces) */
   size_t out_memory; /* the writer's memory when the walk started (the second thread may change it) */
   size_t young_len, old_room; /* young entries, and room left in the old list's blocks, then */
@@ -313,12 +313,14 @@ static void join_done(walk_thread *t, bool alone) {
   }
 }
 
-/* Takes pieces until none is left; the main thread keeps the walked ones
- * between its own, so that writing the file overlaps the other's walk. */
+/* The tests' hold on thread t (EPHEMERA_WALK_DELAY): once a piece. */
 static inline void test_delay(const walk_thread *t) {
   unsigned us = t->p->walk_delay_us[!t->main];
   if (EPH_UNLIKELY(us)) usleep(us);
 }
+
+/* Takes pieces until none is left; the main thread keeps the walked ones
+ * between its own, so that writing the file overlaps the other's walk. */
 
 static void walk_pieces(walk_thread *t) {
   struct walk_split *s = t->split;
