@@ -10,7 +10,8 @@
  *   3. the best predictions ranked under an objective (eph_tune_rank), the
  *      top few measured for real with repeated invocations (eph_tune_measure);
  *   4. the best MEASURED configuration recommended as an EPHEMERA_GC string.
- * eph_tune_run (src/tune/advisor.c) does the whole loop and prints it.
+ * eph_tune_run (src/tune/advisor.c) does the whole loop and returns what it
+ * found; src/render/render_tune.c prints it.
  *
  * Memory: every array a function returns is owned by the caller and freed
  * with free() (or the matching _free function named below).
@@ -219,25 +220,125 @@ typedef struct eph_tune_request {
   bool kv;           /* end with a key=value line */
 } eph_tune_request;
 
+/* The explanation of a recommendation (explain.c): the long-lived volume,
+ * the classes that hold most of it, from the profile's lifetimes. */
+typedef struct eph_tune_why {
+  uint64_t threshold;     /* bytes: the default eden; longer-lived is "long-lived" */
+  double all_bytes;       /* bytes allocated (weighted) */
+  double longlived_bytes; /* of those, outliving one default eden */
+  size_t nclasses;        /* classes below, ≤ 3, largest first */
+  struct {
+    char name[96];
+    double bytes;
+  } classes[3];
+} eph_tune_why;
+
+/* One verified configuration: its prediction and its measurement. */
+typedef struct eph_tune_verified {
+  eph_tune_sim sim;
+  eph_tune_measurement meas;
+} eph_tune_verified;
+
+/* The loop's steps, in order; each is reported to the progress callback
+ * when its part of eph_tune_result is filled. */
+typedef enum eph_tune_step {
+  EPH_TUNE_STARTED,   /* target, objective */
+  EPH_TUNE_PROFILED,  /* profile_* */
+  EPH_TUNE_SCREENED,  /* grid, feasible, the default measured, calibration */
+  EPH_TUNE_SIMULATED, /* the simulator's pass (sim_*) */
+  EPH_TUNE_DONE       /* verified, the recommendation, why */
+} eph_tune_step;
+
+/* What `ephemera tune` found. */
+typedef struct eph_tune_result {
+  const eph_tune_request *request;
+  char objective[64];                     /* the objective as text */
+  /* EPH_TUNE_PROFILED */
+  char profile_spec[64];                  /* the profiled run's SPEC */
+  size_t records;                         /* lifetimes read */
+  uint64_t allocated;                     /* bytes allocated in the run */
+  bool exact;                             /* deaths exact (Merlin) */
+  /* EPH_TUNE_SCREENED */
+  size_t grid, feasible;                  /* configurations screened; within the objective */
+  double default_wall_s, gc_measured_s;   /* the default's measured mean wall and GC time */
+  bool gc_assumed;                        /* GC time assumed at 30 % (a command whose heaps report none) */
+  double scale;                           /* the model's calibration factor on nominal costs */
+  /* EPH_TUNE_SIMULATED */
+  bool sim_used;                          /* the simulator re-ranked the model's best */
+  char sim_skipped[256];                  /* else why not */
+  bool sim_all;                           /* it re-simulated all of the feasible grid */
+  size_t sim_count;                       /* configurations re-simulated besides the default */
+  const char *sim_input;                  /* the simulator's input kind (eph_sim_input_kind_name) */
+  bool sim_fitted;                        /* with a fitted cost model (`ephemera sim calibrate`) */
+  double sim_scale;                       /* the simulator's calibration factor */
+  /* EPH_TUNE_DONE */
+  int invocations;                        /* per verified configuration */
+  eph_tune_verified *verified;            /* [0] the default */
+  int nverified;
+  int best;                               /* index into verified: the recommendation (0: keep the defaults) */
+  int unclear;                            /* >0: the fastest, not clearly faster than the default */
+  double unclear_speedup, unclear_ci;     /* its speed-up over the default and 95 % half-width */
+  double speedup, speedup_ci;             /* best over the default, measured; 95 % half-width */
+  double predicted;                       /* best over the default, predicted */
+  bool has_why;                           /* why is filled (a recommendation other than the default) */
+  eph_tune_why why;
+} eph_tune_result;
+
+/* Called after each step with the result so far (ctx is the caller's). */
+typedef void (*eph_tune_progress)(void *ctx, eph_tune_step step, const eph_tune_result *so_far);
+
 /*
  * Profiles the target once, simulates the grid, verifies the top few and
- * the default with real runs, and prints the recommendation and its
- * explanation on out.  Returns non-OK with err filled if a run fails or the
- * profile cannot be read.
+ * the default with real runs, and recommends the best measured, with its
+ * explanation, in *out (free with eph_tune_result_free, also on failure).
+ * progress (may be NULL) sees each step as it completes: `ephemera tune`
+ * prints there (src/render/render_tune.c).  Returns non-OK with err filled
+ * if a run fails or the profile cannot be read.
  */
-eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err);
+eph_status eph_tune_run(const eph_tune_request *req, eph_tune_progress progress, void *ctx, eph_tune_result *out,
+                        eph_error *err);
+void eph_tune_result_free(eph_tune_result *r);
+
+/* The advisor's prediction for a profile, for `ephemera report`. */
+typedef enum eph_tune_suggestion_kind {
+  EPH_SUGGEST_NONE = 0, /* nothing to say: another runtime's profile, or a run that never filled the default eden */
+  EPH_SUGGEST_TOO_BIG,  /* a profile over 1 GiB: not simulated */
+  EPH_SUGGEST_PREDICTED /* top and def hold the best predicted and the default */
+} eph_tune_suggestion_kind;
+
+typedef struct eph_tune_suggestion {
+  eph_tune_suggestion_kind kind;
+  size_t grid;          /* configurations simulated */
+  size_t records;       /* lifetimes simulated */
+  size_t thinned;       /* >1: one small object in thinned kept (weighted) */
+  char sim_failed[256]; /* the simulator's failure ("" none): the fast model's ranking stands */
+  eph_tune_sim def, top;
+} eph_tune_suggestion;
 
 /*
- * For `ephemera report`: simulates the grid over a profile's lifetimes and
- * prints the top predicted configuration under the time objective (nominal
- * costs, calibrated on the profile's own GC time when it has one), marked as
- * predicted.  Prints nothing for profiles of other runtimes (Lua) or of
- * runs that never filled the default eden; a note instead of a simulation
- * for profiles over 1 GiB.  Fails only when the file cannot be read.
+ * Simulates the grid over a profile's lifetimes and gives the top
+ * predicted configuration under the time objective (nominal costs,
+ * calibrated on the profile's own GC time when it has one).  Kind NONE for
+ * profiles of other runtimes (Lua) or of runs that never filled the
+ * default eden; TOO_BIG for profiles over 1 GiB.  Fails only when the
+ * file cannot be read.
  */
-eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_error *err);
+eph_status eph_tune_suggest(const char *profile_path, eph_tune_suggestion *out, eph_error *err);
 
 /* --- Lua ------------------------------------------------------------------------ */
+
+/* A Lua profile's collector advice (docs/lua.md, "Collector advice"), as
+ * `ephemera lua --summary` gives it: for `ephemera report`. */
+typedef struct eph_tune_lua_advice {
+  const char *label;              /* "generational", "incremental", "mixed" or "none" */
+  const char *text;               /* lines of plain text joined by '\n'; NULL for "none" */
+  double share0, share01;         /* of the freed objects: died within one, two GC cycles */
+  double censored;                /* of all: alive at the end */
+} eph_tune_lua_advice;
+
+/* The advice from weighted object counts: freed objects that survived no
+ * cycle and one cycle, all freed objects, objects alive at the end. */
+eph_tune_lua_advice eph_tune_lua_advice_of(double survived0, double survived1, double freed, double censored);
 
 typedef struct eph_tune_lua_request {
   const char *ephemera;   /* path of the ephemera executable */
@@ -247,13 +348,36 @@ typedef struct eph_tune_lua_request {
   bool kv;
 } eph_tune_lua_request;
 
+/* What `ephemera tune --lua` found. */
+typedef struct eph_tune_lua_result {
+  const eph_tune_lua_request *request;
+  /* EPH_TUNE_PROFILED */
+  double objects;               /* objects of the profiled run (freed + alive at the end) */
+  double share0, share01;       /* of those freed: died before their first, second GC cycle ended */
+  double censored;              /* of all: alive at the end */
+  const char *advice;           /* which settings come first: "generational", "incremental" or "mixed" */
+  const char *advice_label;     /* the advice itself (as `ephemera lua --summary`; "none" without objects) */
+  /* EPH_TUNE_DONE */
+  int n;                        /* settings measured, [0] Lua's default */
+  const char *settings[8];      /* `ephemera lua --gc` strings */
+  eph_tune_measurement meas[8];
+  int best;                     /* the recommendation (0: keep the default) */
+  int fastest;                  /* the fastest mean (0: the default) */
+  double fastest_speedup, fastest_ci; /* its speed-up over the default and 95 % half-width */
+  double speedup, speedup_ci;   /* best over the default */
+} eph_tune_lua_result;
+
 /*
  * Lua 5.4's collector: profiles the script once (`ephemera lua`), picks
  * candidate settings seeded by its lifetimes (generational vs incremental,
  * minormul/majormul or pause/stepmul), measures each with repeated runs of
- * `ephemera lua --no-profile --gc SETTING` and prints the best measured.
+ * `ephemera lua --no-profile --gc SETTING`, and recommends the best
+ * measured in *out.  progress (may be NULL) sees EPH_TUNE_STARTED,
+ * EPH_TUNE_PROFILED and EPH_TUNE_DONE, with the result so far.
  */
-eph_status eph_tune_lua_run(const eph_tune_lua_request *req, FILE *out, eph_error *err);
+typedef void (*eph_tune_lua_progress)(void *ctx, eph_tune_step step, const eph_tune_lua_result *so_far);
+eph_status eph_tune_lua_run(const eph_tune_lua_request *req, eph_tune_lua_progress progress, void *ctx,
+                            eph_tune_lua_result *out, eph_error *err);
 
 #ifdef __cplusplus
 }

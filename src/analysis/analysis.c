@@ -59,24 +59,23 @@ static bool build_km(eph_analysis *a, eph_km_obs *scratch) {
   return eph_km_compute_with(&a->km[0], obs, a->nrecords, tmp);
 }
 
-/* Lua profiles: the collector advice shared with `ephemera lua --summary`. */
-static void lua_advice(eph_analysis *a) {
+/* Lua profiles: objects by collector cycles survived, for the collector
+ * advice that `ephemera lua --summary` also gives. */
+static void lua_cycles(eph_analysis *a) {
   const char *rt = eph_file_meta(a->profile, "runtime");
   if (!rt || strcmp(rt, "lua")) return;
   a->lua = true;
   a->lua_gc = eph_file_meta(a->profile, "gc");
-  double s0 = 0, s1 = 0, freed = 0, cens = 0;
   for (size_t i = 0; i < a->nrecords; i++) {
     const eph_life *l = &a->lives[i];
     if (l->censored) {
-      cens += l->weight;
+      a->cycles.censored += l->weight;
       continue;
     }
-    freed += l->weight;
-    if (l->gcs_survived == 0) s0 += l->weight;
-    else if (l->gcs_survived == 1) s1 += l->weight;
+    a->cycles.freed += l->weight;
+    if (l->gcs_survived == 0) a->cycles.survived0 += l->weight;
+    else if (l->gcs_survived == 1) a->cycles.survived1 += l->weight;
   }
-  a->lua_advice = eph_lua_advice_compute(s0, s1, freed, cens);
 }
 
 static eph_analysis *analysis_new(const eph_analysis_opts *o) {
@@ -121,7 +120,7 @@ static eph_analysis *finish(eph_analysis *a, eph_lifetimes *lt, const eph_file *
     if (!eph_histogram_build(&a->hist[c], a->lives, a->nrecords, (eph_clock)c, a->opts.hist_bins)) goto nomem;
   }
   if (!eph_analysis_fold_sites(a) || !eph_classtable_build(a, scratch)) goto nomem;
-  lua_advice(a);
+  lua_cycles(a);
   if (!build_km(a, scratch) || !eph_intervals_curves(a)) goto nomem;
   free(scratch);
   if (a->opts.progress) a->opts.progress(NULL, 1, a->opts.progress_ctx);

@@ -36,7 +36,6 @@
 
 #include "ephemera/format.h"
 #include "turnbull.h"
-#include "lua/lua_advice.h" /* header-only: the Lua adapter's advice, for runtime=lua profiles */
 
 /* Lifetime clocks. */
 typedef enum eph_clock { EPH_CLOCK_BYTES = 0, EPH_CLOCK_SECONDS = 1, EPH_CLOCK_REL = 2, EPH_NCLOCKS = 3 } eph_clock;
@@ -208,11 +207,15 @@ typedef struct eph_analysis {
   bool km_estimated;                /* the survival curves are the estimates' (interval deaths; rel/bytes clock,
                                        rel then in % of the bytes allocated), not Kaplan–Meier's at --end */
   eph_resolution res;
-  /* Lua profiles (metadata runtime=lua): the collector advice (lua_advice.h),
-   * from cycles survived (death - birth full_gcs) of the freed records */
+  /* Lua profiles (metadata runtime=lua): weighted objects by collector
+   * cycles survived (death - birth full_gcs), the input of the runtime's
+   * collector advice (eph_tune_runtime_advice) */
   bool lua;
   const char *lua_gc;               /* metadata gc: the mode the run used, or NULL */
-  eph_lua_advice lua_advice;
+  struct {
+    double survived0, survived1;    /* freed objects that survived no cycle, one cycle */
+    double freed, censored;         /* freed objects; objects alive at the end */
+  } cycles;
 } eph_analysis;
 
 /* Runs the analysis.  Returns NULL and fills err (EPH_ERR_INVALID, ENOMEM as

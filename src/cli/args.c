@@ -80,6 +80,21 @@ int cli_opt_choice(const char *opt, const char *text, const char *const *names) 
   return -1;
 }
 
+bool cli_opt_end(const char *text, eph_analysis_opts *o) {
+  static const char *const ends[] = {"death", "alive", "mid", NULL};
+  static const eph_death_end end_of[] = {EPH_END_DEATH, EPH_END_ALIVE, EPH_END_MID};
+  int k = cli_opt_choice("--end", text, ends);
+  if (k >= 0) o->end = end_of[k];
+  return k >= 0;
+}
+
+bool cli_opt_lower(const char *text, eph_analysis_opts *o) {
+  static const char *const lowers[] = {"recorded", "proven", NULL};
+  int k = cli_opt_choice("--lower", text, lowers);
+  if (k >= 0) o->nepotism_safe = k == 1;
+  return k >= 0;
+}
+
 bool cli_output_done(FILE *f, const char *what, bool close) {
   bool failed = ferror(f) != 0;
   errno = 0;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "ephemera/heap.h"
+#include "analysis.h"
 #include "number.h"
 
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2, CLI_BAD_INPUT = 3 };
@@ -70,6 +71,10 @@ bool cli_opt_double(const char *opt, const char *text, double min, double max, b
 /* The index of text in names (NULL-terminated), or -1 after "OPT: bad value 'x' (expected a, b or c)". */
 int cli_opt_choice(const char *opt, const char *text, const char *const *names);
 
+/* The analysis options `report` and `compare` share: --end death|alive|mid
+ * and --lower recorded|proven, into o (false after the message above). */
+bool cli_opt_end(const char *text, eph_analysis_opts *o);
+bool cli_opt_lower(const char *text, eph_analysis_opts *o);
 /*
  * Ends writing to f (stdout or a file the command opened, named what in
  * the message): flushes, or closes when close is true, and checks that

@@ -58,8 +58,7 @@ int cmd_compare(int argc, char **argv) {
                                            {"lower", required_argument, NULL, OPT_LOWER}, {"help", no_argument, NULL, 'h'},
                                            {0}};
   static const char *const formats[] = {"text", "csv", "json", NULL};
-  static const char *const ends[] = {"death", "alive", "mid", NULL};
-  int format = 0, k;
+  int format = 0;
   bool wall = false;
   const char *exact = NULL;
   double z = 3;
@@ -74,17 +73,13 @@ int cmd_compare(int argc, char **argv) {
         if (!cli_opt_double("--z", optarg, 0, 1e9, false, &z)) return CLI_USAGE;
         break;
       case OPT_END:
-        if ((k = cli_opt_choice("--end", optarg, ends)) < 0) return CLI_USAGE;
-        o.end = k == 0 ? EPH_END_DEATH : k == 1 ? EPH_END_ALIVE : EPH_END_MID;
+        if (!cli_opt_end(optarg, &o)) return CLI_USAGE;
         break;
       case OPT_WALL: wall = true; break;
       case OPT_EXACT: exact = optarg; break;
-      case OPT_LOWER: {
-        static const char *const lowers[] = {"recorded", "proven", NULL};
-        if ((k = cli_opt_choice("--lower", optarg, lowers)) < 0) return CLI_USAGE;
-        o.nepotism_safe = k == 1;
+      case OPT_LOWER:
+        if (!cli_opt_lower(optarg, &o)) return CLI_USAGE;
         break;
-      }
       case 'h': usage(stdout); return cli_stdout_done("the help");
       default: return CLI_USAGE;
     }

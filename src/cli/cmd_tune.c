@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "ephemera/tune.h"
+#include "render_tune.h"
 #include "workload.h"
 
 static void usage(FILE *out) {
@@ -155,7 +156,8 @@ int cmd_tune(int argc, char **argv) {
     script[0] = (char *)lua;
     for (int i = 0; i < nargs; i++) script[i + 1] = argv[script_args + i];
     eph_tune_lua_request lr = {self, script, req.invocations, req.verify, req.kv};
-    eph_status st = eph_tune_lua_run(&lr, stdout, &err);
+    eph_tune_lua_result res;
+    eph_status st = eph_tune_lua_run(&lr, eph_render_tune_lua_progress, stdout, &res, &err);
     free(script);
     if (st != EPH_OK) {
       cli_error("tune: %s", err.message);
@@ -204,7 +206,10 @@ int cmd_tune(int argc, char **argv) {
     req.target.workload = argv[optind];
   }
   req.target.ephemera = self;
-  if (eph_tune_run(&req, stdout, &err) != EPH_OK) {
+  eph_tune_result res;
+  eph_status st = eph_tune_run(&req, eph_render_tune_progress, stdout, &res, &err);
+  eph_tune_result_free(&res);
+  if (st != EPH_OK) {
     cli_error("tune: %s", err.message);
     return 1;
   }

@@ -24,6 +24,7 @@
 #include "timeline.h"
 #include "ephemera/format.h"
 #include "ephemera/profile.h"
+#include "ephemera/tune.h"
 #include "trace.h"
 #include "escape.h"
 #include "workload.h"
@@ -40,21 +41,23 @@ const char *eph_clock_unit(eph_clock c);
 
 /* --- the report (render_text.c, render_csv.c, render_json.c, render_html.c) --- */
 
-void eph_render_text(FILE *out, const eph_analysis *a, bool color);
+/* lua: a Lua profile's collector advice (eph_tune_lua_advice_of), or NULL. */
+void eph_render_text(FILE *out, const eph_analysis *a, const eph_tune_lua_advice *lua, bool color);
 /* CSV: with dir, one file per table (summary.csv, histogram.csv, classes.csv,
  * survival.csv[, heap.csv][, timeline.csv: render_timeline.c]); without, all tables on out, each after a
  * "# table" line.  Returns false with errno on a write error (a file in dir
  * that cannot be created or written, or out's error flag). */
 bool eph_render_csv(FILE *out, const char *dir, const eph_analysis *a);
-void eph_render_json(FILE *out, const eph_analysis *a);
+void eph_render_json(FILE *out, const eph_analysis *a, const eph_tune_lua_advice *lua);
 /* HTML: one self-contained page (plots inlined as SVG).  plot_dir: where the
  * SVG files also go (may be NULL).  Returns false, with errno and the path
  * in failed, when a plot file could not be written (the page is whole). */
 bool eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir, char *failed, size_t failedlen);
-/* The same with a flame graph of bytes x lifetime by call stack drawn from
- * flame (spacetime.h; NULL: none), and the heap timeline (render_timeline.c). */
-bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_spacetime *flame, const char *plot_dir,
-                          char *failed, size_t failedlen);
+/* The same with a Lua profile's collector advice (NULL: none), a flame graph
+ * of bytes x lifetime by call stack drawn from flame (spacetime.h; NULL:
+ * none), and the heap timeline (render_timeline.c). */
+bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_tune_lua_advice *lua, const eph_spacetime *flame,
+                          const char *plot_dir, char *failed, size_t failedlen);
 /* The heap timeline (timeline.h) as CSV: two rows per collection (its start
  * and end): time_s,event,gc_index,kind,used_bytes,committed_bytes,pause_ms,allocated_bytes. */
 void eph_render_timeline_csv(FILE *out, const eph_timeline *t);

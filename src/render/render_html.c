@@ -346,11 +346,11 @@ void eph_html_figure(FILE *out, struct plot_ctx *pc, const char *name, const cha
 }
 
 bool eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir, char *failed, size_t failedlen) {
-  return eph_render_html_with(out, a, NULL, plot_dir, failed, failedlen);
+  return eph_render_html_with(out, a, NULL, NULL, plot_dir, failed, failedlen);
 }
 
-bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_spacetime *flame, const char *plot_dir,
-                          char *failed, size_t failedlen) {
+bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_tune_lua_advice *lua, const eph_spacetime *flame,
+                          const char *plot_dir, char *failed, size_t failedlen) {
   plot_ctx pc = {eph_gnuplot_available(), plot_dir, "", 0, ""};
   fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>Ephemera report: ", out);
   eph_html_escape(out, a->title);
@@ -397,8 +397,8 @@ bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_spacetime 
     heap_plots(out, &pc, a->heap);
     fputs("</div>\n", out);
   }
-  if (a->lua && eph_lua_advice_text(a->lua_advice.kind)) {
-    const eph_lua_advice *v = &a->lua_advice;
+  if (a->lua && lua && lua->text) {
+    const eph_tune_lua_advice *v = lua;
     fputs("<h2>Lua collector advice</h2>\n<p class=note>A hypothesis from the lifetime distribution; check it with "
           "<code>ephemera lua --gc ...</code> and the wall time.</p>\n<p>Run with gc ",
           out);
@@ -408,7 +408,7 @@ bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_spacetime 
             100 * v->share0, 100 * v->share01, 100 * v->censored);
     /* One paragraph: the text's line breaks become spaces (escaped as a
      * whole, so that its UTF-8 sequences stay whole). */
-    char *text = strdup(eph_lua_advice_text(v->kind));
+    char *text = strdup(v->text);
     if (text) {
       for (char *c = text; *c; c++)
         if (*c == '\n') *c = ' ';

@@ -45,7 +45,7 @@ static void est(FILE *o, const eph_life_est *e) {
   fprintf(o, "\"nepotism_sensitive\":%s,\"resolved\":%s", e->nepotism_sensitive ? "true" : "false", e->resolved ? "true" : "false");
 }
 
-void eph_render_json(FILE *o, const eph_analysis *a) {
+void eph_render_json(FILE *o, const eph_analysis *a, const eph_tune_lua_advice *lua) {
   static const char *const cn[] = {"bytes", "seconds", "rel_pct"};
   static const char *const ends[] = {"death", "alive_until", "mid"};
   fputs("{\"summary\":{\"title\":", o);
@@ -150,19 +150,19 @@ void eph_render_json(FILE *o, const eph_analysis *a) {
     }
     fputs("]}", o);
   }
-  if (a->lua) {
-    const eph_lua_advice *v = &a->lua_advice;
+  if (a->lua && lua) {
+    const eph_tune_lua_advice *v = lua;
     fputs(",\"lua_advice\":{\"gc\":", o);
     if (a->lua_gc) eph_json_string(o, a->lua_gc);
     else fputs("null", o);
     fputs(",\"kind\":", o);
-    eph_json_string(o, eph_lua_advice_label(v->kind));
+    eph_json_string(o, v->label);
     fputc(',', o);
     kv(o, "died_within_1_cycle", v->share0, true);
     kv(o, "died_within_2_cycles", v->share01, true);
     kv(o, "alive_at_end", v->censored, true);
     fputs("\"advice\":", o);
-    const char *text = eph_lua_advice_text(v->kind);
+    const char *text = v->text;
     if (text) eph_json_string(o, text);
     else fputs("null", o);
     fputc('}', o);

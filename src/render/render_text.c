@@ -203,10 +203,9 @@ static void heap_profile(FILE *out, const eph_heapview *h) {
   fprintf(out, "\n  %11s0 %*s\n", "", W - 1, eph_fmt_life(B(b), h->t_max, EPH_CLOCK_BYTES));
 }
 
-/* Lua profiles: the collector advice (lua_advice.h), as `ephemera lua --summary` states it. */
-static void lua_advice(FILE *out, const eph_analysis *a) {
-  const eph_lua_advice *v = &a->lua_advice;
-  const char *text = eph_lua_advice_text(v->kind);
+/* Lua profiles: the collector advice, as `ephemera lua --summary` states it. */
+static void lua_advice(FILE *out, const eph_analysis *a, const eph_tune_lua_advice *v) {
+  const char *text = v->text;
   if (!text) return;
   fprintf(out, "\nLua collector advice (a hypothesis; check it with `ephemera lua --gc ...` and the wall time):\n");
   fprintf(out, "  run with gc %s; of the objects freed, %.0f %% died before the next GC cycle completed, %.0f %% within two;\n"
@@ -220,7 +219,7 @@ static void lua_advice(FILE *out, const eph_analysis *a) {
   }
 }
 
-void eph_render_text(FILE *out, const eph_analysis *a, bool color) {
+void eph_render_text(FILE *out, const eph_analysis *a, const eph_tune_lua_advice *lua, bool color) {
   const eph_file *p = a->profile;
   char b1[48], b2[48], b3[48], b4[48];
   const char *size = eph_file_meta(p, "size");
@@ -271,5 +270,5 @@ void eph_render_text(FILE *out, const eph_analysis *a, bool color) {
   class_table(out, a);
   survival(out, a);
   if (a->heap) heap_profile(out, a->heap);
-  if (a->lua) lua_advice(out, a);
+  if (a->lua && lua) lua_advice(out, a, lua);
 }

@@ -64,12 +64,13 @@ static void sim_costmodel(eph_sim_costmodel *cm) {
  * fits in budget_s, else the REFINE best — re-simulated and
  * calibrated on the measured default like the model (not at all when
  * gc_measured is 0); order[] then lists them best first under the
- * objective, *nref of them within it.  out may be NULL.
+ * objective, *nref of them within it.  res (may be NULL) gets what the
+ * pass did.
  */
 static eph_status refine(const eph_tune_objective *obj, const eph_tune_config *grid, const eph_sim_input *in,
                          double def_wall_s, double gc_measured,
                          const eph_tune_costs *costs, eph_tune_sim *sims, size_t *order, size_t feasible,
-                         double budget_s, size_t *nref, FILE *out, eph_error *err) {
+                         double budget_s, size_t *nref, eph_tune_result *res, eph_error *err) {
   size_t *which = malloc((feasible + 1) * sizeof *which), *sub_order = malloc((feasible + 1) * sizeof *sub_order);
   double *sim_gc = malloc((feasible + 1) * sizeof *sim_gc);
   eph_tune_sim *sub = malloc((feasible + 1) * sizeof *sub);
@@ -121,11 +122,14 @@ static eph_status refine(const eph_tune_objective *obj, const eph_tune_config *g
   size_t ok = eph_tune_rank(obj, sub, n, sub_order);
   for (size_t i = 0; i < n; i++) order[i] = which[sub_order[i]];
   *nref = ok;
-  if (out)
-    fprintf(out, "  simulator  the default and %s%zu of the model's best (distinct outcomes) again with the GC "
-                 "simulator (spur, %s input%s): x%.2f its cost model\n",
-            r == feasible ? "all " : "", n - 1, eph_sim_input_kind_name(eph_sim_input_kind_of(in)),
-            cm.samples ? ", fitted cost model" : "", k);
+  if (res) {
+    res->sim_used = true;
+    res->sim_all = r == feasible;
+    res->sim_count = n - 1;
+    res->sim_input = eph_sim_input_kind_name(eph_sim_input_kind_of(in));
+    res->sim_fitted = cm.samples != 0;
+    res->sim_scale = k;
+  }
 done:
   free(which);
   free(sub_order);
@@ -152,19 +156,36 @@ static eph_status load_profile(const char *path, size_t max_records, size_t *thi
   return st;
 }
 
-eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) {
+/* The best measured of the nv verified (index into meas), under the objective. */
+static int best_measured(const eph_tune_objective *o, const eph_tune_measurement *meas, int nv) {
+  int best = 0;
+  double best_score = eph_tune_score(o, meas[0].mean_s, meas[0].peak_heap);
+  for (int k = 1; k < nv; k++) {
+    double s = eph_tune_score(o, meas[k].mean_s, meas[k].peak_heap);
+    if (s < best_score) best = k, best_score = s;
+  }
+  return best;
+}
+
+static void report(eph_tune_progress progress, void *ctx, eph_tune_step step, const eph_tune_result *r) {
+  if (progress) progress(ctx, step, r);
+}
+
+eph_status eph_tune_run(const eph_tune_request *req, eph_tune_progress progress, void *ctx, eph_tune_result *res,
+                        eph_error *err) {
   const eph_tune_target *t = &req->target;
+  memset(res, 0, sizeof *res);
+  res->request = req;
   int verify = req->verify > 0 ? req->verify : 5;
   if (verify > 5) verify = 5;
   int inv = req->invocations > 0 ? req->invocations : 5;
+  res->invocations = inv;
   char path[256];
   if (req->keep_profile) snprintf(path, sizeof path, "%s", req->keep_profile);
   else snprintf(path, sizeof path, "%s/ephemera-tune-%ld.eph", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
                 (long)getpid());
-  const char *what = t->workload ? t->workload : t->command;
-  char objective[64];
-  eph_tune_objective_format(&req->objective, objective, sizeof objective);
-  fprintf(out, "tune %s%s%s, objective %s\n", what, t->size ? " --size " : "", t->size ? t->size : "", objective);
+  eph_tune_objective_format(&req->objective, res->objective, sizeof res->objective);
+  report(progress, ctx, EPH_TUNE_STARTED, res);
 
   /* 1. One profiled run. */
   const char *mode;
@@ -177,8 +198,11 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   st = load_profile(path, 0, &thinned, &lives, &sim_in, &sim_err, err);
   if (!req->keep_profile) unlink(path);
   if (st != EPH_OK) return st;
-  fprintf(out, "  profile    1 run (%s): %zu records, %.1f MiB allocated, deaths %s\n", mode, lives.n,
-          (double)lives.end / (1024.0 * 1024.0), lives.exact ? "exact" : "to the collection that found them");
+  snprintf(res->profile_spec, sizeof res->profile_spec, "%s", mode);
+  res->records = lives.n;
+  res->allocated = lives.end;
+  res->exact = lives.exact;
+  report(progress, ctx, EPH_TUNE_PROFILED, res);
 
   /* 2. The grid, simulated. */
   eph_tune_config *grid = NULL;
@@ -188,7 +212,8 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   eph_tune_measurement *meas = calloc((size_t)verify, sizeof *meas);
   size_t *verified = calloc((size_t)verify, sizeof *verified);
   double *score = calloc((size_t)verify, sizeof *score); /* the measured ones' under the objective */
-  if (!grid || !sims || !order || !meas || !verified || !score) {
+  res->verified = calloc((size_t)verify, sizeof *res->verified);
+  if (!grid || !sims || !order || !meas || !verified || !score || !res->verified) {
     st = EPH_ERR_NOMEM;
     eph_error_fill(err, st, "out of memory for the grid");
     goto done;
@@ -211,18 +236,23 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
   if (gc_assumed) gc_measured = 0.3 * meas[0].mean_s;
   eph_tune_calibrate(&costs, &sims[0], meas[0].mean_s, gc_measured, sims, n);
   size_t feasible = eph_tune_rank(&req->objective, sims, n, order);
-  fprintf(out, "  model      %zu configurations screened (%zu within the objective); calibrated on the default's "
-               "%.3f s (GC %.3f s%s): x%.2f nominal\n",
-          n, feasible, meas[0].mean_s, gc_measured, gc_assumed ? ", assumed 30%" : "", costs.scale);
+  res->grid = n;
+  res->feasible = feasible;
+  res->default_wall_s = meas[0].mean_s;
+  res->gc_measured_s = gc_measured;
+  res->gc_assumed = gc_assumed;
+  res->scale = costs.scale;
+  report(progress, ctx, EPH_TUNE_SCREENED, res);
   if (sim_in) {
     size_t nref = 0;
     st = refine(&req->objective, grid, sim_in, meas[0].mean_s, gc_measured, &costs, sims, order, feasible, REFINE_BUDGET_S,
-                &nref, out, err);
+                &nref, res, err);
     if (st != EPH_OK) goto done;
     feasible = nref;
   } else {
-    fprintf(out, "  simulator  not used (%s): the model's ranking stands\n", sim_err.message);
+    snprintf(res->sim_skipped, sizeof res->sim_skipped, "%s", sim_err.message);
   }
+  report(progress, ctx, EPH_TUNE_SIMULATED, res);
 
   /* 4. A few, measured: measurement chooses the eden size, the model the
    * other parameters at each (verify_order.c). */
@@ -240,80 +270,27 @@ eph_status eph_tune_run(const eph_tune_request *req, FILE *out, eph_error *err) 
     verified[nv++] = i;
   }
 
-  /* 5. The best measured. */
-  int best = 0;
-  double best_score = eph_tune_score(&req->objective, meas[0].mean_s, meas[0].peak_heap);
-  for (int k = 1; k < nv; k++) {
-    double s = eph_tune_score(&req->objective, meas[k].mean_s, meas[k].peak_heap);
-    if (s < best_score) best = k, best_score = s;
-  }
-  /* Under the time objective a configuration must be faster beyond the
-   * noise: the fastest of five noisy means is biased low, and a pick that
-   * is not clearly faster than the default may well be slower. */
-  int unclear = 0;
-  /* (tune_clearly_faster: beyond the interval, or by rules of its own
-   * for one or two invocations.) */
-  bool one = inv < 2, two = inv == 2;
+  /* 5. The best measured.  Under the time objective a configuration must
+   * be faster beyond the noise: the fastest of five noisy means is biased
+   * low, and a pick that is not clearly faster than the default may well
+   * be slower (tune_clearly_faster: beyond the interval, or by rules of
+   * its own for one or two invocations). */
+  int best = best_measured(&req->objective, meas, nv), unclear = 0;
   if (req->objective.kind == EPH_TUNE_TIME && best && !tune_clearly_faster(&meas[0], &meas[best]))
     unclear = best, best = 0;
-  fprintf(out, "  verified   %d configurations x %d invocations (mean wall time%s):\n", nv, inv, one ? "" : ", 95% CI");
-  fprintf(out, "    %-3s %-56s %10s %20s %9s %9s %10s %6s\n", "", "EPHEMERA_GC", "predicted", "measured", "pred.x",
-          "meas.x", "peak heap", "fullGC");
-  for (int k = 0; k < nv; k++) {
-    const eph_tune_sim *s = &sims[verified[k]];
-    char gc[160], ci[48], peak[32];
-    eph_tune_config_format(&s->config, gc, sizeof gc);
-    if (one) snprintf(ci, sizeof ci, "%.3f s", meas[k].mean_s);
-    else snprintf(ci, sizeof ci, "%.3f ± %.3f s", meas[k].mean_s, meas[k].ci95_s);
-    tune_format_mib(meas[k].peak_heap, peak, sizeof peak);
-    fprintf(out, "    %-3s %-56s %8.3f s %20s %8.2fx %8.2fx %10s %6.1f\n", k == best ? "*" : (k == 0 ? "def" : ""), gc,
-            s->time_s, ci, ratio(sims[0].time_s, s->time_s), ratio(meas[0].mean_s, meas[k].mean_s), peak,
-            meas[k].full_gcs);
-  }
-  const eph_tune_sim *pick = &sims[verified[best]];
-  char gc[160];
-  eph_tune_config_format(&pick->config, gc, sizeof gc);
-  double speedup = meas[0].mean_s / meas[best].mean_s, sci = tune_speedup_ci(&meas[0], &meas[best]);
-  double predicted = ratio(sims[0].time_s, pick->time_s);
-  char peak_def[32], peak_pick[32];
-  tune_format_mib(meas[0].peak_heap, peak_def, sizeof peak_def);
-  tune_format_mib(meas[best].peak_heap, peak_pick, sizeof peak_pick);
+  for (int k = 0; k < nv; k++) res->verified[k] = (eph_tune_verified){sims[verified[k]], meas[k]};
+  res->nverified = nv;
+  res->best = best;
+  res->unclear = unclear;
   if (unclear) {
-    char gc_unclear[160];
-    eph_tune_config_format(&sims[verified[unclear]].config, gc_unclear, sizeof gc_unclear);
-    double su = meas[0].mean_s / meas[unclear].mean_s, ci_u = tune_speedup_ci(&meas[0], &meas[unclear]);
-    if (one)
-      fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx in one invocation:\n"
-                   "  less than 5 %% faster, within the noise of one run; more with --invocations)\n",
-              gc_unclear, su);
-    else if (two)
-      fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx in two invocations:\n"
-                   "  less than 5 %% faster, or an invocation of it no faster than one of the default; more with "
-                   "--invocations)\n",
-              gc_unclear, su);
-    else
-      fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx, 95%% CI %.2f-%.2fx:\n"
-                   "  not clearly faster than the default after %d invocations; more with --invocations)\n",
-              gc_unclear, su, su - ci_u, su + ci_u, inv);
-  } else if (best == 0) {
-    fprintf(out, "recommendation: keep the defaults (no verified configuration measured better under %s)\n", objective);
-  } else {
-    fprintf(out, "recommendation: EPHEMERA_GC=%s\n", gc);
-    if (one)
-      fprintf(out, "  speed-up   %.2fx measured (one invocation each: no interval), %.2fx predicted; peak heap %s "
-                   "(default %s)\n", speedup, predicted, peak_pick, peak_def);
-    else
-      fprintf(out, "  speed-up   %.2fx measured (95%% CI %.2f-%.2fx), %.2fx predicted; peak heap %s (default %s)\n",
-              speedup, speedup - sci, speedup + sci, predicted, peak_pick, peak_def);
-    if (!one && speedup - sci <= 1.0)
-      fprintf(out, "  note       the interval includes 1.0x: the gain is within the noise of %d invocations\n", inv);
-    tune_explain(out, &lives, &sims[0], pick);
+    res->unclear_speedup = meas[0].mean_s / meas[unclear].mean_s;
+    res->unclear_ci = tune_speedup_ci(&meas[0], &meas[unclear]);
   }
-  if (req->kv)
-    fprintf(out, "kv pick=%s speedup=%.4f speedup_ci=%.4f predicted=%.4f default_s=%.6f pick_s=%.6f peak_default=%.0f "
-                 "peak_pick=%.0f verified=%d invocations=%d grid=%zu advisor_runs=%d\n",
-            best ? gc : "default", speedup, sci, predicted, meas[0].mean_s, meas[best].mean_s, meas[0].peak_heap,
-            meas[best].peak_heap, nv, inv, n, 1 + nv);
+  res->speedup = meas[0].mean_s / meas[best].mean_s;
+  res->speedup_ci = tune_speedup_ci(&meas[0], &meas[best]);
+  res->predicted = ratio(sims[0].time_s, sims[verified[best]].time_s);
+  if (best && !unclear) res->has_why = tune_why(&lives, &sims[0], &res->why);
+  report(progress, ctx, EPH_TUNE_DONE, res);
 done:
   free(grid);
   free(sims);
@@ -326,21 +303,27 @@ done:
   return st;
 }
 
+void eph_tune_result_free(eph_tune_result *r) {
+  free(r->verified);
+  r->verified = NULL;
+  r->nverified = 0;
+}
+
 /* The suggestion's input at most: a few million weighted samples predict
  * as well as tens of millions of records, in seconds rather than minutes. */
 enum { SUGGESTION_MAX_RECORDS = 6000000 };
 
-eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_error *err) {
+eph_status eph_tune_suggest(const char *profile_path, eph_tune_suggestion *out, eph_error *err) {
+  memset(out, 0, sizeof *out);
   struct stat sb;
   if (stat(profile_path, &sb) == 0 && sb.st_size > ((off_t)1 << 30)) {
-    fprintf(out, "\nGC parameters: not simulated for a profile over 1 GiB (run `ephemera tune` on a sampled profile)\n");
+    out->kind = EPH_SUGGEST_TOO_BIG;
     return EPH_OK;
   }
   eph_tune_lives lives;
   eph_sim_input *in = NULL;
   eph_error e2 = {0};
-  size_t thinned;
-  eph_status st = load_profile(profile_path, SUGGESTION_MAX_RECORDS, &thinned, &lives, &in, &e2, err);
+  eph_status st = load_profile(profile_path, SUGGESTION_MAX_RECORDS, &out->thinned, &lives, &in, &e2, err);
   if (st == EPH_ERR_INVALID && !strstr(err->message, "runtime")) return st;
   if (st != EPH_OK) return st == EPH_ERR_INVALID ? EPH_OK : st; /* another runtime's profile: nothing to say */
   eph_tune_config def = eph_tune_config_default();
@@ -364,25 +347,12 @@ eph_status eph_tune_report_suggestion(const char *profile_path, FILE *out, eph_e
     /* The simulator ranks the model's best, when it can read the profile. */
     size_t nref;
     if (in && refine(&time, grid, in, 0, 0, &costs, sims, order, feasible, 0, &nref, NULL, &e2) != EPH_OK)
-      fprintf(out, "\n(the GC simulator failed on this profile: %s; the fast model's ranking follows)\n", e2.message);
-    const eph_tune_sim *top = &sims[order[0]];
-    char gc[160], peak[32];
-    eph_tune_config_format(&top->config, gc, sizeof gc);
-    tune_format_mib(top->peak_heap, peak, sizeof peak);
-    fprintf(out, "\nGC parameters (PREDICTED by simulating %zu configurations over these lifetimes; not measured —\n"
-                 "verify with `ephemera tune`):\n",
-            n);
-    if (thinned > 1)
-      fprintf(out, "  (from %zu of the profile's records: one small object in %zu, weighted, and every one of 4 KiB or more)\n",
-              lives.n, thinned);
-    if (eph_tune_config_equal(&top->config, &sims[0].config)) {
-      fprintf(out, "  the defaults are the best predicted\n");
-    } else {
-      fprintf(out, "  EPHEMERA_GC=%s\n", gc);
-      fprintf(out, "  predicted GC work %.2fx lower than the default's; full GCs %llu -> %llu; peak heap %s\n",
-              top->gc_s > 0 ? sims[0].gc_s / top->gc_s : 0, (unsigned long long)sims[0].full_gcs,
-              (unsigned long long)top->full_gcs, peak);
-    }
+      snprintf(out->sim_failed, sizeof out->sim_failed, "%s", e2.message);
+    out->kind = EPH_SUGGEST_PREDICTED;
+    out->grid = n;
+    out->records = lives.n;
+    out->def = sims[0];
+    out->top = sims[order[0]];
   }
   free(grid);
   free(sims);

@@ -93,14 +93,21 @@ static eph_status measure_lua(const eph_tune_lua_request *req, const char *setti
   return st;
 }
 
-eph_status eph_tune_lua_run(const eph_tune_lua_request *req, FILE *out, eph_error *err) {
+static const char *advice_first(eph_lua_advice_kind k) {
+  return k == EPH_LUA_ADVICE_INCREMENTAL ? "incremental" : k == EPH_LUA_ADVICE_MIXED ? "mixed" : "generational";
+}
+
+eph_status eph_tune_lua_run(const eph_tune_lua_request *req, eph_tune_lua_progress progress, void *ctx,
+                            eph_tune_lua_result *res, eph_error *err) {
+  memset(res, 0, sizeof *res);
+  res->request = req;
   int inv = req->invocations > 0 ? req->invocations : 5;
   int verify = req->verify > 0 ? req->verify : 5;
   if (verify > 8) verify = 8;
   char path[256];
   snprintf(path, sizeof path, "%s/ephemera-tune-lua-%ld.eph", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
            (long)getpid());
-  fprintf(out, "tune --lua %s (Lua 5.4's collector), objective time\n", req->argv[0]);
+  if (progress) progress(ctx, EPH_TUNE_STARTED, res);
 
   /* 1. One profiled run (every object, Lua's default collector). */
   int argc = 0;
@@ -132,53 +139,44 @@ eph_status eph_tune_lua_run(const eph_tune_lua_request *req, FILE *out, eph_erro
   if (st != EPH_OK) return st;
   eph_file_free(p);
   eph_lua_advice adv = eph_lua_advice_compute(t.s0, t.s1, t.freed, t.censored);
-  fprintf(out, "  profile    1 run: %.0f objects; of those freed, %.0f%% died before their first GC cycle ended, "
-               "%.0f%% within two; %.0f%% alive at the end -> try %s settings first\n",
-          t.freed + t.censored, 100 * adv.share0, 100 * adv.share01, 100 * adv.censored,
-          adv.kind == EPH_LUA_ADVICE_INCREMENTAL ? "incremental" : adv.kind == EPH_LUA_ADVICE_MIXED ? "mixed" : "generational");
+  res->objects = t.freed + t.censored;
+  res->share0 = adv.share0;
+  res->share01 = adv.share01;
+  res->censored = adv.censored;
+  res->advice = advice_first(adv.kind);
+  res->advice_label = eph_lua_advice_label(adv.kind);
+  if (progress) progress(ctx, EPH_TUNE_PROFILED, res);
 
   /* 2. Lua's default and the first candidates, measured. */
   const char *const *cands = adv.kind == EPH_LUA_ADVICE_INCREMENTAL ? INCREMENTAL_FIRST
                              : adv.kind == EPH_LUA_ADVICE_MIXED     ? MIXED_FIRST
                                                                     : GENERATIONAL_FIRST;
-  const char *settings[8];
-  eph_tune_measurement m[8];
+  eph_tune_measurement *m = res->meas;
   int n = 0;
-  settings[n++] = LUA_DEFAULT;
-  for (int i = 0; n < verify && i < 7; i++) settings[n++] = cands[i];
+  res->settings[n++] = LUA_DEFAULT;
+  for (int i = 0; n < verify && i < 7; i++) res->settings[n++] = cands[i];
   for (int i = 0; i < n; i++) {
-    st = measure_lua(req, settings[i], inv, &m[i], err);
+    st = measure_lua(req, res->settings[i], inv, &m[i], err);
     if (st != EPH_OK) return st;
   }
+  res->n = n;
   int fastest = 0;
   for (int i = 1; i < n; i++)
     if (m[i].mean_s < m[fastest].mean_s) fastest = i;
   /* The same rule as the heap's advisor: a setting replaces the default
    * only when it is clearly faster, not merely the fastest mean. */
-  int best = fastest && tune_clearly_faster(&m[0], &m[fastest]) ? fastest : 0;
-  fprintf(out, "  verified   %d settings x %d invocations (wall time incl. start-up, 95%% CI):\n", n, inv);
-  for (int i = 0; i < n; i++) {
-    char rss[32];
-    tune_format_mib(m[i].peak_heap, rss, sizeof rss);
-    fprintf(out, "    %-3s %-40s %.3f ± %.3f s %7.2fx   max RSS %s\n", i == best ? "*" : (i == 0 ? "def" : ""),
-            settings[i], m[i].mean_s, m[i].ci95_s, m[0].mean_s / m[i].mean_s, rss);
-  }
-  double sp = m[0].mean_s / m[best].mean_s;
-  double ci = tune_speedup_ci(&m[0], &m[best]);
-  if (best == 0) {
-    fprintf(out, "recommendation: keep Lua's default (%s)\n", LUA_DEFAULT);
-    if (fastest) {
-      double sf = m[0].mean_s / m[fastest].mean_s, cf = tune_speedup_ci(&m[0], &m[fastest]);
-      fprintf(out, "  fastest    %s at %.2fx (95%% CI %.2f-%.2fx): not clearly faster than the default\n",
-              settings[fastest], sf, sf - cf, sf + cf);
-    }
-  } else {
-    fprintf(out, "recommendation: ephemera lua --gc %s (or collectgarbage(\"%s\", ...) in the script)\n", settings[best],
-            strncmp(settings[best], "incremental", 11) ? "generational" : "incremental");
-    fprintf(out, "  speed-up   %.2fx measured (95%% CI %.2f-%.2fx)\n", sp, sp - ci, sp + ci);
-  }
-  if (req->kv)
-    fprintf(out, "kv pick=%s speedup=%.4f speedup_ci=%.4f default_s=%.6f pick_s=%.6f advice=%s verified=%d invocations=%d\n",
-            settings[best], sp, ci, m[0].mean_s, m[best].mean_s, eph_lua_advice_label(adv.kind), n, inv);
+  res->best = fastest && tune_clearly_faster(&m[0], &m[fastest]) ? fastest : 0;
+  res->fastest = fastest;
+  res->fastest_speedup = m[0].mean_s / m[fastest].mean_s;
+  res->fastest_ci = tune_speedup_ci(&m[0], &m[fastest]);
+  res->speedup = m[0].mean_s / m[res->best].mean_s;
+  res->speedup_ci = tune_speedup_ci(&m[0], &m[res->best]);
+  if (progress) progress(ctx, EPH_TUNE_DONE, res);
   return EPH_OK;
+}
+
+eph_tune_lua_advice eph_tune_lua_advice_of(double survived0, double survived1, double freed, double censored) {
+  eph_lua_advice a = eph_lua_advice_compute(survived0, survived1, freed, censored);
+  return (eph_tune_lua_advice){eph_lua_advice_label(a.kind), eph_lua_advice_text(a.kind), a.share0, a.share01,
+                               a.censored};
 }

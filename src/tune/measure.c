@@ -154,4 +154,3 @@ eph_status tune_spawn_timed(char *const argv[], const char *env_key, const char 
   return EPH_OK;
 }
 
-void tune_format_mib(double bytes, char *buf, size_t len) { snprintf(buf, len, "%.1f MiB", bytes / (1024.0 * 1024.0)); }

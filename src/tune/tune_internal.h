@@ -24,15 +24,12 @@ double tune_now_s(void);
 eph_status tune_spawn_timed(char *const argv[], const char *env_key, const char *env_value, const char *what,
                             double *wall_s, double *max_rss, eph_error *err);
 
-/* "12.3 MiB". */
-void tune_format_mib(double bytes, char *buf, size_t len);
-
 /*
- * The explanation of a recommendation from the lifetimes and the two
- * simulations (default and pick): the classes whose long-lived volume
- * drives it, the copying and full GCs it removes, its peak heap.
+ * The explanation of a recommendation from the lifetimes and the default's
+ * simulation (explain.c): the long-lived volume and the classes that hold
+ * most of it.  False when out of memory (why is then empty).
  */
-void tune_explain(FILE *out, const eph_tune_lives *lives, const eph_tune_sim *def, const eph_tune_sim *pick);
+bool tune_why(const eph_tune_lives *lives, const eph_tune_sim *def, eph_tune_why *why);
 
 /*
  * Re-simulates sims[which[0..n-1]] with the GC simulator over `in` (cost
