@@ -209,7 +209,7 @@ typedef struct eph_analysis {
   eph_resolution res;
   /* Lua profiles (metadata runtime=lua): weighted objects by collector
    * cycles survived (death - birth full_gcs), the input of the runtime's
-   * collector advice (eph_tune_runtime_advice) */
+   * collector advice (eph_tune_lua_advice_of) */
   bool lua;
   const char *lua_gc;               /* metadata gc: the mode the run used, or NULL */
   struct {
