@@ -1,5 +1,5 @@
 /*
- * check_granule ORIG GRANULATED K — checks `ephemera trace granulate`'s
+ * granule_check ORIG GRANULATED K — checks `ephemera trace granulate`'s
  * output against its input, independently of src/trace:
  *   - meta granule = K;
  *   - the events other than DEATH and TICK are the input's, in order;
@@ -154,7 +154,7 @@ static int check(const eph_file *in, const eph_file *out, uint64_t k) {
 
 int main(int argc, char **argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: check_granule ORIG GRANULATED K(bytes)\n");
+    fprintf(stderr, "usage: granule_check ORIG GRANULATED K(bytes)\n");
     return 2;
   }
   char *endp;
