@@ -36,7 +36,7 @@
 
 #include "ephemera/format.h"
 #include "turnbull.h"
-#include "lua/lua_advice.h" /* header-only: the Lua adapter's advice, for runtime=lua profiles */
+#include "runtime/lua/lua_advice.h" /* header-only: the Lua adapter's advice, for runtime=lua profiles */
 
 /* Lifetime clocks. */
 typedef enum eph_clock { EPH_CLOCK_BYTES = 0, EPH_CLOCK_SECONDS = 1, EPH_CLOCK_REL = 2, EPH_NCLOCKS = 3 } eph_clock;
