@@ -45,6 +45,11 @@
 
 typedef struct rt_session rt_session;
 
+/* Where the core's small structures (sites, stacks) come from: realloc-like
+ * (ptr NULL: a new block; nsize 0: a free; osize the block's size).  Lua's
+ * is the allocator it wraps: lua_Alloc has this very signature. */
+typedef void *rt_mem_fn(void *ud, void *ptr, size_t osize, size_t nsize);
+
 /* --- options ------------------------------------------------------------------- */
 
 typedef struct rt_options {
@@ -108,7 +113,7 @@ static inline uint32_t rt_sample_site(const rt_sample *h) { return (uint32_t)(h-
 
 /* Which addresses are samples (marks.c): a bit per 8-byte granule of
  * address space, by 16 MiB region, in pages of its own.  For runtimes whose
- * objects do not move (Lua's blocks, Ruby's slots). */
+ * objects do not move (Lua's blocks; Ruby's slots, unless compacted). */
 #define RT_MARK_GRANULE_SHIFT 3
 #define RT_MARK_REGION_SHIFT 24
 #define RT_MARK_REGION_WORDS ((size_t)1 << (RT_MARK_REGION_SHIFT - RT_MARK_GRANULE_SHIFT - 6))
@@ -181,8 +186,7 @@ struct rt_session {
   rt_marks marks;     /* the sampled blocks (adapters that mark addresses) */
   uint64_t live;      /* samples alive (the adapter counts them) */
   ephs_clocks clocks; /* clock.c */
-  /* where the core's own small structures come from (realloc-like: size 0 frees) */
-  void *(*mem)(void *ud, void *ptr, size_t osize, size_t nsize);
+  rt_mem_fn *mem; /* where the core's own small structures come from */
   void *mem_ud;
 
   /* sites and stacks (sites.c) */
@@ -230,7 +234,7 @@ void rt_spec_text_of(const rt_options *opt, rt_spec_text *out);
  * label (NULL: "unknown"), and the allocator of the core's small
  * structures (sites, stacks). */
 void rt_session_init(rt_session *s, const rt_runtime *rt, const rt_options *opt, const char *gc_label,
-                     void *(*mem)(void *ud, void *ptr, size_t osize, size_t nsize), void *mem_ud);
+                     rt_mem_fn *mem, void *mem_ud);
 /* Opens the profile (opt.out) with these metadata pairs, declares the
  * runtime's classes, maps the marks' top table, starts the clocks (wall
  * time 0 and byte clock 0 now) and the sampler.  False with msg filled
@@ -395,6 +399,7 @@ static inline ephs_clock_stamp rt_clock_at(rt_session *s, uint64_t bytes) {
 /* Deaths at one byte clock (a sweep step) share a clock reading: it is
  * read again after this many (rt_emit_inline). */
 #define RT_DEATHS_PER_READING 16
+/* rt_emit_inline's out-of-line parts (record.c), not for adapters to call. */
 void rt_batch_begin(rt_session *s, uint64_t death_ns, uint8_t death_kind);
 void rt_tally(rt_session *s, uint32_t cls, double weight, uint8_t death_kind, uint64_t lifetime,
               uint32_t cycles_survived);

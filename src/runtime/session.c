@@ -23,7 +23,7 @@ void rt_spec_text_of(const rt_options *opt, rt_spec_text *out) {
 }
 
 void rt_session_init(rt_session *s, const rt_runtime *rt, const rt_options *opt, const char *gc_label,
-                     void *(*mem)(void *ud, void *ptr, size_t osize, size_t nsize), void *mem_ud) {
+                     rt_mem_fn *mem, void *mem_ud) {
   s->rt = rt;
   s->opt = *opt;
   s->summary = opt->summary;

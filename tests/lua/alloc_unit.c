@@ -190,7 +190,7 @@ static void direct(const char *dir) {
   finish(L, t);
 }
 
-/* The clock tables (clock.c): cycles at a past byte clock against a count
+/* The clock tables (src/runtime/clock.c): cycles at a past byte clock against a count
  * of the cycle ends, and interpolated wall times in order and in range. */
 static void clock_tables(const char *dir) {
   lua_State *L = luaL_newstate();
