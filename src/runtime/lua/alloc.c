@@ -40,17 +40,11 @@
  * blocks and reallocations, so that (NULL, x, 0) and frees save no
  * registers.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "runtime/lua/ephlua.h"
 #include "runtime/lua/lua54_layout.h"
-
-#define LT_LIKELY(x) RT_LIKELY(x)
-#define LT_UNLIKELY(x) RT_UNLIKELY(x)
-#define LT_ALWAYS_INLINE RT_ALWAYS_INLINE
 
 /* GCObject's CommonHeader: struct GCObject *next; lu_byte tt; ... */
 #define LT_TT_OFFSET sizeof(void *)
@@ -75,7 +69,7 @@ static inline uint32_t class_of(const void *obj) {
 
 /* The record of a sample (the core's, rt_emit_inline), its class read
  * from the object's type byte. */
-LT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
+RT_ALWAYS_INLINE void emit(lt_tracker *t, void *obj, uint8_t death_kind) {
   rt_emit_inline(&t->s, class_of(obj), lt_header_of(obj), death_kind);
 }
 
@@ -114,7 +108,7 @@ static __attribute__((noinline)) void *free_slow(lt_tracker *t, void *ptr, size_
  * without (the sample is dropped: the profiler never makes an allocation
  * fail). */
 static __attribute__((noinline)) void *alloc_sample(lt_tracker *t, size_t tag, size_t nsize) {
-  if (LT_UNLIKELY(rt_signal_due(&t->s))) rt_signal_stop(); /* returns with t detached, or not at all */
+  if (RT_UNLIKELY(rt_signal_due(&t->s))) rt_signal_stop(); /* returns with t detached, or not at all */
   uint64_t birth = t->s.bytes;
   void *p = NULL;
   if (!t->s.internal && !t->s.detached) {
@@ -183,7 +177,7 @@ static __attribute__((noinline, cold)) void *realloc_failed(lt_tracker *t) {
 }
 
 /* A new block (ptr NULL, nsize > 0). */
-LT_ALWAYS_INLINE void *new_impl(lt_tracker *t, size_t osize, size_t nsize, const bool direct, const bool by_bytes) {
+RT_ALWAYS_INLINE void *new_impl(lt_tracker *t, size_t osize, size_t nsize, const bool direct, const bool by_bytes) {
   lt_gc_watch(t);
   if (osize - LT_TAG_FIRST <= (size_t)(LT_TAG_LAST - LT_TAG_FIRST)) {
     if (t->tag_mask >> osize & 1u && rt_sample_due(&t->s, by_bytes ? (int64_t)nsize : 1))
@@ -196,14 +190,14 @@ LT_ALWAYS_INLINE void *new_impl(lt_tracker *t, size_t osize, size_t nsize, const
   t->pending_osize = osize;
   t->pending_nsize = nsize;
   void *p = direct ? malloc(nsize) : t->inner(t->inner_ud, NULL, osize, nsize);
-  if (LT_UNLIKELY(!p)) return alloc_failed(t);
+  if (RT_UNLIKELY(!p)) return alloc_failed(t);
   return p;
 }
 
 /* A reallocation (ptr and nsize non-zero): never an object's block. */
-LT_ALWAYS_INLINE void *resize_impl(lt_tracker *t, void *ptr, size_t osize, size_t nsize, const bool direct) {
+RT_ALWAYS_INLINE void *resize_impl(lt_tracker *t, void *ptr, size_t osize, size_t nsize, const bool direct) {
   lt_gc_watch(t);
-  if (LT_UNLIKELY(rt_marked(&t->s, ptr))) return resize_marked(t, ptr, osize, nsize);
+  if (RT_UNLIKELY(rt_marked(&t->s, ptr))) return resize_marked(t, ptr, osize, nsize);
   if (nsize > osize) {
     t->s.bytes += nsize - osize;
     t->s.heap += (int64_t)(nsize - osize);
@@ -213,7 +207,7 @@ LT_ALWAYS_INLINE void *resize_impl(lt_tracker *t, void *ptr, size_t osize, size_
   t->pending_osize = osize;
   t->pending_nsize = nsize;
   void *p = direct ? realloc(ptr, nsize) : t->inner(t->inner_ud, ptr, osize, nsize);
-  if (LT_UNLIKELY(!p)) return realloc_failed(t);
+  if (RT_UNLIKELY(!p)) return realloc_failed(t);
   return p;
 }
 
@@ -222,11 +216,11 @@ LT_ALWAYS_INLINE void *resize_impl(lt_tracker *t, void *ptr, size_t osize, size_
 typedef void *new_fn_t(lt_tracker *, size_t, size_t);
 typedef void *resize_fn_t(lt_tracker *, void *, size_t, size_t);
 
-LT_ALWAYS_INLINE void *alloc_impl(lt_tracker *t, void *ptr, size_t osize, size_t nsize, const bool direct,
+RT_ALWAYS_INLINE void *alloc_impl(lt_tracker *t, void *ptr, size_t osize, size_t nsize, const bool direct,
                                   new_fn_t *new_fn, resize_fn_t *resize_fn) {
   if (nsize == 0) {
     if (!ptr) return NULL;
-    if (LT_UNLIKELY(rt_marked(&t->s, ptr))) return free_slow(t, ptr, osize);
+    if (RT_UNLIKELY(rt_marked(&t->s, ptr))) return free_slow(t, ptr, osize);
     rt_heap_decrease(&t->s, osize);
     if (direct) {
       free(ptr);
