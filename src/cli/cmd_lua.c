@@ -1,6 +1,6 @@
 /*
  * cmd_lua.c — `ephemera lua [--profile SPEC] [-o FILE] [--gc LUAGC] SCRIPT [ARGS...]`:
- * parses the options and runs the script with eph_lua_run (src/lua/interp.c:
+ * parses the options and runs the script with eph_lua_run (src/runtime/lua/interp.c:
  * lua5.4's interpreter with the adapter attached).  See docs/lua.md.
  */
 #include <stdio.h>
@@ -21,7 +21,7 @@ int cmd_lua(int argc, char **argv) {
 
 #else
 
-#include "interp.h"
+#include "runtime/lua/interp.h"
 
 static void usage(FILE *out) {
   fprintf(out,

@@ -1,6 +1,6 @@
 /*
  * writer_profiler.h — the writer's calls that only the profilers make
- * (the heap's, src/profile, and the Lua adapter's, src/lua): records found
+ * (the heap's, src/profile, and the runtime adapters', src/runtime): records found
  * dead together, exact lifetimes, forks for a second thread, and the
  * writer's own memory.  The same file as eph_writer_record would write, at
  * less cost.  Not part of the public API (ephemera/format.h); both

@@ -1,6 +1,6 @@
 /*
  * clock_table.h — the clock tables shared by the heap's profiler
- * (src/profile/clocks.c) and the Lua adapter (src/lua/clock.c): a stamp
+ * (src/profile/clocks.c) and the runtime adapters (src/runtime/clock.c): a stamp
  * in wall time and in collections for any past point of a runtime's byte
  * clock, without reading the wall clock per object.
  *

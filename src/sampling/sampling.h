@@ -1,6 +1,6 @@
 /*
  * sampling.h — the runtime-neutral sampling core shared by the heap's
- * profiler (src/profile/sampler.c) and the Lua adapter (src/lua/sampler.c):
+ * profiler (src/profile/sampler.c) and the runtime adapters (src/runtime/sampler.c):
  * which allocation is the next sample, and what a sample stands for.
  *
  *   1/N      count sampling: geometric gaps of mean N between samples (each

@@ -1,6 +1,6 @@
 /*
  * sigstop.h — SIGINT and SIGTERM end a profile cleanly, for both runtimes
- * (the heap profiler in src/profile and the Lua adapter in src/lua).
+ * (the heap profiler in src/profile and the runtime adapters, src/runtime).
  *
  * A profiler writes its file as the program runs; an interrupt that kills
  * the process at once leaves the file without its closing chunk (readable

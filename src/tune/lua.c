@@ -2,7 +2,7 @@
  * lua.c — `ephemera tune --lua SCRIPT`: Lua 5.4's collector settings by a
  * measured search seeded by the lifetime profile.  One profiled run gives
  * the share of objects that die before their first or second GC cycle
- * (src/lua/lua_advice.h); that orders the candidate settings, the
+ * (src/runtime/lua/lua_advice.h); that orders the candidate settings, the
  * first few of which are run for real (`ephemera lua --no-profile --gc S`)
  * with Lua's default, and the best measured is recommended.
  */
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ephemera/bench.h"
-#include "lua_advice.h"
+#include "runtime/lua/lua_advice.h"
 #include "tune_internal.h"
 
 typedef struct lua_tally {

@@ -33,23 +33,28 @@ for wl in dataframe agents gcbench kvstore lambda; do
     n=$((n + $(records "$new" "$dir/new.eph" | wc -l) - 1))
   done
 done
-# Lua: the adapter's sampler now comes from src/sampling (the byte clock of
-# Lua's allocator is deterministic for a script; sites are the script's).
+# Lua: the adapter's sampler comes from src/sampling, its sessions, records
+# and sites from src/runtime (the byte clock of Lua's allocator is
+# deterministic for a script; sites are the script's).
 if "$new" lua --no-profile /dev/null 2>/dev/null; then
-  script=$(dirname "$0")/../lua/scripts/many.lua
-  for spec in sample=1/1 sample=1/10,seed=9 sample=bytes:512,seed=4; do
+  scripts=$(dirname "$0")/../lua/scripts
+  nlua=0
+  for run in many.lua:sample=1/1 many.lua:sample=1/10,seed=9 many.lua:sample=bytes:512,seed=4 \
+             coro.lua:sample=1/3,seed=2,stacks=6; do
+    script=$scripts/${run%%:*} spec=${run#*:}
     for b in ref new; do
       bin=${!b}
-      "$bin" lua --profile "$spec" -o "$dir/$b.eph" "$script" >/dev/null
+      # one argv[0] for both: Lua allocates it (arg[-1]), so its length moves the byte clock
+      (exec -a ephemera "$bin" lua --profile "$spec" -o "$dir/$b.eph" "$script" >/dev/null)
     done
     if ! cmp -s <(records "$ref" "$dir/ref.eph") <(records "$new" "$dir/new.eph"); then
-      echo "FAIL: lua $spec: the records differ"
+      echo "FAIL: lua $run: the records differ"
       diff <(records "$ref" "$dir/ref.eph") <(records "$new" "$dir/new.eph") | head -n 6
       exit 1
     fi
-    n=$((n + $(records "$new" "$dir/new.eph" | wc -l) - 1))
+    n=$((n + $(records "$new" "$dir/new.eph" | wc -l) - 1)) nlua=$((nlua + 1))
   done
-  echo "ok: 25 heap profiles and 3 Lua profiles, $n records, the same from both builds"
+  echo "ok: 25 heap profiles and $nlua Lua profiles, $n records, the same from both builds"
 else
   echo "ok: 25 profiles, $n records, the same from both builds (no Lua adapter)"
 fi

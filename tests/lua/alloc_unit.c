@@ -1,5 +1,5 @@
 /*
- * alloc_unit.c — the allocator wrapper's counts, call by call (src/lua/alloc.c):
+ * alloc_unit.c — the allocator wrapper's counts, call by call (src/runtime/lua/alloc.c):
  * the byte clock, the heap and its peak, the object count and the sample
  * countdown after new blocks, reallocations and frees, and after calls the
  * wrapped allocator refuses (the counts must be as if the call never
@@ -17,7 +17,7 @@
 
 #include <lauxlib.h>
 
-#include "ephlua.h"
+#include "runtime/lua/ephlua.h"
 
 static int fails;
 
@@ -59,7 +59,7 @@ typedef struct counts {
 } counts;
 
 static counts snap(const lt_tracker *t) {
-  return (counts){t->bytes, t->objects, t->heap, lt_peak_heap(t), t->countdown, (size_t)t->live, t->records};
+  return (counts){t->s.bytes, t->s.objects, t->s.heap, rt_peak_heap(&t->s), t->s.countdown, (size_t)t->s.live, t->s.records};
 }
 
 static bool same(counts a, counts b) { return !memcmp(&a, &b, sizeof a); }
@@ -135,19 +135,19 @@ static void general(const char *dir, bool by_bytes) {
 
   /* a sample whose block with header is refused is made without one (the
    * sample dropped, never the allocation) */
-  t->countdown = 1;
+  t->s.countdown = 1;
   counts c4b = snap(t);
-  uint64_t dropped = t->dropped;
+  uint64_t dropped = t->s.dropped;
   fa.fail_next = 1;
   void *plain = f(ud, NULL, LUA_TTABLE, 56);
   counts c4c = snap(t);
-  CHECK(plain && c4c.live == c4b.live && t->dropped == dropped + 1 && c4c.objects == c4b.objects + 1 &&
+  CHECK(plain && c4c.live == c4b.live && t->s.dropped == dropped + 1 && c4c.objects == c4b.objects + 1 &&
             c4c.bytes == c4b.bytes + 56 && c4c.countdown > 0,
         "%s: a refused header drops the sample, not the allocation", v);
   CHECK(f(ud, plain, 56, 0) == NULL && snap(t).records == c4c.records, "%s: the dropped sample's free: no record", v);
 
   /* a sample whose allocation fails is taken on the retry */
-  t->countdown = 1;
+  t->s.countdown = 1;
   counts c5 = snap(t);
   fa.fail_next = 2; /* with its header, and without */
   CHECK(f(ud, NULL, LUA_TTABLE, 56) == NULL && same(snap(t), c5), "%s: a refused sample changes no count", v);
@@ -158,7 +158,7 @@ static void general(const char *dir, bool by_bytes) {
         "%s: the retry is the sample (live %zu -> %zu), re-armed", v, c5.live, c6.live);
   CHECK(f(ud, s, 56, 0) == NULL && snap(t).live == c5.live && snap(t).records == c6.records + 1,
         "%s: the sample's free writes its record", v);
-  CHECK(lt_peak_heap(t) >= t->heap, "%s: the peak is at least the heap", v);
+  CHECK(rt_peak_heap(&t->s) >= t->s.heap, "%s: the peak is at least the heap", v);
   finish(L, t);
 }
 
@@ -181,7 +181,7 @@ static void direct(const char *dir) {
   f(ud, obj, 56, 0);
   counts c2 = snap(t);
   CHECK(c2.heap == c0.heap && c2.peak >= c1.heap, "direct: frees give the heap back, the peak keeps the top");
-  t->countdown = 1;
+  t->s.countdown = 1;
   void *s = f(ud, NULL, LUA_TSTRING, 30);
   CHECK(s && snap(t).live == c2.live + 1, "direct: a sample");
   if (s) ((unsigned char *)s)[sizeof(void *)] = 0x04; /* its type byte: a short string */
@@ -190,34 +190,34 @@ static void direct(const char *dir) {
   finish(L, t);
 }
 
-/* The clock tables (clock.c): cycles at a past byte clock against a count
+/* The clock tables (src/runtime/clock.c): cycles at a past byte clock against a count
  * of the cycle ends, and interpolated wall times in order and in range. */
 static void clock_tables(const char *dir) {
   lua_State *L = luaL_newstate();
   lt_tracker *t = attach(L, dir, "clk", "sample=every:1000000");
-  uint64_t base = t->bytes, ends[300];
+  uint64_t base = t->s.bytes, ends[300];
   uint64_t x = 12345;
   for (int k = 0; k < 300; k++) {
     x = x * 6364136223846793005u + 1442695040888963407u;
-    t->bytes += (x >> 40) % 200000; /* some cycles end with nothing allocated between them */
-    lt_clock_mark(t, t->bytes);
-    ends[k] = t->bytes;
-    lt_clock_cycle(t);
+    t->s.bytes += (x >> 40) % 200000; /* some cycles end with nothing allocated between them */
+    rt_clock_mark(&t->s, t->s.bytes);
+    ends[k] = t->s.bytes;
+    rt_clock_cycle(&t->s);
   }
   int wrong = 0;
   uint64_t prev_ns = 0;
   bool ordered = true;
-  for (uint64_t b = base; b <= t->bytes; b += 977) {
+  for (uint64_t b = base; b <= t->s.bytes; b += 977) {
     uint32_t n = 0;
     while (n < 300 && ends[n] <= b) n++;
-    ephs_clock_stamp at = lt_clock_at(t, b);
+    ephs_clock_stamp at = rt_clock_at(&t->s, b);
     if (at.major != n) wrong++;
     uint64_t ns = at.wall_ns;
-    if (ns < prev_ns || ns > lt_stamp_ns(t)) ordered = false;
+    if (ns < prev_ns || ns > rt_stamp_ns(&t->s)) ordered = false;
     prev_ns = ns;
   }
   CHECK(wrong == 0, "clock: cycles completed at a past byte clock, %d wrong of %llu", wrong,
-        (unsigned long long)((t->bytes - base) / 977 + 1));
+        (unsigned long long)((t->s.bytes - base) / 977 + 1));
   CHECK(ordered, "clock: interpolated wall times never go backwards or past now");
   finish(L, t);
 }

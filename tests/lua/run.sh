@@ -35,7 +35,7 @@ known)
       "$gc: 30 Lua closures freed, mk itself censored"
     expect "$tmp/c" '^group class=upvalue line=13 freed=30 censored=0 ' "$gc: 30 upvalues"
     if grep -q bad-order "$tmp/c"; then fail "$gc: a record whose birth, alive-until and death are out of order"; fi
-    # the site cache (on for full tracking, src/lua/site.c) gives the sites lua_getinfo gives:
+    # the site cache (on for full tracking, src/runtime/lua/site.c) gives the sites lua_getinfo gives:
     # prototypes not sampled switch it off (line 0: objects outside Lua code, such as the arg
     # strings, which differ between the two command lines)
     "$EPH" lua --gc $gc --profile 'classes=string,table,function,upvalue,userdata,thread' -o "$tmp/n.eph" \

@@ -4,8 +4,9 @@
  * agree with the profile's own exact readings: a death reads the clock
  * when it happens, so an object born at byte clock b was born after every
  * death stamped at a byte clock below b and before every death above it.
- * A coarse death reading may be early by up to a timer tick (src/lua/
- * alloc.c), so the upper bound is widened by one (4 ms, HZ=250).  Prints
+ * A coarse death reading may be early by up to a timer tick (rt_stamp_ns,
+ * src/runtime/adapter.h), so the upper bound is widened by one (4 ms,
+ * HZ=250).  Prints
  *   wall births=N inside=N outside=N worst_ns=N
  * (births with deaths on both sides; worst: the largest distance outside).
  */

@@ -9,7 +9,7 @@
  */
 #include <stdarg.h>
 
-#include "ephlua.h"
+#include "runtime/lua/ephlua.h"
 
 int __real_lua_gc(lua_State *L, int what, ...);
 int __wrap_lua_gc(lua_State *L, int what, ...);

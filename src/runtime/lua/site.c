@@ -26,85 +26,32 @@
  * lua_close, and the profiler's own objects.
  */
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "ephlua.h"
-#include "lua54_layout.h"
+#include "runtime/lua/ephlua.h"
+#include "runtime/lua/lua54_layout.h"
 
-static uint64_t key_hash(const char *src, int line) {
-  uint64_t x = (uint64_t)(uintptr_t)src ^ ((uint64_t)(unsigned)line << 40);
-  x *= UINT64_C(0x9E3779B97F4A7C15);
-  return x >> 17;
-}
-
-static char *dup_str(lt_tracker *t, const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = lt_mem_alloc(t, n);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
-static bool grow(lt_tracker *t) {
-  size_t ncap = t->sites_cap ? t->sites_cap * 2 : 256;
-  lt_site_slot *ns = lt_mem_alloc(t, ncap * sizeof *ns);
-  if (!ns) return false;
-  memset(ns, 0, ncap * sizeof *ns);
-  for (size_t i = 0; i < t->sites_cap; i++) {
-    lt_site_slot *s = &t->sites[i];
-    if (!s->id) continue;
-    size_t j = key_hash(s->source, s->line) & (ncap - 1);
-    while (ns[j].id) j = (j + 1) & (ncap - 1);
-    ns[j] = *s;
-  }
-  lt_mem_free(t, t->sites, t->sites_cap * sizeof *t->sites);
-  t->sites = ns;
-  t->sites_cap = ncap;
-  return true;
-}
-
-/* The file name shown for a chunk: the script's path, or Lua's short_src
- * for chunks loaded from strings. */
-static const char *file_of(const lua_Debug *ar) {
+const char *lt_frame_file(const lua_Debug *ar) {
   return ar->source[0] == '@' || ar->source[0] == '=' ? ar->source + 1 : ar->short_src;
 }
 
-bool lt_site_declare_as(lt_tracker *t, uint32_t id, const lua_Debug *ar) {
-  char fn[LUA_IDSIZE + 48];
+void lt_frame_function(const lua_Debug *ar, char *buf, size_t len) {
   if (ar->what[0] == 'm')
-    snprintf(fn, sizeof fn, "main chunk");
+    snprintf(buf, len, "main chunk");
   else
-    snprintf(fn, sizeof fn, "function <%s:%d>", ar->short_src, ar->linedefined);
-  return eph_writer_site(t->w, id, file_of(ar), ar->currentline, fn) == EPH_OK;
+    snprintf(buf, len, "function <%s:%d>", ar->short_src, ar->linedefined);
 }
 
+/* The site of a Lua frame, interned by the core (rt_site_find/add) under
+ * its source string (Lua's, used as a key only), line and first line. */
 static uint32_t lookup(lt_tracker *t, const lua_Debug *ar) {
-  const char *file = file_of(ar);
-  if (t->sites_cap) {
-    size_t mask = t->sites_cap - 1;
-    for (size_t i = key_hash(ar->source, ar->currentline) & mask; t->sites[i].id; i = (i + 1) & mask) {
-      lt_site_slot *s = &t->sites[i];
-      /* the pointer keys the slot; the stored name guards against a
-       * source string freed and another one made at the same address */
-      if (s->source == ar->source && s->line == ar->currentline && s->linedefined == ar->linedefined &&
-          !strcmp(s->file, file))
-        return s->id;
-    }
-  }
-  if (t->sites_count >= EPH_FORMAT_MAX_ID) return 0;
-  if ((t->sites_count + 1) * 2 > t->sites_cap && !grow(t)) return 0;
-  char *copy = dup_str(t, file);
-  if (!copy) return 0;
-  uint32_t id = (uint32_t)t->sites_count + 1;
-  if (!lt_site_declare_as(t, id, ar)) {
-    lt_mem_free(t, copy, strlen(copy) + 1);
-    return 0;
-  }
-  size_t mask = t->sites_cap - 1, i = key_hash(ar->source, ar->currentline) & mask;
-  while (t->sites[i].id) i = (i + 1) & mask;
-  t->sites[i] = (lt_site_slot){.source = ar->source, .file = copy, .line = ar->currentline,
-                               .linedefined = ar->linedefined, .id = id};
-  t->sites_count++;
-  return id;
+  rt_site_key k = {.key = ar->source, .line = ar->currentline, .aux = ar->linedefined, .file = lt_frame_file(ar)};
+  uint32_t id = rt_site_find(&t->s, &k);
+  if (id) return id;
+  char fn[LT_FUNCTION_NAME_MAX];
+  lt_frame_function(ar, fn, sizeof fn);
+  return rt_site_add(&t->s, &k, fn);
 }
 
 /* The site cache.  lua_getinfo("Sl") costs about 300 instructions (the
@@ -137,8 +84,8 @@ static int probe_ci(lua_State *L) {
 void lt_site_cache_init(lt_tracker *t) {
   memset(t->pc_cache, 0, sizeof t->pc_cache);
   t->pc_gen = 1;
-  t->pc_cache_on = LUA_VERSION_NUM == 504 && t->opt.sites && t->opt.fresh_state && !t->opt.sample_bytes &&
-                   t->opt.sample_every == 1 && (t->tag_mask >> LT_TAG_PROTO & 1u);
+  t->pc_cache_on = LUA_VERSION_NUM == 504 && t->s.opt.sites && t->s.opt.fresh_state && !t->s.opt.sample_bytes &&
+                   t->s.opt.sample_every == 1 && (t->tag_mask >> LT_TAG_PROTO & 1u);
   t->ci_known = false;
   if (t->pc_cache_on && lt_layout_global(t->L)) { /* before the wrapper is installed: the call is not profiled */
     probe_matched = false;
@@ -212,11 +159,3 @@ uint32_t lt_site_current(lt_tracker *t) {
 }
 
 uint32_t lt_site_of(lt_tracker *t, const lua_Debug *ar) { return ar->currentline <= 0 ? 0 : lookup(t, ar); }
-
-void lt_sites_free(lt_tracker *t) {
-  for (size_t i = 0; i < t->sites_cap; i++)
-    if (t->sites[i].id) lt_mem_free(t, t->sites[i].file, strlen(t->sites[i].file) + 1);
-  lt_mem_free(t, t->sites, t->sites_cap * sizeof *t->sites);
-  t->sites = NULL;
-  t->sites_cap = t->sites_count = 0;
-}

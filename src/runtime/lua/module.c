@@ -20,7 +20,7 @@
 
 #include <lauxlib.h>
 
-#include "ephlua.h"
+#include "runtime/lua/ephlua.h"
 
 static const char TRACKER_KEY = 't';
 
@@ -91,7 +91,7 @@ static int start_spec(lua_State *L, const char *spec, const char *from) {
   if (t->gc_stop) watch_collectgarbage(L); /* cycles are read from the collector's state */
   /* SIGINT and SIGTERM left at their default action finish the profile
    * first (the host's own handlers, such as lua5.4's SIGINT, stay its own) */
-  if (!lt_finish_on_signals(t, false, msg, sizeof msg)) fprintf(stderr, "ephemera: warning: %s\n", msg);
+  if (!rt_finish_on_signals(&t->s, false, msg, sizeof msg)) fprintf(stderr, "ephemera: warning: %s\n", msg);
   lua_pushlightuserdata(L, t);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &TRACKER_KEY);
   lua_pushstring(L, opt.out);
@@ -137,7 +137,7 @@ static int l_stop(lua_State *L) {
   lua_rawsetp(L, LUA_REGISTRYINDEX, &TRACKER_KEY);
   char msg[1600];
   int rc = lt_finish(t, false, msg, sizeof msg);
-  uint64_t records = t->records;
+  uint64_t records = t->s.records;
   lt_release(t, true);
   if (rc) return luaL_error(L, "ephemera: %s", msg);
   lua_pushinteger(L, (lua_Integer)records);
@@ -148,17 +148,17 @@ static int l_stats(lua_State *L) {
   lt_tracker *t = current(L);
   if (!t) return 0;
   lua_createtable(L, 0, 6);
-  lua_pushinteger(L, (lua_Integer)t->objects);
+  lua_pushinteger(L, (lua_Integer)t->s.objects);
   lua_setfield(L, -2, "objects");
-  lua_pushinteger(L, (lua_Integer)t->bytes);
+  lua_pushinteger(L, (lua_Integer)t->s.bytes);
   lua_setfield(L, -2, "bytes");
-  lua_pushinteger(L, (lua_Integer)t->cycles);
+  lua_pushinteger(L, (lua_Integer)t->s.cycles);
   lua_setfield(L, -2, "cycles");
-  lua_pushinteger(L, (lua_Integer)t->records);
+  lua_pushinteger(L, (lua_Integer)t->s.records);
   lua_setfield(L, -2, "records");
-  lua_pushinteger(L, (lua_Integer)t->live);
+  lua_pushinteger(L, (lua_Integer)t->s.live);
   lua_setfield(L, -2, "live");
-  lua_pushstring(L, t->opt.out);
+  lua_pushstring(L, t->s.opt.out);
   lua_setfield(L, -2, "out");
   return 1;
 }

@@ -3,8 +3,9 @@
  * advice"): what a Lua profile's lifetime distribution says about Lua 5.4's
  * incremental and generational collector modes, as a hypothesis to check
  * with `ephemera lua --gc ...`.  Shared by `ephemera lua --summary`
- * (session.c, from its running tallies) and `ephemera report`
- * (src/analysis, from the analysis, for profiles with metadata runtime=lua).
+ * (session.c, after the adapter core's summary, from its running tallies),
+ * `ephemera report` (src/analysis, from the analysis, for profiles with
+ * metadata runtime=lua) and `ephemera tune --lua` (src/tune/lua.c).
  *
  * Header-only (static inline): the Lua adapter is also built into the
  * loadable module, which does not link the analysis library.

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ephlua.h"
+#include "runtime/lua/ephlua.h"
 
 /* The collector a script starts with (--gc). */
 typedef struct eph_lua_gc {

@@ -13,7 +13,7 @@
 #include <lua.h>
 #include <lualib.h>
 
-#include "interp.h"
+#include "runtime/lua/interp.h"
 
 static const char *progname = "ephemera";
 
@@ -75,7 +75,7 @@ bool eph_lua_gc_parse(const char *text, eph_lua_gc *g, char *why, size_t whylen)
 /* --- lua.c, Lua 5.4.4's stand-alone interpreter, for one script ------------------- */
 
 static lua_State *globalL;
-static bool profile_holds_signals; /* SIGINT finishes the profile (lt_finish_on_signals), not lua.c's laction */
+static bool profile_holds_signals; /* SIGINT finishes the profile (rt_finish_on_signals), not lua.c's laction */
 
 static void lstop(lua_State *L, lua_Debug *ar) {
   (void)ar;
@@ -229,7 +229,7 @@ eph_lua_outcome eph_lua_run(const eph_lua_run_opts *o, char *msg, size_t msglen)
       lua_close(L);
       return EPH_LUA_NOT_STARTED;
     }
-    profile_holds_signals = lt_finish_on_signals(tracker, true, msg, msglen);
+    profile_holds_signals = rt_finish_on_signals(&tracker->s, true, msg, msglen);
   }
   run_args ra = {.interpreter = o->interpreter ? o->interpreter : "ephemera", .argc = o->argc,
                  .script = o->script, .argv = o->argv, .gc = o->gc};
@@ -243,6 +243,6 @@ eph_lua_outcome eph_lua_run(const eph_lua_run_opts *o, char *msg, size_t msglen)
   report(L, status);
   if (tracker) lt_begin_close(tracker); /* frees from now on are not collector deaths */
   lua_close(L); /* the tracker writes the profile as lua_close ends (censoring what was alive) */
-  if (o->profile && lt_failures()) return EPH_LUA_PROFILE_FAILED;
+  if (o->profile && rt_failures()) return EPH_LUA_PROFILE_FAILED;
   return result && status == LUA_OK ? EPH_LUA_OK : EPH_LUA_SCRIPT_FAILED;
 }

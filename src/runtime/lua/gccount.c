@@ -20,7 +20,7 @@
  */
 #include <lauxlib.h>
 
-#include "ephlua.h"
+#include "runtime/lua/ephlua.h"
 
 static const char SENTINEL_MT = 's', CLOSER_MT = 'c', CLOSER_ANCHOR = 'a';
 
@@ -32,15 +32,10 @@ static int sentinel_gc(lua_State *L) {
   if (!t) return 0;
   *slot = NULL;
   if (t->sentinel_slot == slot) t->sentinel_slot = NULL;
-  if (t->closing || t->detached) return 0;
-  if (lt_signal_due(t)) {
-    lt_signal_stop(); /* returns only if some other holder waits for its own safe point */
-    return 0;
-  }
-  t->cycles++;
-  t->cycle_bytes = t->bytes;
-  t->cycle_ns = lt_clock_cycle(t); /* an exact reading, also a clock point */
-  arm(t, L);
+  /* not counted when closing or detached, or when a pending signal made
+   * this the stop (rt_signal_stop returns only if some other holder waits
+   * for its own safe point) */
+  if (rt_cycle_end(&t->s)) arm(t, L);
   return 0;
 }
 
@@ -50,7 +45,7 @@ static int closer_gc(lua_State *L) {
   if (!t) return 0; /* superseded or detached */
   *slot = NULL;
   if (t->closer_slot == slot) t->closer_slot = NULL;
-  lt_begin_close(t);
+  rt_begin_close(&t->s);
   return 0;
 }
 
@@ -67,14 +62,14 @@ static void **new_payload(lua_State *L, const char *mt_key, lt_tracker *t) {
 }
 
 static void arm(lt_tracker *t, lua_State *L) {
-  bool was = lt_internal_begin(t);
+  bool was = rt_internal_begin(&t->s);
   lua_checkstack(L, 4);
   t->sentinel_slot = new_payload(L, &SENTINEL_MT, t);
   lua_pop(L, 1); /* garbage from birth */
   if (t->closer_slot) *t->closer_slot = NULL;
   t->closer_slot = new_payload(L, &CLOSER_MT, t);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &CLOSER_ANCHOR); /* replaces the old closer */
-  lt_internal_end(t, was);
+  rt_internal_end(&t->s, was);
 }
 
 static void make_mt(lua_State *L, const char *key, lua_CFunction gc) {
@@ -87,12 +82,12 @@ static void make_mt(lua_State *L, const char *key, lua_CFunction gc) {
 }
 
 void lt_gccount_attach(lt_tracker *t, lua_State *L) {
-  bool was = lt_internal_begin(t);
+  bool was = rt_internal_begin(&t->s);
   lua_checkstack(L, 4);
   make_mt(L, &SENTINEL_MT, sentinel_gc);
   make_mt(L, &CLOSER_MT, closer_gc);
   arm(t, L);
-  lt_internal_end(t, was);
+  rt_internal_end(&t->s, was);
 }
 
 void lt_gccount_detach(lt_tracker *t, lua_State *L) {

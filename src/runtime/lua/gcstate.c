@@ -32,8 +32,8 @@
  */
 #include <string.h>
 
-#include "ephlua.h"
-#include "lua54_layout.h"
+#include "runtime/lua/ephlua.h"
+#include "runtime/lua/lua54_layout.h"
 
 const struct lt_global54 *lt_layout_global(lua_State *L) {
 #if LUA_VERSION_NUM == 504 && UINTPTR_MAX == UINT64_MAX
@@ -85,31 +85,20 @@ bool lt_gcstate_attach(lt_tracker *t, lua_State *L) {
   return true;
 }
 
-static void cycle_ended(lt_tracker *t) {
-  if (t->closing || t->detached) return;
-  if (lt_signal_due(t)) {
-    lt_signal_stop(); /* returns only with t finished (or another holder still waiting) */
-    return;
-  }
-  t->cycles++;
-  t->cycle_bytes = t->bytes;
-  t->cycle_ns = lt_clock_cycle(t); /* an exact reading, also a clock point */
-}
-
 void lt_gc_phase_changed(lt_tracker *t) {
   memcpy(&t->gc_key, t->gc_phase, sizeof t->gc_key);
   uint8_t white = t->gc_phase[0], state = t->gc_phase[1];
   if (*t->gc_stop & LT_GCSTPCLS) { /* lua_close: what it frees is censored, and no cycle ends */
-    t->closing = true;
+    rt_begin_close(&t->s);
     return;
   }
   if (white != t->gc_white) { /* an atomic phase since the last look */
-    if (t->gc_sweeping) cycle_ended(t); /* the previous collection's sweep is over */
+    if (t->gc_sweeping) rt_cycle_end(&t->s); /* the previous collection's sweep is over */
     t->gc_white = white;
     t->gc_sweeping = true;
   }
   if (t->gc_sweeping && !sweeping(state)) {
     t->gc_sweeping = false;
-    cycle_ended(t);
+    rt_cycle_end(&t->s); /* counted unless closing, detached or stopping on a signal */
   }
 }
