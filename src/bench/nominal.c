@@ -1,8 +1,8 @@
 /*
  * nominal.c — DaCapo Chopin's nominal statistics for the workload suite:
  * a sweep of every workload at 2x and 6x its minimum heap, distilled into
- * one row per workload (`ephemera bench nominal`), and the table that
- * `ephemera workloads --nominal FILE` prints.
+ * one row per workload (`ephemera bench nominal`), written as a JSON file
+ * and read back for `ephemera workloads --nominal FILE` to show.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -90,7 +90,8 @@ static double num(json_t *o, const char *k) {
   return json_is_number(v) ? json_number_value(v) : -1;
 }
 
-int eph_bench_nominal_print(const char *path, FILE *out, eph_error *err) {
+int eph_bench_nominal_load(const char *path, eph_bench_nominal_table *out, eph_error *err) {
+  memset(out, 0, sizeof *out);
   json_error_t je;
   json_t *j = json_load_file(path, 0, &je);
   json_t *rows = j ? json_object_get(j, "workloads") : NULL;
@@ -102,27 +103,42 @@ int eph_bench_nominal_print(const char *path, FILE *out, eph_error *err) {
     return -1;
   }
   json_t *size = json_object_get(j, "size");
-  fprintf(out, "nominal statistics (size %s, %lld invocations each; DaCapo Chopin's, docs/bench.md)\n",
-          json_is_string(size) ? json_string_value(size) : "?", (long long)num(j, "invocations"));
-  fprintf(out, "%-12s %9s %10s %8s %8s %8s %9s %9s %8s %8s %8s\n", "workload", "minheap", "alloc", "obj size",
-          "GC @2x", "GCs @2x", "survival", "peak live", "2x/6x", "p50 ms", "p99 ms");
-  fprintf(out, "%-12s %9s %10s %8s %8s %8s %9s %9s %8s %8s %8s\n", "", "MiB", "MB/s", "bytes", "share", "", "copied",
-          "MiB", "time", "", "");
+  snprintf(out->size, sizeof out->size, "%s", json_is_string(size) ? json_string_value(size) : "?");
+  out->invocations = (long long)num(j, "invocations");
+  out->rows = calloc(json_array_size(rows) + 1, sizeof *out->rows);
+  if (!out->rows) {
+    json_decref(j);
+    eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+    return -1;
+  }
   for (size_t i = 0; i < json_array_size(rows); i++) {
     json_t *r = json_array_get(rows, i);
     json_t *name = json_object_get(r, "workload"), *e = json_object_get(r, "error");
-    fprintf(out, "%-12s", json_is_string(name) ? json_string_value(name) : "?");
+    eph_bench_nominal_row *row = &out->rows[out->nrows++];
+    snprintf(row->workload, sizeof row->workload, "%s", json_is_string(name) ? json_string_value(name) : "?");
     if (json_is_string(e)) {
-      fprintf(out, " failed: %s\n", json_string_value(e));
+      snprintf(row->error, sizeof row->error, "%s", json_string_value(e));
       continue;
     }
-    fprintf(out, " %9.1f %10.0f %8.1f %7.1f%% %8.0f %8.1f%% %9.1f %8.3f", num(r, "minheap_bytes") / 1048576.0,
-            num(r, "alloc_rate_mb_s"), num(r, "mean_object_bytes"), 100 * num(r, "gc_share_2x"), num(r, "gc_count_2x"),
-            100 * num(r, "scavenge_survival"), num(r, "peak_live_bytes") / 1048576.0, num(r, "heap_sensitivity"));
-    if (json_object_get(r, "latency_p50_ms"))
-      fprintf(out, " %8.3f %8.3f\n", num(r, "latency_p50_ms"), num(r, "latency_p99_ms"));
-    else fprintf(out, " %8s %8s\n", "-", "-");
+    row->minheap_bytes = num(r, "minheap_bytes");
+    row->alloc_rate_mb_s = num(r, "alloc_rate_mb_s");
+    row->mean_object_bytes = num(r, "mean_object_bytes");
+    row->gc_share_2x = num(r, "gc_share_2x");
+    row->gc_count_2x = num(r, "gc_count_2x");
+    row->scavenge_survival = num(r, "scavenge_survival");
+    row->peak_live_bytes = num(r, "peak_live_bytes");
+    row->heap_sensitivity = num(r, "heap_sensitivity");
+    row->have_latency = json_object_get(r, "latency_p50_ms") != NULL;
+    row->latency_p50_ms = num(r, "latency_p50_ms");
+    row->latency_p99_ms = num(r, "latency_p99_ms");
   }
   json_decref(j);
-  return ferror(out) ? -1 : 0;
+  return 0;
+}
+
+void eph_bench_nominal_table_free(eph_bench_nominal_table *t) {
+  if (!t) return;
+  free(t->rows);
+  t->rows = NULL;
+  t->nrows = 0;
 }
