@@ -14,7 +14,10 @@
  * after another, `plan` writes their command lines for GNU parallel or
  * Slurm, `merge` reads the files back.  Everything below that can fail
  * returns -1 (or NULL) and fills an eph_error with one line.  Memory: the
- * caller frees what it gets with the matching *_free call.
+ * caller frees what it gets with the matching *_free call.  The harness
+ * prints nothing: it returns results (src/render/render_bench.h renders
+ * them) and tells long work's progress to the caller's callback
+ * (eph_bench_options.progress).
  */
 #ifndef EPHEMERA_BENCH_H
 #define EPHEMERA_BENCH_H

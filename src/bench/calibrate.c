@@ -262,8 +262,5 @@ eph_status eph_bench_calibrate(const char *sizes, const char *const *specs, size
 }
 
 void eph_bench_calibration_free(eph_bench_calibration *c) {
-  if (!c) return;
-  free(c->runs);
-  c->runs = NULL;
-  c->nruns = 0;
+  if (c) free(c->runs), c->runs = NULL, c->nruns = 0;
 }

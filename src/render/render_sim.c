@@ -93,10 +93,6 @@ static void print_csv(FILE *out, const eph_sim_report *rep) {
 
 static void print_json(FILE *out, const eph_sim_report *rep) {
   const eph_sim_input *in = rep->input;
-  const eph_sim_config *cfgs = rep->configs;
-  const eph_sim_result *res = rep->results;
-  const eph_sim_costmodel *cm = &rep->model;
-  size_t n = rep->n;
   fputs("{\"input\":", out);
   eph_json_string(out, rep->input_name);
   fprintf(out, ",\"kind\":\"%s\",\"objects\":%llu,\"bytes\":%llu,\"max_live\":%llu,\"caveats\":",
@@ -104,11 +100,11 @@ static void print_json(FILE *out, const eph_sim_report *rep) {
           (unsigned long long)eph_sim_input_bytes(in), (unsigned long long)eph_sim_input_max_live(in));
   eph_json_string(out, eph_sim_input_caveats(in));
   fprintf(out, ",\"cost_model\":{\"fitted\":%s,\"fit_error\":%.6g,\"samples\":%u},\"configs\":[",
-          cm->samples ? "true" : "false", cm->fit_error, cm->samples);
-  for (size_t i = 0; i < n; i++) {
-    const eph_sim_result *r = &res[i];
+          rep->model.samples ? "true" : "false", rep->model.fit_error, rep->model.samples);
+  for (size_t i = 0; i < rep->n; i++) {
+    const eph_sim_result *r = &rep->results[i];
     char label[256];
-    eph_sim_config_label(&cfgs[i], r, label, sizeof label);
+    eph_sim_config_label(&rep->configs[i], r, label, sizeof label);
     fputs(i ? ",{\"config\":" : "{\"config\":", out);
     eph_json_string(out, label);
     fprintf(out,

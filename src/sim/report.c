@@ -11,13 +11,6 @@
 
 eph_status eph_sim_plan_configs(const eph_sim_plan *plan, eph_sim_config *cfgs, size_t cap, size_t *n,
                                 eph_error *err) {
-  eph_sim_config base;
-  eph_sim_config_init(&base);
-  base.collector = plan->collector;
-  base.keep_events = plan->keep_events;
-  base.nursery_bytes = plan->nursery_bytes;
-  base.granule = plan->granule;
-  base.sync = plan->sync;
   *n = 0;
   bool spur = plan->collector == EPH_SIM_SPUR;
   if (spur ? plan->nheaps != 0 : plan->ngc != 0) {
@@ -32,11 +25,14 @@ eph_status eph_sim_plan_configs(const eph_sim_plan *plan, eph_sim_config *cfgs, 
     return EPH_ERR_INVALID;
   }
   for (size_t i = 0; i < want; i++) {
-    cfgs[i] = base;
-    if (spur && plan->ngc && eph_gc_params_parse(&cfgs[i].params, plan->gc[i], err) != EPH_OK) return err->status;
+    eph_sim_config *c = &cfgs[i];
+    eph_sim_config_init(c);
+    c->collector = plan->collector, c->keep_events = plan->keep_events, c->nursery_bytes = plan->nursery_bytes;
+    c->granule = plan->granule, c->sync = plan->sync;
+    if (spur && plan->ngc && eph_gc_params_parse(&c->params, plan->gc[i], err) != EPH_OK) return err->status;
     if (!spur && plan->nheaps) {
-      cfgs[i].heap_bytes = plan->heaps[i].bytes;
-      if (!plan->heaps[i].bytes) cfgs[i].heap_factor = plan->heaps[i].factor;
+      c->heap_bytes = plan->heaps[i].bytes;
+      if (!plan->heaps[i].bytes) c->heap_factor = plan->heaps[i].factor;
     }
   }
   *n = want;
@@ -45,10 +41,7 @@ eph_status eph_sim_plan_configs(const eph_sim_plan *plan, eph_sim_config *cfgs, 
 
 eph_status eph_sim_run_all(const eph_sim_input *in, const char *input_name, const eph_sim_config *cfgs, size_t n,
                            const eph_sim_costmodel *cm, eph_sim_report *out, eph_error *err) {
-  memset(out, 0, sizeof *out);
-  out->input_name = input_name;
-  out->input = in;
-  out->configs = cfgs;
+  *out = (eph_sim_report){.input_name = input_name, .input = in, .configs = cfgs};
   if (cm) out->model = *cm;
   else eph_sim_costmodel_default(&out->model);
   out->results = calloc(n ? n : 1, sizeof *out->results);
@@ -56,22 +49,15 @@ eph_status eph_sim_run_all(const eph_sim_input *in, const char *input_name, cons
     eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
     return EPH_ERR_NOMEM;
   }
-  for (; out->n < n; out->n++) {
-    eph_status st = eph_sim_run(in, &cfgs[out->n], &out->model, &out->results[out->n], err);
-    if (st != EPH_OK) {
-      eph_sim_report_free(out);
-      return st;
-    }
-  }
-  return EPH_OK;
+  eph_status st = EPH_OK;
+  for (; out->n < n && st == EPH_OK; out->n++) st = eph_sim_run(in, &cfgs[out->n], &out->model, &out->results[out->n], err);
+  if (st != EPH_OK) eph_sim_report_free(out); /* the failed one holds nothing */
+  return st;
 }
 
 void eph_sim_report_free(eph_sim_report *r) {
-  if (!r) return;
-  for (size_t i = 0; r->results && i < r->n; i++) eph_sim_result_free(&r->results[i]);
-  free(r->results);
-  r->results = NULL;
-  r->n = 0;
+  for (size_t i = 0; r && r->results && i < r->n; i++) eph_sim_result_free(&r->results[i]);
+  if (r) free(r->results), r->results = NULL, r->n = 0;
 }
 
 eph_status eph_sim_granularity_all(const eph_sim_input *in, const eph_sim_config *cfgs, size_t n,
@@ -96,8 +82,5 @@ eph_status eph_sim_granularity_all(const eph_sim_input *in, const eph_sim_config
 }
 
 void eph_sim_granularity_report_free(eph_sim_granularity_report *g) {
-  if (!g) return;
-  free(g->errors);
-  g->errors = NULL;
-  g->n = 0;
+  if (g) free(g->errors), g->errors = NULL, g->n = 0;
 }
