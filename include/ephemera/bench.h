@@ -208,7 +208,7 @@ double eph_bench_lbo(const double *total, const double *gc, size_t n, double *lb
 typedef enum eph_bench_progress_kind {
   EPH_BENCH_PROGRESS_STEP,     /* step done + 1 of total starts: target, config, invocation, eta_s */
   EPH_BENCH_PROGRESS_MINHEAP,  /* a configuration's minimum heap is known: target, gc, minheap_bytes, cached */
-  EPH_BENCH_PROGRESS_FINISHED, /* every step is done */
+  EPH_BENCH_PROGRESS_FINISHED, /* the steps are over, done or failed (a live display clears its line) */
 } eph_bench_progress_kind;
 
 typedef struct eph_bench_progress {

@@ -226,6 +226,8 @@ eph_status eph_bench_calibrate(const char *sizes, const char *const *specs, size
     o.len = start[0] + keep;
     run_end[r] = o.len;
   }
+  if (progress) /* the runs are over, done or failed */
+    progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_FINISHED, .total = nruns * REPS}, progress_ctx);
   if (st == EPH_OK) st = eph_sim_costmodel_fit(o.v, o.len, &out->model, err);
   if (st == EPH_OK) {
     size_t nerr = 0, begin = 0;
@@ -249,9 +251,6 @@ eph_status eph_bench_calibrate(const char *sizes, const char *const *specs, size
     out->runs = rows;
     out->nruns = nruns;
     rows = NULL;
-    if (progress)
-      progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_FINISHED, .done = nruns * REPS, .total = nruns * REPS},
-               progress_ctx);
   }
   free(o.v);
   free(runs);

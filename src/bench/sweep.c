@@ -83,11 +83,11 @@ int eph_bench_sweep(const eph_bench_options *o, eph_bench_results *r, eph_error 
   eph_bench_config **cfg = calloc(o->ntargets, sizeof *cfg);
   size_t *ncfg = calloc(o->ntargets, sizeof *ncfg);
   int rc = -1;
+  progress p = {.o = o};
   if (!cfg || !ncfg) {
     eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
     goto out;
   }
-  progress p = {.o = o};
   for (size_t t = 0; t < o->ntargets; t++) {
     if (eph_bench_configs(o, t, &cfg[t], &ncfg[t], err)) goto out;
     p.total += ncfg[t] * o->invocations;
@@ -128,11 +128,11 @@ int eph_bench_sweep(const eph_bench_options *o, eph_bench_results *r, eph_error 
       }
       free(walls);
     }
-  if (o->progress)
-    o->progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_FINISHED, .done = p.done, .total = p.total},
-                o->progress_ctx);
   rc = 0;
 out:
+  if (o->progress) /* the steps are over, done or failed */
+    o->progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_FINISHED, .done = p.done, .total = p.total},
+                o->progress_ctx);
   for (size_t t = 0; cfg && t < o->ntargets; t++) free(cfg[t]);
   free(cfg), free(ncfg);
   return rc;
