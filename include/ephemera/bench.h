@@ -14,7 +14,10 @@
  * after another, `plan` writes their command lines for GNU parallel or
  * Slurm, `merge` reads the files back.  Everything below that can fail
  * returns -1 (or NULL) and fills an eph_error with one line.  Memory: the
- * caller frees what it gets with the matching *_free call.
+ * caller frees what it gets with the matching *_free call.  The harness
+ * prints nothing: it returns results (src/render/render_bench.h renders
+ * them) and tells long work's progress to the caller's callback
+ * (eph_bench_options.progress).
  */
 #ifndef EPHEMERA_BENCH_H
 #define EPHEMERA_BENCH_H
@@ -188,31 +191,42 @@ typedef struct eph_bench_report {
 int eph_bench_summarize(const eph_bench_results *r, eph_bench_report *out, eph_error *err);
 void eph_bench_report_free(eph_bench_report *rep);
 
+/* Writes the results file (`-o results.json`, also `--format json`):
+ * every run, then the summaries of rep (eph_bench_summarize of r).
+ * eph_bench_results_load reads its runs back. */
+int eph_bench_results_write_json(const eph_bench_results *r, const eph_bench_report *rep, FILE *out, eph_error *err);
+
 /* LBO over n configurations of one target: total[i] and gc[i] are mean
  * costs; lbo[i] = total[i] / min_j(total[j] - gc[j]).  Returns the baseline
  * (0 if n == 0 or the baseline is not positive, then lbo[] is 0). */
 double eph_bench_lbo(const double *total, const double *gc, size_t n, double *lbo);
 
-/* --- renderers (src/bench/render_*.c) ------------------------------------------ */
-
-typedef enum eph_bench_format {
-  EPH_BENCH_TEXT, EPH_BENCH_CSV, EPH_BENCH_JSON, EPH_BENCH_MARKDOWN, EPH_BENCH_HTML
-} eph_bench_format;
-
-/* Parses "text|csv|json|md|markdown|html"; -1 if unknown. */
-int eph_bench_format_parse(const char *s, eph_bench_format *out);
-
-int eph_bench_render_text(const eph_bench_report *rep, FILE *out);
-int eph_bench_render_csv(const eph_bench_report *rep, FILE *out);
-int eph_bench_render_markdown(const eph_bench_report *rep, FILE *out);
-/* The results file: every run, then the summaries. */
-int eph_bench_render_json(const eph_bench_results *r, const eph_bench_report *rep, FILE *out, eph_error *err);
-/* dir/index.html with SVG plots drawn by gnuplot (time and LBO against heap
- * factor with CI bars, latency percentile curves); the tables without
- * plots, and a note saying so, if gnuplot is missing. */
-int eph_bench_render_html(const eph_bench_report *rep, const char *dir, eph_error *err);
-
 /* --- sweeps, minimum heap, plans ------------------------------------------------- */
+
+/* Progress of long work (a sweep, a calibration), for the caller to show:
+ * the library prints nothing. */
+typedef enum eph_bench_progress_kind {
+  EPH_BENCH_PROGRESS_STEP,     /* step done + 1 of total starts: target, config, invocation, eta_s */
+  EPH_BENCH_PROGRESS_MINHEAP,  /* a configuration's minimum heap is known: target, gc, minheap_bytes, cached */
+  EPH_BENCH_PROGRESS_FINISHED, /* the steps are over, done or failed (a live display clears its line) */
+} eph_bench_progress_kind;
+
+typedef struct eph_bench_progress {
+  eph_bench_progress_kind kind;
+  size_t done, total;     /* steps finished, steps in all (a sweep's total grows with --ci) */
+  const char *target;     /* the target's spec ("gcbench:small") */
+  const char *config;     /* STEP: the configuration's label (eph_bench_config_label) */
+  size_t invocation;      /* STEP: which invocation of it, from 0 */
+  double eta_s;           /* STEP: seconds left, estimated from the steps done; negative before the first */
+  const char *gc;         /* MINHEAP: the GC parameters ("" = defaults) */
+  uint64_t minheap_bytes; /* MINHEAP */
+  bool cached;            /* MINHEAP: read from the cache, not measured */
+} eph_bench_progress;
+
+typedef void (*eph_bench_progress_fn)(const eph_bench_progress *p, void *ctx);
+
+/* A configuration's label: "heap=2x eden=64M", "defaults". */
+void eph_bench_config_label(const eph_bench_config *c, char *buf, size_t len);
 
 typedef struct eph_bench_options {
   eph_bench_target *targets;
@@ -229,8 +243,8 @@ typedef struct eph_bench_options {
   unsigned max_invocations; /* cap for --ci (default 30) */
   const char *exe;        /* the ephemera executable the children run */
   bool use_cache;         /* minimum heaps from the cache */
-  FILE *progress;         /* live progress (a terminal), or NULL */
-  FILE *log;              /* one line per minimum heap measured, warnings; or NULL */
+  eph_bench_progress_fn progress; /* told of each invocation and minimum heap (a renderer shows them); NULL: none */
+  void *progress_ctx;     /* progress's ctx */
 } eph_bench_options;
 
 /* Fills the defaults (5 invocations, 1 iteration, 1 warm-up, cap 30, cache on). */
@@ -265,10 +279,33 @@ long eph_bench_plan(const eph_bench_options *o, const char *dir, FILE *jobs, eph
 
 /* Measures DaCapo Chopin's nominal statistics of every workload at size
  * (minimum heap, then `invocations` runs at 2x and 6x it) and writes them as
- * JSON to out. */
+ * JSON to out: the nominal statistics file, which eph_bench_nominal_load
+ * reads back. */
 int eph_bench_nominal(const eph_bench_options *o, const char *size, FILE *out, eph_error *err);
-/* Prints a nominal statistics file as a table; -1 if it is not one. */
-int eph_bench_nominal_print(const char *path, FILE *out, eph_error *err);
+
+/* One workload's row of a nominal statistics file; a figure the file
+ * lacks is -1. */
+typedef struct eph_bench_nominal_row {
+  char workload[64];
+  char error[512];          /* "" unless the workload failed (then no figures) */
+  double minheap_bytes, alloc_rate_mb_s, mean_object_bytes, gc_share_2x, gc_count_2x, scavenge_survival,
+      peak_live_bytes, heap_sensitivity;
+  bool have_latency;        /* the workload marks events */
+  double latency_p50_ms, latency_p99_ms;
+} eph_bench_nominal_row;
+
+typedef struct eph_bench_nominal_table {
+  char size[64];            /* the size measured ("?" if the file does not say) */
+  long long invocations;    /* -1 if the file does not say */
+  eph_bench_nominal_row *rows;
+  size_t nrows;
+} eph_bench_nominal_table;
+
+/* Reads a nominal statistics file into *out (free with
+ * eph_bench_nominal_table_free).  -1 with "PATH: ..." if it cannot be read
+ * (EPH_ERR_IO) or is not one (EPH_ERR_INVALID). */
+int eph_bench_nominal_load(const char *path, eph_bench_nominal_table *out, eph_error *err);
+void eph_bench_nominal_table_free(eph_bench_nominal_table *t);
 
 #ifdef __cplusplus
 }

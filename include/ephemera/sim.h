@@ -25,7 +25,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "ephemera/format.h"
 #include "ephemera/heap.h"
@@ -266,25 +265,81 @@ typedef struct eph_sim_observation {
 #define EPH_SIM_FIT_MIN_SECONDS 0.0005
 eph_status eph_sim_costmodel_fit(const eph_sim_observation *obs, size_t n, eph_sim_costmodel *cm, eph_error *err);
 
-/* --- output ---------------------------------------------------------------- */
+/* Reads the model at path; with path NULL, the default file
+ * (eph_sim_costmodel_default_path) if it loads, else the built-in model.
+ * With a path: eph_sim_costmodel_load's errors; without one: EPH_OK. */
+eph_status eph_sim_costmodel_resolve(const char *path, eph_sim_costmodel *cm, eph_error *err);
 
-typedef enum eph_sim_format { EPH_SIM_TEXT = 0, EPH_SIM_CSV, EPH_SIM_JSON } eph_sim_format;
+/* --- labels ------------------------------------------------------------------ */
 
-/* One configuration's label, e.g. "spur eden=1M,ratio=0.33,tenure=3" or "ss heap=4M". */
+/* A size as "4K", "1M", "2G" when a whole number of them, else in bytes. */
+void eph_sim_size_text(char *buf, size_t len, uint64_t bytes);
+/* One configuration's label, e.g. "spur eden=1M,ratio=0.33,tenure=3" or
+ * "ss heap=4M"; with res, a heap given as a factor shows its size too
+ * ("ss heap=4M (2x)"). */
 void eph_sim_config_label(const eph_sim_config *cfg, const eph_sim_result *res, char *buf, size_t len);
 
-/*
- * Prints n results (one per configuration) in the format: a header with
- * the input (its kind and caveats), then one row per configuration; with
- * events kept, the per-collection lists.  Returns false if a write failed.
- */
-bool eph_sim_print(FILE *out, eph_sim_format fmt, const char *input_name, const eph_sim_input *in,
-                   const eph_sim_config *cfgs, const eph_sim_result *res, size_t n, const eph_sim_costmodel *cm);
+/* --- many configurations over one input (`ephemera sim`) ------------------- */
 
-/* Prints eph_sim_granularity_table's errors (ngranules rows, one column
- * pair per scheme) for the configuration labelled `label`. */
-bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label, const uint64_t *granules,
-                               size_t ngranules, const double *errors);
+/* A heap size of ss/fg/vg/of: bytes, or (bytes 0) a multiple of the minimum heap. */
+typedef struct eph_sim_heap_size {
+  uint64_t bytes;
+  double factor;
+} eph_sim_heap_size;
+
+/* The configurations a command asks for. */
+typedef struct eph_sim_plan {
+  eph_sim_collector collector;
+  const char *const *gc;           /* spur: one configuration per GC parameter string (none: the defaults) */
+  size_t ngc;
+  const eph_sim_heap_size *heaps;  /* ss/fg/vg/of: one configuration per heap size (none: 2x) */
+  size_t nheaps;
+  uint64_t nursery_bytes;          /* as eph_sim_config's */
+  uint64_t granule;
+  eph_sim_sync sync;
+  bool keep_events;
+} eph_sim_plan;
+
+/* Fills cfgs[0..*n), at most cap of them, from plan.  EPH_ERR_INVALID with a
+ * message: a GC parameter string that does not parse (eph_gc_params_parse's
+ * message), GC parameters for a collector other than spur or heap sizes for
+ * spur, more than cap configurations. */
+eph_status eph_sim_plan_configs(const eph_sim_plan *plan, eph_sim_config *cfgs, size_t cap, size_t *n,
+                                eph_error *err);
+
+/* Every configuration simulated over one input, and what its renderer
+ * (src/render/render_sim.h) needs to show it. */
+typedef struct eph_sim_report {
+  const char *input_name;         /* as the caller named the input (not owned) */
+  const eph_sim_input *input;     /* not owned */
+  eph_sim_costmodel model;        /* the model the predictions used */
+  const eph_sim_config *configs;  /* not owned: n of them */
+  eph_sim_result *results;        /* owned (eph_sim_report_free): results[i] of configs[i] */
+  size_t n;
+} eph_sim_report;
+
+/* Simulates cfgs[0..n) over in (cm NULL: the built-in model) into *out.
+ * On failure eph_sim_run's error, with nothing left to free. */
+eph_status eph_sim_run_all(const eph_sim_input *in, const char *input_name, const eph_sim_config *cfgs, size_t n,
+                           const eph_sim_costmodel *cm, eph_sim_report *out, eph_error *err);
+void eph_sim_report_free(eph_sim_report *r); /* NULL allowed */
+
+/* eph_sim_granularity_table of each configuration. */
+typedef struct eph_sim_granularity_report {
+  const eph_sim_config *configs;  /* not owned */
+  size_t n;                       /* tables computed (on failure, those before the one that failed) */
+  const uint64_t *granules;       /* not owned */
+  size_t ngranules;
+  double *errors;                 /* owned: table i at errors + i * ngranules * EPH_SIM_NSYNC * 2 */
+} eph_sim_granularity_report;
+
+/* The error table of each of cfgs[0..n) into *out.  On failure
+ * eph_sim_granularity_table's error (or EPH_ERR_NOMEM), and out->n tables
+ * are still there to show; free *out either way. */
+eph_status eph_sim_granularity_all(const eph_sim_input *in, const eph_sim_config *cfgs, size_t n,
+                                   const uint64_t *granules, size_t ngranules, eph_sim_granularity_report *out,
+                                   eph_error *err);
+void eph_sim_granularity_report_free(eph_sim_granularity_report *g); /* NULL allowed */
 
 #ifdef __cplusplus
 }

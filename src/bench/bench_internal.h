@@ -10,17 +10,11 @@
 
 #define EPH_BENCH_VERSION "0.1.0"
 
-/* One run as a JSON object (new reference). */
-json_t *eph_bench_run_to_json(const eph_bench_run *run);
-
-/* The configuration's label: "heap=2x eden=64M", "defaults". */
-void eph_bench_config_label(const eph_bench_config *c, char *buf, size_t len);
-
-/* Runs a Lua script's iterations in this process (run_lua.c). */
 /* Fills it's GC figures (gc_s, counts, bytes; not wall, task or peak) from
  * the EPHEMERA_STATS lines at path (cmd_stats.c); false when there are none. */
 bool eph_bench_read_cmd_stats(const char *path, eph_bench_iter *it);
 
+/* Runs a Lua script's iterations in this process (run_lua.c). */
 int eph_bench_run_lua(const eph_bench_target *t, const eph_bench_config *c, unsigned warmup, unsigned iterations,
                       eph_bench_run *run, eph_error *err);
 

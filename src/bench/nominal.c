@@ -1,8 +1,8 @@
 /*
  * nominal.c — DaCapo Chopin's nominal statistics for the workload suite:
  * a sweep of every workload at 2x and 6x its minimum heap, distilled into
- * one row per workload (`ephemera bench nominal`), and the table that
- * `ephemera workloads --nominal FILE` prints.
+ * one row per workload (`ephemera bench nominal`), written as a JSON file
+ * (read back by nominal_file.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -83,46 +83,4 @@ out:
   eph_bench_results_free(&r);
   free(targets);
   return rc;
-}
-
-static double num(json_t *o, const char *k) {
-  json_t *v = json_object_get(o, k);
-  return json_is_number(v) ? json_number_value(v) : -1;
-}
-
-int eph_bench_nominal_print(const char *path, FILE *out, eph_error *err) {
-  json_error_t je;
-  json_t *j = json_load_file(path, 0, &je);
-  json_t *rows = j ? json_object_get(j, "workloads") : NULL;
-  if (!j || !json_object_get(j, "ephemera_nominal") || !json_is_array(rows)) {
-    if (!j && je.line <= 0) eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, je.text);
-    else eph_error_fill(err, EPH_ERR_INVALID, "%s: not a nominal statistics file (from 'ephemera bench nominal')%s%s",
-                        path, j ? "" : ": ", j ? "" : je.text);
-    json_decref(j);
-    return -1;
-  }
-  json_t *size = json_object_get(j, "size");
-  fprintf(out, "nominal statistics (size %s, %lld invocations each; DaCapo Chopin's, docs/bench.md)\n",
-          json_is_string(size) ? json_string_value(size) : "?", (long long)num(j, "invocations"));
-  fprintf(out, "%-12s %9s %10s %8s %8s %8s %9s %9s %8s %8s %8s\n", "workload", "minheap", "alloc", "obj size",
-          "GC @2x", "GCs @2x", "survival", "peak live", "2x/6x", "p50 ms", "p99 ms");
-  fprintf(out, "%-12s %9s %10s %8s %8s %8s %9s %9s %8s %8s %8s\n", "", "MiB", "MB/s", "bytes", "share", "", "copied",
-          "MiB", "time", "", "");
-  for (size_t i = 0; i < json_array_size(rows); i++) {
-    json_t *r = json_array_get(rows, i);
-    json_t *name = json_object_get(r, "workload"), *e = json_object_get(r, "error");
-    fprintf(out, "%-12s", json_is_string(name) ? json_string_value(name) : "?");
-    if (json_is_string(e)) {
-      fprintf(out, " failed: %s\n", json_string_value(e));
-      continue;
-    }
-    fprintf(out, " %9.1f %10.0f %8.1f %7.1f%% %8.0f %8.1f%% %9.1f %8.3f", num(r, "minheap_bytes") / 1048576.0,
-            num(r, "alloc_rate_mb_s"), num(r, "mean_object_bytes"), 100 * num(r, "gc_share_2x"), num(r, "gc_count_2x"),
-            100 * num(r, "scavenge_survival"), num(r, "peak_live_bytes") / 1048576.0, num(r, "heap_sensitivity"));
-    if (json_object_get(r, "latency_p50_ms"))
-      fprintf(out, " %8.3f %8.3f\n", num(r, "latency_p50_ms"), num(r, "latency_p99_ms"));
-    else fprintf(out, " %8s %8s\n", "-", "-");
-  }
-  json_decref(j);
-  return ferror(out) ? -1 : 0;
 }

@@ -13,8 +13,7 @@
 #include <unistd.h>
 
 #include "bench_internal.h"
-#include "ephemera/profile.h"
-#include "workload.h"
+#include "bench_workload.h"
 
 double eph_bench_clock(int clock_id) {
   struct timespec ts;
@@ -43,43 +42,9 @@ static void gc_with_limit(const eph_bench_config *c, char *buf, size_t len) {
   else snprintf(buf, len, "%s", c->gc);
 }
 
-/* The runner's hooks: the profiler (--profile) attached after the heap
- * exists and stopped before it goes away, as `ephemera run` does; the
- * iteration's latency events copied at the end. */
-typedef struct hooks {
-  eph_bench_iter *it;
-  const eph_profile_spec *spec; /* NULL: no profile */
-  char why[300];
-} hooks;
-
-static void profile_configure(eph_gc_params *p, void *data) {
-  hooks *k = data;
-  if (k->spec) eph_profile_prepare_params(k->spec, p);
-}
-
-static int profile_before(wl_ctx *w, void *data) {
-  hooks *k = data;
-  if (!k->spec) return 0;
-  eph_meta_pair meta[] = {{"program", "ephemera bench"}, {"workload", w->workload->name}};
-  eph_error e;
-  if (eph_profile_start(w->h, k->spec, meta, 2, &e) != EPH_OK) {
-    snprintf(k->why, sizeof k->why, "--profile: %.250s", e.message);
-    return 1;
-  }
-  return 0;
-}
-
-static int after_run(wl_ctx *w, void *data) {
-  hooks *k = data;
-  eph_bench_iter *it = k->it;
-  if (k->spec) {
-    eph_profile_stats st;
-    eph_error e;
-    if (eph_profile_stop(w->h, &st, &e) != EPH_OK) {
-      snprintf(k->why, sizeof k->why, "--profile: %.250s", e.message);
-      return 1;
-    }
-  }
+/* The iteration's latency events, copied at the end of its run. */
+static int copy_events(wl_ctx *w, void *data) {
+  eph_bench_iter *it = data;
   if (!w->nevents) return 0;
   it->events = malloc(w->nevents * sizeof *it->events);
   if (!it->events) return 0; /* events are best effort, like the workload's own */
@@ -119,15 +84,18 @@ static int run_workload(const eph_bench_target *t, const eph_bench_config *c, ep
   }
   for (size_t i = 0; i < run->niters; i++) {
     eph_bench_iter *it = &run->iters[i];
-    hooks k = {.it = it, .spec = c->profile[0] ? &spec : NULL};
-    wl_run_options opt = {.size = t->size, .gc = gc[0] ? gc : NULL, .quiet = true, .configure = profile_configure,
-                          .before = profile_before, .after = after_run, .data = &k};
+    /* the profiler (--profile) as `ephemera run` attaches it */
+    eph_bench_profiling prof = {.spec = c->profile[0] ? &spec : NULL, .program = "ephemera bench",
+                                .after = copy_events, .data = it};
+    wl_run_options opt = {.size = t->size, .gc = gc[0] ? gc : NULL, .quiet = true};
     wl_result res;
     char why[512];
-    int failed = wl_run(wl, &opt, &res, why, sizeof why);
+    int failed = eph_bench_workload_run(wl, &opt, &prof, &res, why, sizeof why);
     if (tmp[0]) unlink(tmp);
     if (failed) {
-      snprintf(run->error, sizeof run->error, "iteration %zu: %.400s", i + 1, k.why[0] ? k.why : why);
+      if (prof.err.message[0])
+        snprintf(run->error, sizeof run->error, "iteration %zu: --profile: %.250s", i + 1, prof.err.message);
+      else snprintf(run->error, sizeof run->error, "iteration %zu: %.400s", i + 1, why);
       run->niters = i;
       return 0;
     }

@@ -1,7 +1,7 @@
 /*
  * sweep.c — runs a sweep: the configurations of each target (minimum heaps
- * measured or cached), every invocation a fresh child (spawn.c), live
- * progress with an ETA, --ci's extra invocations.
+ * measured or cached), every invocation a fresh child (spawn.c), progress
+ * with an ETA told to the caller's callback, --ci's extra invocations.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,9 +34,10 @@ int eph_bench_configs(const eph_bench_options *o, size_t ti, eph_bench_config **
       free(c);
       return -1;
     }
-    if (o->nfactors && o->log)
-      fprintf(o->log, "minimum heap of %s%s%s: %.2f MiB%s\n", o->targets[ti].spec, gc[0] ? " with " : "", gc,
-              (double)minheap / 1048576.0, cached ? " (cached)" : "");
+    if (o->nfactors && o->progress)
+      o->progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_MINHEAP, .target = o->targets[ti].spec, .gc = gc,
+                                        .minheap_bytes = minheap, .cached = cached},
+                  o->progress_ctx);
     for (size_t f = 0; f < nf; f++) {
       eph_bench_config *x = &c[g * nf + f];
       snprintf(x->gc, sizeof x->gc, "%s", gc);
@@ -62,21 +63,19 @@ static double run_wall(const eph_bench_run *run) {
 }
 
 typedef struct progress {
-  FILE *out;
+  const eph_bench_options *o;
   size_t done, total;
   double t0;
 } progress;
 
 static void show(progress *p, const char *target, const char *label, size_t inv) {
-  if (!p->out) return;
+  if (!p->o->progress) return;
   double el = eph_bench_clock(CLOCK_MONOTONIC) - p->t0;
-  char eta[32] = "?";
-  if (p->done) {
-    double left = el / (double)p->done * (double)(p->total > p->done ? p->total - p->done : 0);
-    snprintf(eta, sizeof eta, "%dm%02ds", (int)(left / 60), (int)fmod(left, 60));
-  }
-  fprintf(p->out, "\r\033[K[%zu/%zu] %s %s invocation %zu  ETA %s", p->done + 1, p->total, target, label, inv + 1, eta);
-  fflush(p->out);
+  double left = -1;
+  if (p->done) left = el / (double)p->done * (double)(p->total > p->done ? p->total - p->done : 0);
+  p->o->progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_STEP, .done = p->done, .total = p->total,
+                                       .target = target, .config = label, .invocation = inv, .eta_s = left},
+                 p->o->progress_ctx);
 }
 
 int eph_bench_sweep(const eph_bench_options *o, eph_bench_results *r, eph_error *err) {
@@ -84,11 +83,11 @@ int eph_bench_sweep(const eph_bench_options *o, eph_bench_results *r, eph_error 
   eph_bench_config **cfg = calloc(o->ntargets, sizeof *cfg);
   size_t *ncfg = calloc(o->ntargets, sizeof *ncfg);
   int rc = -1;
+  progress p = {.o = o};
   if (!cfg || !ncfg) {
     eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
     goto out;
   }
-  progress p = {.out = o->progress};
   for (size_t t = 0; t < o->ntargets; t++) {
     if (eph_bench_configs(o, t, &cfg[t], &ncfg[t], err)) goto out;
     p.total += ncfg[t] * o->invocations;
@@ -129,9 +128,11 @@ int eph_bench_sweep(const eph_bench_options *o, eph_bench_results *r, eph_error 
       }
       free(walls);
     }
-  if (p.out) fprintf(p.out, "\r\033[K");
   rc = 0;
 out:
+  if (o->progress) /* the steps are over, done or failed */
+    o->progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_FINISHED, .done = p.done, .total = p.total},
+                o->progress_ctx);
   for (size_t t = 0; cfg && t < o->ntargets; t++) free(cfg[t]);
   free(cfg), free(ncfg);
   return rc;

@@ -1,6 +1,7 @@
 /*
- * cmd_bench.c — `ephemera bench ...`: parses options and calls the bench
- * library (include/ephemera/bench.h, docs/bench.md).
+ * cmd_bench.c — `ephemera bench ...`: parses options, calls the bench
+ * library (include/ephemera/bench.h, docs/bench.md) and its renderers
+ * (src/render/render_bench.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include "cli.h"
 #include "ephemera/bench.h"
 #include "ephemera/profile.h"
+#include "render_bench.h"
 
 #define MAX_GCS 16
 #define MAX_FACTORS 32
@@ -184,25 +186,19 @@ static int output(const args *a, const eph_bench_results *r) {
   eph_bench_report rep;
   eph_error e;
   if (eph_bench_summarize(r, &rep, &e)) return cli_error("bench: %s", e.message), 1;
-  int rc = 0;
-  switch (a->format) {
-  case EPH_BENCH_CSV: rc = eph_bench_render_csv(&rep, stdout); break;
-  case EPH_BENCH_MARKDOWN: rc = eph_bench_render_markdown(&rep, stdout); break;
-  case EPH_BENCH_JSON: rc = eph_bench_render_json(r, &rep, stdout, &e); break;
-  default: rc = eph_bench_render_text(&rep, stdout); break;
-  }
+  int rc = eph_render_bench(stdout, a->format, r, &rep, &e);
   if (rc || fflush(stdout)) cli_error("bench: cannot write the output"), rc = 1;
   if (!rc && a->out) {
     FILE *f = fopen(a->out, "w");
     if (!f) cli_error("bench: %s: %s", a->out, strerror(errno)), rc = 1;
     else {
-      if (eph_bench_render_json(r, &rep, f, &e)) cli_error("bench: %s: %s", a->out, e.message), rc = 1;
+      if (eph_bench_results_write_json(r, &rep, f, &e)) cli_error("bench: %s: %s", a->out, e.message), rc = 1;
       if (fclose(f) && !rc) cli_error("bench: %s: %s", a->out, strerror(errno)), rc = 1;
     }
   }
-  if (!rc && a->html && eph_bench_render_html(&rep, a->html, &e)) cli_error("bench: %s", e.message), rc = 1;
+  if (!rc && a->html && eph_render_bench_html(&rep, a->html, &e)) cli_error("bench: %s", e.message), rc = 1;
   if (rep.wide_ci && a->format != EPH_BENCH_TEXT)
-    fprintf(stderr, "ephemera: warning: %zu configuration(s) have a wall-time 95%% CI wider than 3%%\n", rep.wide_ci);
+    cli_error("warning: %zu configuration(s) have a wall-time 95%% CI wider than 3%%", rep.wide_ci);
   for (size_t i = 0; i < rep.nrows && !rc; i++)
     if (!rep.rows[i].invocations) rc = 1;
   eph_bench_report_free(&rep);
@@ -247,8 +243,9 @@ int cmd_bench(int argc, char **argv) {
   if (n <= 0) return cli_error("bench: cannot find this executable: %s", strerror(errno)), 1;
   exe[n] = 0;
   a.o.exe = exe;
-  a.o.progress = isatty(2) ? stderr : NULL;
-  a.o.log = stderr;
+  eph_render_progress progress = {stderr, isatty(STDERR_FILENO) != 0};
+  a.o.progress = eph_render_bench_progress;
+  a.o.progress_ctx = &progress;
   if (parse(argc, argv, &a)) return free(a.targets), 2;
   int nops = argc - optind;
   char **ops = argv + optind;
@@ -268,8 +265,10 @@ int cmd_bench(int argc, char **argv) {
     else if (parse_targets(nops, ops, &a)) rc = 2;
     else if (eph_bench_minheap(&a.o, &a.targets[0], a.o.ngcs ? a.gcs[0] : "", &bytes, &cached, &e))
       rc = 1, cli_error("bench minheap: %s", e.message);
-    else printf("%s minheap_bytes=%llu (%.2f MiB)%s\n", a.targets[0].spec, (unsigned long long)bytes,
-                (double)bytes / 1048576.0, cached ? " cached" : "");
+    else {
+      eph_render_bench_minheap(stdout, &a.targets[0], bytes, cached);
+      rc = cli_stdout_done("the minimum heap");
+    }
   } else if (!strcmp(sub, "plan")) {
     if (!a.jobs || !a.dir) rc = 2, cli_error("bench plan: needs --emit-jobs FILE and --results-dir DIR");
     else if (a.o.ci_target) rc = 2, cli_error("bench plan: --ci adapts to results as they come: run it locally");
@@ -281,8 +280,7 @@ int cmd_bench(int argc, char **argv) {
       else if ((jobs = eph_bench_plan(&a.o, a.dir, f, &e)) < 0) cli_error("bench plan: %s", e.message);
       if (f && fclose(f)) jobs = -1, cli_error("bench plan: %s: %s", a.jobs, strerror(errno));
       if (jobs < 0) rc = 1;
-      else fprintf(stderr, "%ld jobs in %s, each writing its result to %s/ ('parallel < %s', then "
-                           "'ephemera bench merge %s')\n", jobs, a.jobs, a.dir, a.jobs, a.dir);
+      else eph_render_bench_plan(stderr, jobs, a.jobs, a.dir);
     }
   } else if (!strcmp(sub, "merge") || !strcmp(sub, "report")) {
     bool merge = !strcmp(sub, "merge");

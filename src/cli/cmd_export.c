@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "export.h"
+#include "render_written.h"
 #include "ephemera/format.h"
 
 static void usage(FILE *out) {
@@ -33,7 +34,7 @@ static int export_pprof(const eph_file *p, const char *path, const char *out, ep
     cli_error("%s", err.message);
     rc = CLI_FAILED;
   } else {
-    printf("wrote %s (%zu samples from %zu records)\n", out, s->ncells, s->nrecords);
+    eph_render_pprof_written(stdout, out, s);
   }
   eph_spacetime_free(s);
   return rc;
@@ -52,7 +53,7 @@ static int export_chrome(const eph_file *p, const char *path, const char *out) {
     cli_error("%s", err.message);
     rc = CLI_FAILED;
   } else {
-    printf("wrote %s (%zu collections)\n", out, t.ngcs);
+    eph_render_chrome_written(stdout, out, &t);
   }
   eph_timeline_free(&t);
   return rc;

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "render.h"
+#include "render_written.h"
 #include "ephemera/format.h"
 #include "trace.h"
 
@@ -96,12 +97,11 @@ int cmd_merlin(int argc, char **argv) {
   const eph_trace_merlin_stats *s = &m.stats;
   eph_render_merlin_summary(stdout, in, &m, load);
   if (s->unknown_ids || s->bad_slots || s->stale_stores) {
-    fprintf(stderr,
-            "ephemera: %s: warning: the trace is not a faithful replay: %" PRIu64 " references to ids with no ALLOC, %" PRIu64
-            " stores to missing slots, %" PRIu64 " stores whose old value differs from the replayed slot",
-            in, s->unknown_ids, s->bad_slots, s->stale_stores);
-    if (s->stale_stores) fprintf(stderr, " (first: event %" PRIu64 ")", s->first_stale_event);
-    fputc('\n', stderr);
+    char first[64] = "";
+    if (s->stale_stores) snprintf(first, sizeof first, " (first: event %" PRIu64 ")", s->first_stale_event);
+    cli_error("%s: warning: the trace is not a faithful replay: %" PRIu64 " references to ids with no ALLOC, %" PRIu64
+              " stores to missing slots, %" PRIu64 " stores whose old value differs from the replayed slot%s",
+              in, s->unknown_ids, s->bad_slots, s->stale_stores, first);
   }
 
   int status = 0;
@@ -112,8 +112,7 @@ int cmd_merlin(int argc, char **argv) {
       cli_error("%s: %s", out, err.message);
       status = 1;
     } else {
-      printf("wrote %s: %zu records (%" PRIu64 " censored) in %.3f s\n", out, m.nobjects, s->censored,
-             seconds_since(&t0));
+      eph_render_merlin_written(stdout, out, &m, seconds_since(&t0));
     }
   }
   eph_trace_merlin_free(&m);

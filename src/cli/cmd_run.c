@@ -1,5 +1,7 @@
 /*
- * cmd_run.c — `ephemera run WORKLOAD [options] [workload options]`.
+ * cmd_run.c — `ephemera run WORKLOAD [options] [workload options]`: the
+ * run (with the profiler on it) is the harness's (src/bench/bench_workload.h),
+ * its results the renderer's (render_run.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,41 +9,9 @@
 
 #include "cli.h"
 #include "render.h"
+#include "bench_workload.h"
 #include "ephemera/profile.h"
 #include "workload.h"
-
-/* The profiler rides on the runner's hooks: started once the heap and the
- * workload's classes exist, stopped (censoring what is alive) before the
- * heap goes away. */
-typedef struct profiling {
-  eph_profile_spec spec;
-  const char *command;
-  char size[32];
-  eph_profile_stats stats;
-  eph_error err;
-} profiling;
-
-static void profile_configure(eph_gc_params *p, void *data) {
-  profiling *pr = data;
-  eph_profile_prepare_params(&pr->spec, p);
-}
-
-static int profile_before(wl_ctx *w, void *data) {
-  profiling *pr = data;
-  snprintf(pr->size, sizeof pr->size, "%llu", (unsigned long long)w->size);
-  char seed[32];
-  snprintf(seed, sizeof seed, "%llu", (unsigned long long)w->seed);
-  eph_meta_pair meta[] = {{"program", "ephemera run"}, {"workload", w->workload->name}, {"size", pr->size},
-                          {"unit", w->workload->unit}, {"seed", seed}, {"command", pr->command}};
-  /* A failure's message waits in pr->err: cmd_run prints it, in one line. */
-  return eph_profile_start(w->h, &pr->spec, meta, sizeof meta / sizeof meta[0], &pr->err) != EPH_OK ||
-         eph_profile_stop_on_signals(w->h, &pr->err) != EPH_OK;
-}
-
-static int profile_after(wl_ctx *w, void *data) {
-  profiling *pr = data;
-  return eph_profile_stop(w->h, &pr->stats, &pr->err) != EPH_OK;
-}
 
 static void usage(FILE *out) {
   fprintf(out,
@@ -180,35 +150,33 @@ int cmd_run(int argc, char **argv) {
   opt.argc = nrest;
   opt.argv = rest;
   if (!check_usage(wl, &opt)) goto out;
-  profiling pr = {.command = argv[1]};
-  eph_profile_spec_init(&pr.spec);
+  eph_profile_spec spec;
+  eph_profile_spec_init(&spec);
+  eph_bench_profiling pr = {.program = "ephemera run", .command = argv[1], .stop_on_signals = true};
   if (trace && !profile_spec) profile_spec = "mode=merlin";
   if (profile_spec || out) {
     eph_error e;
-    if (profile_spec && eph_profile_spec_parse(&pr.spec, profile_spec, &e) != EPH_OK) {
+    if (profile_spec && eph_profile_spec_parse(&spec, profile_spec, &e) != EPH_OK) {
       cli_error("run: --profile: %s", e.message);
       goto out;
     }
     char cerr[512];
-    if (pr.spec.classes[0] && wl_class_list(wl, pr.spec.classes, "--profile classes", NULL, cerr, sizeof cerr)) {
+    if (spec.classes[0] && wl_class_list(wl, spec.classes, "--profile classes", NULL, cerr, sizeof cerr)) {
       cli_error("run: %s", cerr);
       goto out;
     }
-    if (out) snprintf(pr.spec.out, sizeof pr.spec.out, "%s", out);
-    if (trace) pr.spec.trace = true;
-    opt.configure = profile_configure;
-    opt.before = profile_before;
-    opt.after = profile_after;
-    opt.data = &pr;
+    if (out) snprintf(spec.out, sizeof spec.out, "%s", out);
+    if (trace) spec.trace = true;
+    pr.spec = &spec;
   }
   wl_result res;
   char err[512];
-  if (wl_run(wl, &opt, &res, err, sizeof err)) {
+  if (eph_bench_workload_run(wl, &opt, &pr, &res, err, sizeof err)) {
     cli_error("run: %s", pr.err.message[0] ? pr.err.message : err);
     rc = CLI_FAILED;
     goto out;
   }
-  eph_render_run(stdout, wl, &res, opt.retain, opt.before ? pr.spec.out : NULL, &pr.stats);
+  eph_render_run(stdout, wl, &res, opt.retain, pr.spec ? spec.out : NULL, &pr.stats);
   if (kv) eph_render_run_kv(stdout, wl, &res, &pr.stats);
   rc = cli_stdout_done("the results");
   if (rc == CLI_OK && !res.check_ok) rc = CLI_FAILED;

@@ -1,23 +1,24 @@
 /*
  * cmd_sim.c — `ephemera sim`: options for the GC simulator (src/sim,
- * docs/sim.md); the work is the library's.
+ * docs/sim.md) and its calibration (the harness's, src/bench); the work is
+ * the libraries', the printing the renderers' (src/render/render_sim.h,
+ * render_bench.h).
  *
  *   ephemera sim PROFILE [--collector NAME] [--gc PARAMS]... [--heap SIZE|FACTORx,...]
  *                [--nursery SIZE] [--events] [--model FILE] [--format text|csv|json]
  *   ephemera sim calibrate [--model FILE] [--size S] [--gc PARAMS]...
  */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "number.h"
 #include "ephemera/sim.h"
-#include "sim_calibrate.h"
-#include "trace.h"
+#include "bench_calibrate.h"
+#include "render_bench.h"
+#include "render_sim.h"
 
 #define MAX_CONFIGS 256
 
@@ -137,42 +138,25 @@ static int parse(int argc, char **argv, sim_args *a) {
 
 /* "4M" (bytes) or "2x"/"2.5x" (times the minimum heap), through the one
  * number parser. */
-static bool parse_heap(const char *s, uint64_t *bytes, double *factor) {
+static bool parse_heap(const char *s, eph_sim_heap_size *h) {
   char why[128];
   size_t n = strlen(s);
+  h->bytes = 0;
+  h->factor = 0;
   if (n > 1 && (s[n - 1] == 'x' || s[n - 1] == 'X')) {
     char num[64];
     if (n - 1 >= sizeof num) return false;
     memcpy(num, s, n - 1);
     num[n - 1] = 0;
-    double f;
-    if (!cli_number_double(num, 1e-9, 1e9, false, &f, why, sizeof why)) return false;
-    *bytes = 0;
-    *factor = f;
-    return true;
+    return cli_number_double(num, 1e-9, 1e9, false, &h->factor, why, sizeof why);
   }
-  return cli_number_u64(s, CLI_SIZE, 1, UINT64_MAX, bytes, why, sizeof why);
+  return cli_number_u64(s, CLI_SIZE, 1, UINT64_MAX, &h->bytes, why, sizeof why);
 }
 
 /* A size in bytes, at least 1 (K, M, G suffixes). */
 static bool parse_size(const char *s, uint64_t *bytes) {
   char why[128];
   return cli_number_u64(s, CLI_SIZE, 1, UINT64_MAX, bytes, why, sizeof why);
-}
-
-static int load_model(const sim_args *a, eph_sim_costmodel *cm) {
-  char path[4096];
-  eph_error err;
-  if (a->model) {
-    if (eph_sim_costmodel_load(a->model, cm, &err) != EPH_OK) {
-      cli_error("sim: %s", err.message);
-      return 3;
-    }
-    return 0;
-  }
-  if (!eph_sim_costmodel_default_path(path, sizeof path) || eph_sim_costmodel_load(path, cm, &err) != EPH_OK)
-    eph_sim_costmodel_default(cm);
-  return 0;
 }
 
 static int calibrate(int argc, char **argv) {
@@ -192,29 +176,23 @@ static int calibrate(int argc, char **argv) {
     }
     out = path;
   }
-  eph_sim_costmodel cm;
+  eph_bench_calibration cal;
   eph_error err;
-  double median;
-  if (eph_sim_calibrate(a.size ? a.size : "small,middle", a.ngc ? a.gc : NULL, a.ngc, &cm, &median, stdout, &err) !=
-      EPH_OK) {
+  eph_render_progress progress = {stderr, isatty(STDERR_FILENO) != 0};
+  if (eph_bench_calibrate(a.size ? a.size : "small,middle", a.ngc ? a.gc : NULL, a.ngc, eph_render_bench_progress,
+                          &progress, &cal, &err) != EPH_OK) {
     cli_error("sim calibrate: %s", err.message);
     return 1;
   }
-  if (eph_sim_costmodel_save(out, &cm, &err) != EPH_OK) {
+  eph_render_bench_calibration(stdout, &cal);
+  if (eph_sim_costmodel_save(out, &cal.model, &err) != EPH_OK) {
     cli_error("sim calibrate: %s", err.message);
-    return 1;
+    rc = 1;
+  } else {
+    eph_render_sim_costmodel(stdout, &cal.model, cal.run_error_median, out);
   }
-  printf("cost model (s): per scavenge %.3g, per full GC %.3g; per byte copied %.3g, promoted %.3g;\n"
-         "  per object moved %.3g, and per doubling of eden past 256K %.3g per object, %.3g per byte;\n"
-         "  per slot scanned %.3g, in the remembered set %.3g, traced %.3g;\n"
-         "  per byte marked %.3g, compacted %.3g;\n"
-         "  per remembered entry %.3g; per MiB committed %.3g (0: a coefficient the fit found no use for)\n"
-         "fit error %.1f%% (relative RMS over %u runs); per-run GC time error median %.1f%%\n"
-         "wrote %s\n",
-         cm.per_scavenge, cm.per_full_gc, cm.per_byte_copied, cm.per_byte_promoted, cm.per_object_moved,
-         cm.per_object_far, cm.per_byte_far, cm.per_slot_scanned, cm.per_remembered_slot, cm.per_slot_traced, cm.per_byte_marked, cm.per_byte_compacted, cm.per_remembered,
-         cm.per_mib_committed, 100 * cm.fit_error, cm.samples, 100 * median, out);
-  return 0;
+  eph_bench_calibration_free(&cal);
+  return rc;
 }
 
 int cmd_sim(int argc, char **argv) {
@@ -228,19 +206,12 @@ int cmd_sim(int argc, char **argv) {
     return 2;
   }
   const char *file = argv[optind];
-  static eph_sim_config cfgs[MAX_CONFIGS];
-  size_t n = 0;
-  eph_sim_config base;
-  eph_sim_config_init(&base);
-  base.collector = a.collector;
-  base.keep_events = a.events;
-  eph_error err;
-  if (a.nursery && !parse_size(a.nursery, &base.nursery_bytes)) {
+  eph_sim_plan plan = {.collector = a.collector, .gc = a.gc, .ngc = a.ngc, .sync = a.sync, .keep_events = a.events};
+  if (a.nursery && !parse_size(a.nursery, &plan.nursery_bytes)) {
     cli_error("sim: --nursery '%s' is not a size (e.g. 1M)", a.nursery);
     return 2;
   }
-  base.sync = a.sync;
-  if (a.granule && !parse_size(a.granule, &base.granule)) {
+  if (a.granule && !parse_size(a.granule, &plan.granule)) {
     cli_error("sim: --granule '%s' is not a size in bytes (e.g. 4K)", a.granule);
     return 2;
   }
@@ -258,20 +229,12 @@ int cmd_sim(int argc, char **argv) {
       ngranules++;
     }
   }
-  if (a.collector == EPH_SIM_SPUR) {
-    if (a.heap) {
-      cli_error("sim: --heap is for ss, fg, vg and of; spur takes --gc");
-      return 2;
-    }
-    for (size_t i = 0; i < (a.ngc ? a.ngc : 1); i++) {
-      cfgs[n] = base;
-      if (a.ngc && eph_gc_params_parse(&cfgs[n].params, a.gc[i], &err) != EPH_OK) {
-        cli_error("sim: --gc: %s", err.message);
-        return 2;
-      }
-      n++;
-    }
-  } else {
+  static eph_sim_heap_size heaps[MAX_CONFIGS];
+  if (a.collector == EPH_SIM_SPUR && a.heap) {
+    cli_error("sim: --heap is for ss, fg, vg and of; spur takes --gc");
+    return 2;
+  }
+  if (a.collector != EPH_SIM_SPUR) {
     if (a.ngc) {
       cli_error("sim: --gc is for spur; %s takes --heap", eph_sim_collector_name(a.collector));
       return 2;
@@ -280,63 +243,63 @@ int cmd_sim(int argc, char **argv) {
     snprintf(list, sizeof list, "%s", a.heap ? a.heap : "2x");
     char *save = NULL;
     for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-      if (n == MAX_CONFIGS) {
+      if (plan.nheaps == MAX_CONFIGS) {
         cli_error("sim: at most %d heap sizes", MAX_CONFIGS);
         return 2;
       }
-      cfgs[n] = base;
-      if (!parse_heap(item, &cfgs[n].heap_bytes, &cfgs[n].heap_factor)) {
+      if (!parse_heap(item, &heaps[plan.nheaps])) {
         cli_error("sim: --heap '%s' is neither a size (4M) nor a multiple of the minimum heap (2x)", item);
         return 2;
       }
-      n++;
+      plan.nheaps++;
     }
+    plan.heaps = heaps;
+  }
+  static eph_sim_config cfgs[MAX_CONFIGS];
+  size_t n;
+  eph_error err;
+  if (eph_sim_plan_configs(&plan, cfgs, MAX_CONFIGS, &n, &err) != EPH_OK) {
+    cli_error("sim: --gc: %s", err.message);
+    return 2;
   }
   eph_sim_costmodel cm;
-  if ((rc = load_model(&a, &cm))) return rc;
+  if (eph_sim_costmodel_resolve(a.model, &cm, &err) != EPH_OK) {
+    cli_error("sim: %s", err.message);
+    return 3;
+  }
   eph_sim_input *in;
   if (eph_sim_input_load(file, &in, &err) != EPH_OK) {
     cli_error("%s: %s", file, err.message);
     return err.status == EPH_ERR_NOMEM ? 1 : 3;
   }
   if (ngranules) {
-    double *errors = malloc(ngranules * EPH_SIM_NSYNC * 2 * sizeof *errors);
-    rc = errors ? 0 : 1;
-    for (size_t i = 0; i < n && !rc; i++) {
-      char label[256];
-      eph_sim_config_label(&cfgs[i], NULL, label, sizeof label);
-      if (eph_sim_granularity_table(in, &cfgs[i], granules, ngranules, errors, &err) != EPH_OK) {
-        cli_error("sim: %s", err.message);
-        rc = 1;
-      } else {
-        bool ok = eph_sim_print_granularity(stdout, a.format, label, granules, ngranules, errors);
-        if ((rc = cli_stdout_done("the granularity table")) == 0 && !ok) {
-          cli_error("sim: writing the granularity table failed");
-          rc = 1;
-        }
-      }
+    eph_sim_granularity_report g;
+    eph_status st = eph_sim_granularity_all(in, cfgs, n, granules, ngranules, &g, &err);
+    bool ok = eph_render_sim_granularity(stdout, a.format, &g);
+    if ((rc = cli_stdout_done("the granularity table")) == 0 && !ok) {
+      cli_error("sim: writing the granularity table failed");
+      rc = 1;
     }
-    free(errors);
+    if (!rc && st != EPH_OK) {
+      cli_error("sim: %s", err.message);
+      rc = 1;
+    }
+    eph_sim_granularity_report_free(&g);
     eph_sim_input_free(in);
     return rc;
   }
-  static eph_sim_result res[MAX_CONFIGS];
-  size_t done = 0;
-  rc = 0;
-  for (; done < n; done++)
-    if (eph_sim_run(in, &cfgs[done], &cm, &res[done], &err) != EPH_OK) {
-      cli_error("sim: %s", err.message);
-      rc = 1;
-      break;
-    }
-  if (!rc) {
-    bool ok = eph_sim_print(stdout, a.format, file, in, cfgs, res, n, &cm);
+  eph_sim_report rep;
+  if (eph_sim_run_all(in, file, cfgs, n, &cm, &rep, &err) != EPH_OK) {
+    cli_error("sim: %s", err.message);
+    rc = 1;
+  } else {
+    bool ok = eph_render_sim(stdout, a.format, &rep);
     if ((rc = cli_stdout_done("the simulation")) == 0 && !ok) {
       cli_error("sim: writing the simulation failed");
       rc = 1;
     }
   }
-  for (size_t i = 0; i < done; i++) eph_sim_result_free(&res[i]);
+  eph_sim_report_free(&rep);
   eph_sim_input_free(in);
   return rc;
 }

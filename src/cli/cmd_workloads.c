@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "ephemera/bench.h"
 #include "render.h"
+#include "render_bench.h"
 
 static void usage(FILE *out) {
   fprintf(out, "usage: ephemera workloads [-v | --nominal [FILE]]\n"
@@ -34,10 +35,13 @@ int cmd_workloads(int argc, char **argv) {
     if (verbose) return cli_usage_error("-v and --nominal do not go together");
     if (argc - optind > 1) return cli_usage_error("unexpected argument '%s'", argv[optind + 1]);
     eph_error e;
-    if (eph_bench_nominal_print(optind < argc ? argv[optind] : "nominal.json", stdout, &e) != EPH_OK) {
+    eph_bench_nominal_table t;
+    if (eph_bench_nominal_load(optind < argc ? argv[optind] : "nominal.json", &t, &e)) {
       cli_error("%s", e.message);
-      return CLI_BAD_INPUT;
+      return e.status == EPH_ERR_NOMEM ? CLI_FAILED : CLI_BAD_INPUT;
     }
+    eph_render_bench_nominal(stdout, &t);
+    eph_bench_nominal_table_free(&t);
     return cli_stdout_done("the nominal statistics");
   }
   if (optind < argc) return cli_usage_error("unexpected argument '%s'", argv[optind]);

@@ -116,6 +116,15 @@ eph_status eph_sim_costmodel_load(const char *path, eph_sim_costmodel *cm, eph_e
   return EPH_OK;
 }
 
+eph_status eph_sim_costmodel_resolve(const char *path, eph_sim_costmodel *cm, eph_error *err) {
+  if (path) return eph_sim_costmodel_load(path, cm, err);
+  char def[4096];
+  eph_error ignored;
+  if (!eph_sim_costmodel_default_path(def, sizeof def) || eph_sim_costmodel_load(def, cm, &ignored) != EPH_OK)
+    eph_sim_costmodel_default(cm);
+  return EPH_OK;
+}
+
 /* mkdir -p of path's parent. */
 static void make_parent(const char *path) {
   char dir[4096];

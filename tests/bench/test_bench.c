@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,11 +202,52 @@ static void parsing(void **state) {
   assert_int_equal(eph_bench_factors_parse("1,2,3", f, 2, &e), -1);
 }
 
+/* The nominal statistics file read back: figures, a failed workload, one
+ * without latency; a file that is not one. */
+static void nominal_file(void **state) {
+  (void)state;
+  char path[] = "/tmp/ephemera-nominal-test-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs("{\"ephemera_nominal\": 1, \"size\": \"small\", \"invocations\": 3, \"workloads\": ["
+        "{\"workload\": \"kvstore\", \"minheap_bytes\": 1048576, \"gc_share_2x\": 0.25, \"latency_p50_ms\": 0.5,"
+        " \"latency_p99_ms\": 2},"
+        "{\"workload\": \"sph\", \"error\": \"iteration 1: boom\"},"
+        "{\"workload\": \"boids\", \"alloc_rate_mb_s\": 10}]}\n",
+        f);
+  fclose(f);
+  eph_bench_nominal_table t;
+  eph_error e;
+  assert_int_equal(eph_bench_nominal_load(path, &t, &e), 0);
+  assert_string_equal(t.size, "small");
+  assert_int_equal(t.invocations, 3);
+  assert_int_equal(t.nrows, 3);
+  assert_string_equal(t.rows[0].workload, "kvstore");
+  assert_float_equal(t.rows[0].minheap_bytes, 1048576, 0);
+  assert_float_equal(t.rows[0].gc_share_2x, 0.25, 0);
+  assert_float_equal(t.rows[0].alloc_rate_mb_s, -1, 0); /* missing */
+  assert_true(t.rows[0].have_latency);
+  assert_float_equal(t.rows[0].latency_p99_ms, 2, 0);
+  assert_string_equal(t.rows[1].error, "iteration 1: boom");
+  assert_false(t.rows[2].have_latency);
+  eph_bench_nominal_table_free(&t);
+  f = fopen(path, "w");
+  fputs("{\"ephemera_bench\": 1}\n", f);
+  fclose(f);
+  assert_int_equal(eph_bench_nominal_load(path, &t, &e), -1);
+  assert_int_equal(e.status, EPH_ERR_INVALID);
+  assert_non_null(strstr(e.message, "not a nominal statistics file"));
+  remove(path);
+  assert_int_equal(eph_bench_nominal_load(path, &t, &e), -1);
+  assert_int_equal(e.status, EPH_ERR_IO);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_quantiles),     cmocka_unit_test(stats_by_hand),      cmocka_unit_test(lbo_direct),
       cmocka_unit_test(lbo_and_ci_on_results), cmocka_unit_test(metered_by_hand), cmocka_unit_test(latency_in_summary),
-      cmocka_unit_test(parsing),
+      cmocka_unit_test(parsing),        cmocka_unit_test(nominal_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,6 +305,96 @@ static void test_model_file(void **state) {
   remove(path);
 }
 
+/* --- what `ephemera sim` asks for: configurations, the model, the report --- */
+
+static void test_plan_configs(void **state) {
+  (void)state;
+  eph_sim_config cfgs[4];
+  size_t n;
+  eph_error err;
+  const char *gc[2] = {"eden=1M,tenure=1", "eden=4M"};
+  eph_sim_plan spur = {.collector = EPH_SIM_SPUR, .gc = gc, .ngc = 2, .granule = 4096, .sync = EPH_SIM_SYNC_MID};
+  assert_int_equal(eph_sim_plan_configs(&spur, cfgs, 4, &n, &err), EPH_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(cfgs[0].params.eden_bytes, 1 << 20);
+  assert_int_equal(cfgs[0].params.tenure_age, 1);
+  assert_int_equal(cfgs[1].params.eden_bytes, 4 << 20);
+  assert_int_equal(cfgs[1].granule, 4096);
+  assert_int_equal(cfgs[1].sync, EPH_SIM_SYNC_MID);
+  spur.ngc = 0; /* none: the defaults */
+  assert_int_equal(eph_sim_plan_configs(&spur, cfgs, 4, &n, &err), EPH_OK);
+  assert_int_equal(n, 1);
+  const char *bad[1] = {"eden=lots"};
+  spur.gc = bad, spur.ngc = 1;
+  assert_int_equal(eph_sim_plan_configs(&spur, cfgs, 4, &n, &err), EPH_ERR_INVALID);
+  eph_sim_heap_size heaps[2] = {{.factor = 3}, {.bytes = 4 << 20}};
+  eph_sim_plan ss = {.collector = EPH_SIM_SS, .heaps = heaps, .nheaps = 2};
+  assert_int_equal(eph_sim_plan_configs(&ss, cfgs, 4, &n, &err), EPH_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(cfgs[0].heap_bytes, 0);
+  assert_float_equal(cfgs[0].heap_factor, 3, 0);
+  assert_int_equal(cfgs[1].heap_bytes, 4 << 20);
+  char label[256];
+  eph_sim_config_label(&cfgs[1], NULL, label, sizeof label);
+  assert_string_equal(label, "ss heap=4M");
+  ss.nheaps = 0; /* none: 2x */
+  assert_int_equal(eph_sim_plan_configs(&ss, cfgs, 4, &n, &err), EPH_OK);
+  assert_float_equal(cfgs[0].heap_factor, 2, 0);
+  ss.gc = gc, ss.ngc = 1; /* GC parameters are spur's */
+  assert_int_equal(eph_sim_plan_configs(&ss, cfgs, 4, &n, &err), EPH_ERR_INVALID);
+  spur.gc = gc, spur.ngc = 2;
+  assert_int_equal(eph_sim_plan_configs(&spur, cfgs, 1, &n, &err), EPH_ERR_INVALID); /* over cap */
+}
+
+static void test_report(void **state) {
+  (void)state;
+  tb *t = calloc(1, sizeof *t);
+  for (int i = 0; i < 200; i++) alloc(t, 0, t->clock + OBJ + (uint64_t)(i % 7) * 3 * OBJ);
+  eph_sim_input *in = input(t, true);
+  eph_sim_config cfgs[2];
+  size_t n;
+  eph_error err;
+  const char *gc[2] = {"eden=16K", "eden=64K"};
+  eph_sim_plan plan = {.collector = EPH_SIM_SPUR, .gc = gc, .ngc = 2};
+  assert_int_equal(eph_sim_plan_configs(&plan, cfgs, 2, &n, &err), EPH_OK);
+  eph_sim_report rep;
+  assert_int_equal(eph_sim_run_all(in, "t.eph", cfgs, n, NULL, &rep, &err), EPH_OK);
+  assert_int_equal(rep.n, 2);
+  assert_string_equal(rep.input_name, "t.eph");
+  for (size_t i = 0; i < n; i++) { /* each result is eph_sim_run's */
+    eph_sim_result one;
+    assert_int_equal(eph_sim_run(in, &cfgs[i], &rep.model, &one, &err), EPH_OK);
+    assert_int_equal(one.scavenges, rep.results[i].scavenges);
+    assert_int_equal(one.bytes_copied, rep.results[i].bytes_copied);
+    eph_sim_result_free(&one);
+  }
+  assert_true(rep.results[0].scavenges > rep.results[1].scavenges);
+  eph_sim_report_free(&rep);
+  uint64_t granules[2] = {8, 64 * 1024};
+  eph_sim_granularity_report g;
+  assert_int_equal(eph_sim_granularity_all(in, cfgs, n, granules, 2, &g, &err), EPH_OK);
+  assert_int_equal(g.n, 2);
+  double e[2 * 2 * EPH_SIM_NSYNC];
+  assert_int_equal(eph_sim_granularity_table(in, &cfgs[1], granules, 2, e, &err), EPH_OK);
+  assert_memory_equal(e, g.errors + 2 * EPH_SIM_NSYNC * 2, sizeof e);
+  eph_sim_granularity_report_free(&g);
+  eph_sim_input_free(in);
+  free(t);
+}
+
+static void test_model_resolve(void **state) {
+  (void)state;
+  eph_sim_costmodel cm, def;
+  eph_sim_costmodel_default(&def);
+  eph_error err;
+  assert_int_equal(eph_sim_costmodel_resolve("/nonexistent/costmodel", &cm, &err), EPH_ERR_IO);
+  setenv("XDG_CONFIG_HOME", "/nonexistent", 1); /* no default file: the built-in model */
+  memset(&cm, 0, sizeof cm);
+  assert_int_equal(eph_sim_costmodel_resolve(NULL, &cm, &err), EPH_OK);
+  assert_float_equal(cm.per_scavenge, def.per_scavenge, 0);
+  assert_int_equal(cm.samples, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nepotism),
@@ -316,6 +406,9 @@ int main(void) {
       cmocka_unit_test(test_stress_refused),
       cmocka_unit_test(test_fit_recovers_coefficients),
       cmocka_unit_test(test_model_file),
+      cmocka_unit_test(test_plan_configs),
+      cmocka_unit_test(test_report),
+      cmocka_unit_test(test_model_resolve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

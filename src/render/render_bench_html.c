@@ -1,55 +1,32 @@
 /*
- * render_html.c — dir/index.html: the table and SVG plots drawn by gnuplot
- * (Debian's gnuplot-nox): time and LBO against the heap factor with 95 %
- * CI bars, latency at each percentile.  Without gnuplot, the tables and a
- * note.  Self-contained: gnuplot is driven from here.
+ * render_bench_html.c — a bench report as dir/index.html: the table and
+ * SVG plots drawn by gnuplot (Debian's gnuplot-nox, through
+ * plot_gnuplot.c): time and LBO against the heap factor with 95 % CI bars,
+ * latency at each percentile.  Without gnuplot, the tables and a note.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "bench_internal.h"
-#include "escape.h"
+#include "render.h"
+#include "render_bench.h"
 
-static bool gnuplot_available(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
+/* The page's plots: their own size, the key outside, a grid. */
+#define PLOT_PREAMBLE                                                                                      \
+  "set terminal svg size 720,400 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n"            \
+  "set key outside right top\nset grid\n"
 
 /* Runs gnuplot on script with data; returns the SVG (malloc'd) or NULL. */
 static char *plot(const char *script, const char *data) {
-  char dir[] = "/tmp/eph-bench-plot-XXXXXX";
-  if (!mkdtemp(dir)) return NULL;
-  char sp[64], dp[64], op[64], cmd[256];
-  snprintf(sp, sizeof sp, "%s/p.gp", dir);
-  snprintf(dp, sizeof dp, "%s/d.dat", dir);
-  snprintf(op, sizeof op, "%s/p.svg", dir);
-  FILE *f = fopen(dp, "w");
-  if (f) fputs(data, f), fclose(f);
-  f = fopen(sp, "w");
-  if (f) {
-    fprintf(f, "set terminal svg size 720,400 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n"
-               "set output '%s'\ndatafile = '%s'\nset key outside right top\nset grid\n%s\nset output\n",
-            op, dp, script);
-    fclose(f);
-  }
-  snprintf(cmd, sizeof cmd, "gnuplot '%s' >/dev/null 2>&1 </dev/null", sp);
-  char *svg = NULL;
-  if (system(cmd) == 0 && (f = fopen(op, "r"))) {
-    size_t cap = 1 << 16, n = 0;
-    svg = malloc(cap);
-    while (svg) {
-      n += fread(svg + n, 1, cap - n - 1, f);
-      if (n + 1 < cap) break;
-      char *s2 = realloc(svg, cap *= 2);
-      if (!s2) free(svg);
-      svg = s2;
-    }
-    if (svg) svg[n] = 0;
-    fclose(f);
-  }
-  unlink(sp), unlink(dp), unlink(op), rmdir(dir);
+  size_t n = strlen(PLOT_PREAMBLE) + strlen(script) + 1;
+  char *full = malloc(n);
+  if (!full) return NULL;
+  snprintf(full, n, "%s%s", PLOT_PREAMBLE, script);
+  char why[256];
+  char *svg = eph_gnuplot_svg(full, data, why, sizeof why);
+  free(full);
   return svg;
 }
 
@@ -178,7 +155,7 @@ static void plots(const eph_bench_report *rep, FILE *out) {
   }
 }
 
-int eph_bench_render_html(const eph_bench_report *rep, const char *dir, eph_error *err) {
+int eph_render_bench_html(const eph_bench_report *rep, const char *dir, eph_error *err) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
     eph_error_fill(err, EPH_ERR_IO, "%s: %s", dir, strerror(errno));
     return -1;
@@ -229,7 +206,7 @@ int eph_bench_render_html(const eph_bench_report *rep, const char *dir, eph_erro
   if (rep->wide_ci)
     fprintf(out, "<p class=\"note\">%zu configuration(s) have a wall-time CI wider than 3&nbsp;%% of the mean.</p>\n",
             rep->wide_ci);
-  if (gnuplot_available()) plots(rep, out);
+  if (eph_gnuplot_available()) plots(rep, out);
   else fputs("<p class=\"note\">gnuplot is not installed (Debian: gnuplot-nox): no plots.</p>\n", out);
   fputs("</body></html>\n", out);
   if (fclose(out) != 0) {

@@ -1,11 +1,13 @@
 /*
- * render_table.c — the text table, CSV and Markdown of a bench report.
+ * render_bench_table.c — the harness's results as tables: a bench report
+ * as text, CSV or Markdown (or the results file's JSON), the nominal
+ * statistics, the calibration runs.
  */
 #include <math.h>
 #include <string.h>
 #include <strings.h>
 
-#include "bench_internal.h"
+#include "render_bench.h"
 #include "escape.h"
 
 int eph_bench_format_parse(const char *s, eph_bench_format *out) {
@@ -24,7 +26,7 @@ static double mib(double b) { return b / 1048576.0; }
 
 static const char *PCT_NAMES[EPH_BENCH_NPCT] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
 
-int eph_bench_render_text(const eph_bench_report *rep, FILE *out) {
+int eph_render_bench_text(FILE *out, const eph_bench_report *rep) {
   for (size_t i = 0; i < rep->nrows; i++) {
     const eph_bench_summary *r = &rep->rows[i];
     if (!i || r->target_index != rep->rows[i - 1].target_index) {
@@ -68,8 +70,7 @@ int eph_bench_render_text(const eph_bench_report *rep, FILE *out) {
 }
 
 /* CSV: a field quoted when it holds a comma, quote or newline. */
-
-int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
+int eph_render_bench_csv(FILE *out, const eph_bench_report *rep) {
   fputs("target,gc,factor,heap_bytes,invocations,failed,wall_mean_s,wall_median_s,wall_ci_s,task_mean_s,task_ci_s,"
         "gc_mean_s,gc_cpu_mean_s,mutator_mean_s,gc_count_mean,peak_bytes_mean,allocated_bytes_mean,lbo_wall,"
         "lbo_wall_lo,lbo_wall_hi,lbo_task,lbo_task_lo,lbo_task_hi,warmups,warmup_wall_s,events",
@@ -101,7 +102,7 @@ int eph_bench_render_csv(const eph_bench_report *rep, FILE *out) {
   return ferror(out) ? -1 : 0;
 }
 
-int eph_bench_render_markdown(const eph_bench_report *rep, FILE *out) {
+int eph_render_bench_markdown(FILE *out, const eph_bench_report *rep) {
   fputs("| target | configuration | invocations | wall s | ± 95% CI | task s | ± 95% CI | GC s | GCs | peak MiB | LBO "
         "wall | LBO task | p99 ms | metered p99 (100 ms) |\n",
         out);
@@ -121,6 +122,50 @@ int eph_bench_render_markdown(const eph_bench_report *rep, FILE *out) {
     fprintf(out, " %.1f | %.3f | %.3f |", mib(r->peak.mean), r->lbo_wall, r->lbo_task);
     if (r->simple.n) fprintf(out, " %.3f | %.3f |\n", r->simple.ms[2], r->metered_100ms.ms[2]);
     else fputs(" - | - |\n", out);
+  }
+  return ferror(out) ? -1 : 0;
+}
+
+int eph_render_bench(FILE *out, eph_bench_format fmt, const eph_bench_results *r, const eph_bench_report *rep,
+                     eph_error *err) {
+  switch (fmt) {
+  case EPH_BENCH_CSV: return eph_render_bench_csv(out, rep);
+  case EPH_BENCH_MARKDOWN: return eph_render_bench_markdown(out, rep);
+  case EPH_BENCH_JSON: return eph_bench_results_write_json(r, rep, out, err);
+  default: return eph_render_bench_text(out, rep);
+  }
+}
+
+int eph_render_bench_nominal(FILE *out, const eph_bench_nominal_table *t) {
+  fprintf(out, "nominal statistics (size %s, %lld invocations each; DaCapo Chopin's, docs/bench.md)\n", t->size,
+          t->invocations);
+  fprintf(out, "%-12s %9s %10s %8s %8s %8s %9s %9s %8s %8s %8s\n", "workload", "minheap", "alloc", "obj size",
+          "GC @2x", "GCs @2x", "survival", "peak live", "2x/6x", "p50 ms", "p99 ms");
+  fprintf(out, "%-12s %9s %10s %8s %8s %8s %9s %9s %8s %8s %8s\n", "", "MiB", "MB/s", "bytes", "share", "", "copied",
+          "MiB", "time", "", "");
+  for (size_t i = 0; i < t->nrows; i++) {
+    const eph_bench_nominal_row *r = &t->rows[i];
+    fprintf(out, "%-12s", r->workload);
+    if (r->error[0]) {
+      fprintf(out, " failed: %s\n", r->error);
+      continue;
+    }
+    fprintf(out, " %9.1f %10.0f %8.1f %7.1f%% %8.0f %8.1f%% %9.1f %8.3f", r->minheap_bytes / 1048576.0,
+            r->alloc_rate_mb_s, r->mean_object_bytes, 100 * r->gc_share_2x, r->gc_count_2x,
+            100 * r->scavenge_survival, r->peak_live_bytes / 1048576.0, r->heap_sensitivity);
+    if (r->have_latency) fprintf(out, " %8.3f %8.3f\n", r->latency_p50_ms, r->latency_p99_ms);
+    else fprintf(out, " %8s %8s\n", "-", "-");
+  }
+  return ferror(out) ? -1 : 0;
+}
+
+int eph_render_bench_calibration(FILE *out, const eph_bench_calibration *c) {
+  fprintf(out, "%-12s %-7s %-44s %6s %12s %12s %8s\n", "workload", "size", "gc", "GCs", "measured s", "predicted s",
+          "error");
+  for (size_t i = 0; i < c->nruns; i++) {
+    const eph_bench_calibration_run *r = &c->runs[i];
+    fprintf(out, "%-12s %-7s %-44s %6zu %12.6f %12.6f %7.1f%%%s\n", r->workload, r->size, r->gc, r->collections,
+            r->measured_s, r->predicted_s, 100 * r->error, r->fitted ? "" : "  (too little GC: not fitted)");
   }
   return ferror(out) ? -1 : 0;
 }

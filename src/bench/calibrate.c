@@ -1,13 +1,16 @@
 /*
- * calibrate.c — `ephemera sim calibrate`: the cost model fitted on the real
- * heap's per-collection statistics (src/heap/stats.c's event log).
+ * calibrate.c — `ephemera sim calibrate`: the simulator's cost model fitted
+ * on the real heap's per-collection statistics (src/heap/stats.c's event
+ * log), run by run (bench_calibrate.h).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "sim_calibrate.h"
+#include "bench_calibrate.h"
+#include "bench_internal.h"
 #include "workload.h"
 
 /* Settings that make the workloads collect often and in different ways:
@@ -145,22 +148,41 @@ static size_t plan(const char *sizes, const char *const *specs, size_t nspecs, p
   return n;
 }
 
-eph_status eph_sim_calibrate(const char *sizes, const char *const *specs, size_t nspecs, eph_sim_costmodel *cm,
-                             double *run_error_median, FILE *log, eph_error *err) {
+/* Tells progress that run r's repetition k starts. */
+static void step(eph_bench_progress_fn progress, void *ctx, const plan_run *run, size_t r, size_t nruns, int k,
+                 double t0) {
+  if (!progress) return;
+  size_t done = r * REPS + (size_t)k, total = nruns * REPS;
+  double el = eph_bench_clock(CLOCK_MONOTONIC) - t0;
+  char target[64];
+  snprintf(target, sizeof target, "%s:%s", run->wl->name, run->size);
+  progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_STEP, .done = done, .total = total, .target = target,
+                                 .config = run->spec, .invocation = (size_t)k,
+                                 .eta_s = done ? el / (double)done * (double)(total - done) : -1},
+           ctx);
+}
+
+eph_status eph_bench_calibrate(const char *sizes, const char *const *specs, size_t nspecs,
+                               eph_bench_progress_fn progress, void *progress_ctx, eph_bench_calibration *out,
+                               eph_error *err) {
+  memset(out, 0, sizeof *out);
   size_t nruns = plan(sizes, specs, nspecs, NULL, 0);
   plan_run *runs = calloc(nruns + 1, sizeof *runs);
   size_t *run_end = calloc(nruns + 1, sizeof *run_end);
   double *errors = calloc(nruns + 1, sizeof *errors);
+  eph_bench_calibration_run *rows = calloc(nruns + 1, sizeof *rows);
   obs_vec o = {0};
-  if (!runs || !run_end || !errors) {
+  if (!runs || !run_end || !errors || !rows) {
     free(runs);
     free(run_end);
     free(errors);
+    free(rows);
     eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
     return EPH_ERR_NOMEM;
   }
   plan(sizes, specs, nspecs, runs, nruns);
   eph_status st = EPH_OK;
+  double t0 = eph_bench_clock(CLOCK_MONOTONIC);
   for (size_t r = 0; r < nruns && st == EPH_OK; r++) {
     /* Each setting runs REPS times; the run with the median GC time is
      * kept (one-off costs, such as the kernel reclaiming memory during a
@@ -178,6 +200,7 @@ eph_status eph_sim_calibrate(const char *sizes, const char *const *specs, size_t
     }
     o.eden_bytes = (double)params.eden_bytes;
     for (int k = 0; k < REPS && st == EPH_OK; k++) {
+      step(progress, progress_ctx, &runs[r], r, nruns, k, t0);
       wl_run_options opt = {.size = runs[r].size, .gc = runs[r].spec, .quiet = true, .after = collect_events, .data = &o};
       wl_result res;
       char msg[256];
@@ -203,32 +226,40 @@ eph_status eph_sim_calibrate(const char *sizes, const char *const *specs, size_t
     o.len = start[0] + keep;
     run_end[r] = o.len;
   }
-  if (st == EPH_OK) st = eph_sim_costmodel_fit(o.v, o.len, cm, err);
+  if (progress) /* the runs are over, done or failed */
+    progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_FINISHED, .total = nruns * REPS}, progress_ctx);
+  if (st == EPH_OK) st = eph_sim_costmodel_fit(o.v, o.len, &out->model, err);
   if (st == EPH_OK) {
     size_t nerr = 0, begin = 0;
-    if (log)
-      fprintf(log, "%-12s %-7s %-44s %6s %12s %12s %8s\n", "workload", "size", "gc", "GCs", "measured s",
-              "predicted s", "error");
     for (size_t r = 0; r < nruns; r++) {
       double measured = 0, predicted = 0;
       for (size_t k = begin; k < run_end[r]; k++) {
         measured += o.v[k].seconds;
-        predicted += predict(cm, &o.v[k]);
+        predicted += predict(&out->model, &o.v[k]);
       }
       double e = measured > 0 ? fabs(predicted - measured) / measured : 0;
       bool fitted = measured >= EPH_SIM_FIT_MIN_SECONDS;
       if (fitted) errors[nerr++] = e;
-      if (log)
-        fprintf(log, "%-12s %-7s %-44s %6zu %12.6f %12.6f %7.1f%%%s\n", runs[r].wl->name, runs[r].size, runs[r].spec,
-                run_end[r] - begin, measured, predicted, 100 * e, fitted ? "" : "  (too little GC: not fitted)");
+      rows[r] = (eph_bench_calibration_run){.workload = runs[r].wl->name, .gc = runs[r].spec,
+                                            .collections = run_end[r] - begin, .measured_s = measured,
+                                            .predicted_s = predicted, .error = e, .fitted = fitted};
+      snprintf(rows[r].size, sizeof rows[r].size, "%s", runs[r].size);
       begin = run_end[r];
     }
     qsort(errors, nerr, sizeof *errors, cmp_double);
-    *run_error_median = nerr ? (nerr % 2 ? errors[nerr / 2] : (errors[nerr / 2 - 1] + errors[nerr / 2]) / 2) : 0;
+    out->run_error_median = nerr ? (nerr % 2 ? errors[nerr / 2] : (errors[nerr / 2 - 1] + errors[nerr / 2]) / 2) : 0;
+    out->runs = rows;
+    out->nruns = nruns;
+    rows = NULL;
   }
   free(o.v);
   free(runs);
   free(run_end);
   free(errors);
+  free(rows);
   return st;
+}
+
+void eph_bench_calibration_free(eph_bench_calibration *c) {
+  if (c) free(c->runs), c->runs = NULL, c->nruns = 0;
 }

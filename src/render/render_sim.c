@@ -1,51 +1,27 @@
 /*
- * print.c — simulation results as text, CSV or JSON.
+ * render_sim.c — `ephemera sim`'s results (eph_sim_report,
+ * eph_sim_granularity_report) as text, CSV or JSON, and the cost model a
+ * calibration fitted.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "sim_internal.h"
+#include "render_sim.h"
 #include "escape.h"
-
-static void size_text(char *buf, size_t len, uint64_t v) {
-  if (v && v % (1u << 30) == 0) snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
-  else if (v && v % (1u << 20) == 0) snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
-  else if (v && v % (1u << 10) == 0) snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
-  else snprintf(buf, len, "%llu", (unsigned long long)v);
-}
-
-void eph_sim_config_label(const eph_sim_config *cfg, const eph_sim_result *res, char *buf, size_t len) {
-  if (cfg->collector == EPH_SIM_SPUR) {
-    char e[32], h[32], s[32];
-    const eph_gc_params *p = &cfg->params;
-    size_text(e, sizeof e, p->eden_bytes);
-    size_text(h, sizeof h, p->growth_headroom);
-    size_text(s, sizeof s, p->shrink_threshold);
-    int n = snprintf(buf, len, "spur eden=%s,headroom=%s,shrink=%s,ratio=%g,tenure=%lu", e, h, s, p->gc_ratio,
-                     p->tenure_age);
-    if (p->max_heap && n > 0 && (size_t)n < len) {
-      char m[32];
-      size_text(m, sizeof m, p->max_heap);
-      snprintf(buf + n, len - (size_t)n, ",max=%s", m);
-    }
-  } else {
-    char h[32];
-    uint64_t bytes = res ? res->heap_bytes : cfg->heap_bytes;
-    if (bytes) size_text(h, sizeof h, bytes);
-    else snprintf(h, sizeof h, "%gx", cfg->heap_factor);
-    int n = snprintf(buf, len, "%s heap=%s", eph_sim_collector_name(cfg->collector), h);
-    if (res && !cfg->heap_bytes && n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " (%gx)", cfg->heap_factor);
-  }
-}
 
 static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 
-
-static void print_text(FILE *out, const char *name, const eph_sim_input *in, const eph_sim_config *cfgs,
-                       const eph_sim_result *res, size_t n, const eph_sim_costmodel *cm) {
-  fprintf(out, "simulated %s: %s input, %llu objects, %.1f MiB allocated, max live %.1f MiB\n", name,
-          eph_sim_input_kind_name(in->kind), (unsigned long long)in->objects, mib(in->bytes), mib(in->max_live));
-  fputs(in->caveats, out);
+static void print_text(FILE *out, const eph_sim_report *rep) {
+  const eph_sim_input *in = rep->input;
+  const eph_sim_config *cfgs = rep->configs;
+  const eph_sim_result *res = rep->results;
+  const eph_sim_costmodel *cm = &rep->model;
+  size_t n = rep->n;
+  bool ranges = eph_sim_input_kind_of(in) == EPH_SIM_INPUT_SAMPLED; /* deaths as intervals */
+  fprintf(out, "simulated %s: %s input, %llu objects, %.1f MiB allocated, max live %.1f MiB\n", rep->input_name,
+          eph_sim_input_kind_name(eph_sim_input_kind_of(in)), (unsigned long long)eph_sim_input_objects(in),
+          mib(eph_sim_input_bytes(in)), mib(eph_sim_input_max_live(in)));
+  fputs(eph_sim_input_caveats(in), out);
   fprintf(out, "cost model: %s (fit error %.1f%% over %u collections)\n",
           cm->samples ? "fitted" : "built-in guess, not calibrated on this machine", 100 * cm->fit_error, cm->samples);
   for (size_t i = 0; i < n; i++) {
@@ -53,7 +29,7 @@ static void print_text(FILE *out, const char *name, const eph_sim_input *in, con
     char label[256];
     eph_sim_config_label(&cfgs[i], r, label, sizeof label);
     fprintf(out, "\n%s%s\n", label, r->exhausted ? "  (EXHAUSTED: the program does not fit)" : "");
-    if (in->death_lo)
+    if (ranges)
       fprintf(out, "  collections  %llu..%llu scavenges, %llu..%llu full GCs\n", (unsigned long long)r->early.scavenges,
               (unsigned long long)r->scavenges, (unsigned long long)r->early.full_gcs, (unsigned long long)r->full_gcs);
     else
@@ -88,7 +64,10 @@ static void print_text(FILE *out, const char *name, const eph_sim_input *in, con
   }
 }
 
-static void print_csv(FILE *out, const eph_sim_config *cfgs, const eph_sim_result *res, size_t n) {
+static void print_csv(FILE *out, const eph_sim_report *rep) {
+  const eph_sim_config *cfgs = rep->configs;
+  const eph_sim_result *res = rep->results;
+  size_t n = rep->n;
   fputs("config,collector,input,scavenges,full_gcs,scavenges_early,full_gcs_early,bytes_allocated,bytes_copied,"
         "bytes_promoted,bytes_marked,bytes_compacted,remembered,peak_committed,peak_used,mark_cons,space_time,"
         "gc_seconds,gc_seconds_low,gc_seconds_high,exhausted,remembered_scanned,objects_moved,slots_scanned,"
@@ -112,20 +91,20 @@ static void print_csv(FILE *out, const eph_sim_config *cfgs, const eph_sim_resul
   }
 }
 
-static void print_json(FILE *out, const char *name, const eph_sim_input *in, const eph_sim_config *cfgs,
-                       const eph_sim_result *res, size_t n, const eph_sim_costmodel *cm) {
+static void print_json(FILE *out, const eph_sim_report *rep) {
+  const eph_sim_input *in = rep->input;
   fputs("{\"input\":", out);
-  eph_json_string(out, name);
+  eph_json_string(out, rep->input_name);
   fprintf(out, ",\"kind\":\"%s\",\"objects\":%llu,\"bytes\":%llu,\"max_live\":%llu,\"caveats\":",
-          eph_sim_input_kind_name(in->kind), (unsigned long long)in->objects, (unsigned long long)in->bytes,
-          (unsigned long long)in->max_live);
-  eph_json_string(out, in->caveats);
+          eph_sim_input_kind_name(eph_sim_input_kind_of(in)), (unsigned long long)eph_sim_input_objects(in),
+          (unsigned long long)eph_sim_input_bytes(in), (unsigned long long)eph_sim_input_max_live(in));
+  eph_json_string(out, eph_sim_input_caveats(in));
   fprintf(out, ",\"cost_model\":{\"fitted\":%s,\"fit_error\":%.6g,\"samples\":%u},\"configs\":[",
-          cm->samples ? "true" : "false", cm->fit_error, cm->samples);
-  for (size_t i = 0; i < n; i++) {
-    const eph_sim_result *r = &res[i];
+          rep->model.samples ? "true" : "false", rep->model.fit_error, rep->model.samples);
+  for (size_t i = 0; i < rep->n; i++) {
+    const eph_sim_result *r = &rep->results[i];
     char label[256];
-    eph_sim_config_label(&cfgs[i], r, label, sizeof label);
+    eph_sim_config_label(&rep->configs[i], r, label, sizeof label);
     fputs(i ? ",{\"config\":" : "{\"config\":", out);
     eph_json_string(out, label);
     fprintf(out,
@@ -160,18 +139,17 @@ static void print_json(FILE *out, const char *name, const eph_sim_input *in, con
   fputs("]}\n", out);
 }
 
-bool eph_sim_print(FILE *out, eph_sim_format fmt, const char *input_name, const eph_sim_input *in,
-                   const eph_sim_config *cfgs, const eph_sim_result *res, size_t n, const eph_sim_costmodel *cm) {
+bool eph_render_sim(FILE *out, eph_sim_format fmt, const eph_sim_report *rep) {
   switch (fmt) {
-    case EPH_SIM_CSV: print_csv(out, cfgs, res, n); break;
-    case EPH_SIM_JSON: print_json(out, input_name, in, cfgs, res, n, cm); break;
-    default: print_text(out, input_name, in, cfgs, res, n, cm); break;
+    case EPH_SIM_CSV: print_csv(out, rep); break;
+    case EPH_SIM_JSON: print_json(out, rep); break;
+    default: print_text(out, rep); break;
   }
   return !ferror(out); /* the caller flushes, and reports the error with its errno */
 }
 
-bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label, const uint64_t *granules,
-                               size_t ngranules, const double *errors) {
+static void print_granularity(FILE *out, eph_sim_format fmt, const char *label, const uint64_t *granules,
+                              size_t ngranules, const double *errors) {
   if (fmt == EPH_SIM_TEXT) {
     fprintf(out, "granularity errors against the exact trace (mark/cons error, collection count error)\n%s\n", label);
     fprintf(out, "%10s", "granule");
@@ -186,7 +164,7 @@ bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label,
   }
   for (size_t g = 0; g < ngranules; g++) {
     char gs[32];
-    size_text(gs, sizeof gs, granules[g]);
+    eph_sim_size_text(gs, sizeof gs, granules[g]);
     if (fmt == EPH_SIM_TEXT) fprintf(out, "%10s", gs);
     for (unsigned k = 0; k < EPH_SIM_NSYNC; k++) {
       const double *e = &errors[2 * (g * EPH_SIM_NSYNC + k)];
@@ -201,5 +179,29 @@ bool eph_sim_print_granularity(FILE *out, eph_sim_format fmt, const char *label,
     if (fmt == EPH_SIM_TEXT) fputc('\n', out);
   }
   if (fmt == EPH_SIM_JSON) fputs("]}\n", out);
+}
+
+bool eph_render_sim_granularity(FILE *out, eph_sim_format fmt, const eph_sim_granularity_report *g) {
+  for (size_t i = 0; i < g->n; i++) {
+    char label[256];
+    eph_sim_config_label(&g->configs[i], NULL, label, sizeof label);
+    print_granularity(out, fmt, label, g->granules, g->ngranules, g->errors + i * g->ngranules * EPH_SIM_NSYNC * 2);
+  }
   return !ferror(out); /* the caller flushes, and reports the error with its errno */
+}
+
+bool eph_render_sim_costmodel(FILE *out, const eph_sim_costmodel *cm, double run_error_median, const char *path) {
+  fprintf(out,
+          "cost model (s): per scavenge %.3g, per full GC %.3g; per byte copied %.3g, promoted %.3g;\n"
+          "  per object moved %.3g, and per doubling of eden past 256K %.3g per object, %.3g per byte;\n"
+          "  per slot scanned %.3g, in the remembered set %.3g, traced %.3g;\n"
+          "  per byte marked %.3g, compacted %.3g;\n"
+          "  per remembered entry %.3g; per MiB committed %.3g (0: a coefficient the fit found no use for)\n"
+          "fit error %.1f%% (relative RMS over %u runs); per-run GC time error median %.1f%%\n"
+          "wrote %s\n",
+          cm->per_scavenge, cm->per_full_gc, cm->per_byte_copied, cm->per_byte_promoted, cm->per_object_moved,
+          cm->per_object_far, cm->per_byte_far, cm->per_slot_scanned, cm->per_remembered_slot, cm->per_slot_traced,
+          cm->per_byte_marked, cm->per_byte_compacted, cm->per_remembered, cm->per_mib_committed,
+          100 * cm->fit_error, cm->samples, 100 * run_error_median, path);
+  return !ferror(out);
 }
