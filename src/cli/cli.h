@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "ephemera/heap.h"
-#include "analysis.h"
+#include "analysis/analysis.h"
 #include "number.h"
 
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2, CLI_BAD_INPUT = 3 };

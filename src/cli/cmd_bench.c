@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "ephemera/bench.h"
 #include "ephemera/profile.h"
-#include "render_bench.h"
+#include "render/render_bench.h"
 
 #define MAX_GCS 16
 #define MAX_FACTORS 32

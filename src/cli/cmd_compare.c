@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "render.h"
+#include "render/render.h"
 #include "ephemera/format.h"
 
 static void usage(FILE *out) {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "render.h"
+#include "render/render.h"
 
 static void usage(FILE *out) {
   fprintf(out,

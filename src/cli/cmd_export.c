@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "export.h"
-#include "render_written.h"
+#include "render/export.h"
+#include "render/render_written.h"
 #include "ephemera/format.h"
 
 static void usage(FILE *out) {

@@ -12,10 +12,10 @@
 #include <time.h>
 
 #include "cli.h"
-#include "render.h"
-#include "render_written.h"
+#include "render/render.h"
+#include "render/render_written.h"
 #include "ephemera/format.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 #define MAX_SHOWN EPH_RENDER_MAX_DIFFS
 

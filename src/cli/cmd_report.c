@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "report.h"
+#include "render/report.h"
 
 static void usage(FILE *out) {
   fprintf(out,

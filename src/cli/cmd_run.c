@@ -1,6 +1,6 @@
 /*
  * cmd_run.c — `ephemera run WORKLOAD [options] [workload options]`: the
- * run (with the profiler on it) is the harness's (src/bench/bench_workload.h),
+ * run (with the profiler on it) is the harness's (src/harness/bench_workload.h),
  * its results the renderer's (render_run.c).
  */
 #include <stdio.h>
@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "cli.h"
-#include "render.h"
-#include "bench_workload.h"
+#include "render/render.h"
+#include "harness/bench_workload.h"
 #include "ephemera/profile.h"
-#include "workload.h"
+#include "workloads/workload.h"
 
 static void usage(FILE *out) {
   fprintf(out,

@@ -1,6 +1,6 @@
 /*
  * cmd_sim.c — `ephemera sim`: options for the GC simulator (src/sim,
- * docs/sim.md) and its calibration (the harness's, src/bench); the work is
+ * docs/sim.md) and its calibration (the harness's, src/harness); the work is
  * the libraries', the printing the renderers' (src/render/render_sim.h,
  * render_bench.h).
  *
@@ -16,9 +16,9 @@
 #include "cli.h"
 #include "number.h"
 #include "ephemera/sim.h"
-#include "bench_calibrate.h"
-#include "render_bench.h"
-#include "render_sim.h"
+#include "harness/bench_calibrate.h"
+#include "render/render_bench.h"
+#include "render/render_sim.h"
 
 #define MAX_CONFIGS 256
 

@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "render.h"
+#include "render/render.h"
 #include "ephemera/format.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 static void usage(FILE *out) {
   fprintf(out,

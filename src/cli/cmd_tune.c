@@ -11,8 +11,8 @@
 
 #include "cli.h"
 #include "ephemera/tune.h"
-#include "render_tune.h"
-#include "workload.h"
+#include "render/render_tune.h"
+#include "workloads/workload.h"
 
 static void usage(FILE *out) {
   fprintf(out,

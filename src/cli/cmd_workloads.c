@@ -7,8 +7,8 @@
 
 #include "cli.h"
 #include "ephemera/bench.h"
-#include "render.h"
-#include "render_bench.h"
+#include "render/render.h"
+#include "render/render_bench.h"
 
 static void usage(FILE *out) {
   fprintf(out, "usage: ephemera workloads [-v | --nominal [FILE]]\n"

@@ -9,8 +9,8 @@
 
 #include "ephemera/base.h"
 #include "ephemera/format.h"
-#include "spacetime.h"
-#include "timeline.h"
+#include "analysis/spacetime.h"
+#include "analysis/timeline.h"
 
 /*
  * Writes s as a gzip-compressed pprof Profile message to path

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "escape.h"
+#include "base/escape.h"
 #include "export.h"
 
 #define PID 1

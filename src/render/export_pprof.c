@@ -18,7 +18,7 @@
 
 #include "export.h"
 #include "profile.pb-c.h"
-#include "stacks.h"
+#include "analysis/stacks.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;

@@ -8,8 +8,8 @@
 
 #include <stdio.h>
 
-#include "analysis.h"
-#include "spacetime.h"
+#include "analysis/analysis.h"
+#include "analysis/spacetime.h"
 
 struct plot_ctx; /* render_html.c's: gnuplot, the plot directory, the first failure */
 

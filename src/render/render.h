@@ -19,15 +19,15 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "spacetime.h"
-#include "timeline.h"
+#include "analysis/analysis.h"
+#include "analysis/spacetime.h"
+#include "analysis/timeline.h"
 #include "ephemera/format.h"
 #include "ephemera/profile.h"
 #include "ephemera/tune.h"
-#include "trace.h"
-#include "escape.h"
-#include "workload.h"
+#include "trace/trace.h"
+#include "base/escape.h"
+#include "workloads/workload.h"
 
 /* --- escaping: the one escaper, src/base/escape.h (every layer uses it) ----- */
 

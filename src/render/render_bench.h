@@ -1,6 +1,6 @@
 /*
  * render_bench.h — the benchmark harness's results (include/ephemera/bench.h,
- * src/bench/bench_calibrate.h) as people read them: a report as a text
+ * src/harness/bench_calibrate.h) as people read them: a report as a text
  * table, CSV, Markdown or an HTML page with plots, the nominal
  * statistics, a calibration's runs, and the progress of long work.
  * Layer: renderers, above the harness (docs/architecture.md).
@@ -17,7 +17,7 @@
 #include <stdio.h>
 
 #include "ephemera/bench.h"
-#include "bench_calibrate.h"
+#include "harness/bench_calibrate.h"
 
 typedef enum eph_bench_format {
   EPH_BENCH_TEXT, EPH_BENCH_CSV, EPH_BENCH_JSON, EPH_BENCH_MARKDOWN, EPH_BENCH_HTML

@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "render_bench.h"
-#include "escape.h"
+#include "base/escape.h"
 
 int eph_bench_format_parse(const char *s, eph_bench_format *out) {
   static const struct {

@@ -14,7 +14,7 @@
 
 #include "html_sections.h"
 #include "render.h"
-#include "stacks.h"
+#include "analysis/stacks.h"
 
 #define FLAME_W 1160.0
 #define FRAME_H 18.0

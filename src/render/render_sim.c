@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "render_sim.h"
-#include "escape.h"
+#include "base/escape.h"
 
 static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 

@@ -7,7 +7,7 @@
 
 #include "html_sections.h"
 #include "render.h"
-#include "timeline.h"
+#include "analysis/timeline.h"
 
 static const char *kind_name(eph_gc_kind k) { return k == EPH_GC_FULL ? "full" : "scavenge"; }
 

@@ -9,9 +9,9 @@
 
 #include <stdio.h>
 
-#include "spacetime.h"
-#include "timeline.h"
-#include "trace.h"
+#include "analysis/spacetime.h"
+#include "analysis/timeline.h"
+#include "trace/trace.h"
 
 /* "wrote OUT: N records (C censored) in S s": offline Merlin's profile. */
 void eph_render_merlin_written(FILE *out, const char *path, const eph_trace_merlin *m, double seconds);

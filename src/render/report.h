@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "analysis.h"
+#include "analysis/analysis.h"
 
 typedef enum eph_report_format { EPH_REPORT_TEXT, EPH_REPORT_CSV, EPH_REPORT_JSON, EPH_REPORT_HTML } eph_report_format;
 

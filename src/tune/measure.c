@@ -1,6 +1,6 @@
 /*
  * measure.c — repeated invocations of one configuration through the
- * benchmark harness (src/bench), with the mean and the 95 % confidence
+ * benchmark harness (src/harness), with the mean and the 95 % confidence
  * interval of wall time; and the plain child processes of the profiled
  * runs and of Lua's measured settings.
  */
@@ -66,7 +66,7 @@ eph_status eph_tune_measure(const eph_tune_target *t, const char *gc, int invoca
                             eph_error *err) {
   memset(out, 0, sizeof *out);
   if (invocations < 1) invocations = 1;
-  /* Through the benchmark harness (src/bench): each invocation a fresh
+  /* Through the benchmark harness (src/harness): each invocation a fresh
    * `ephemera bench run-one` child, one timed iteration, no warm-up (a GC
    * configuration is judged on a whole run from a fresh heap). */
   char spec[1200];

@@ -233,7 +233,7 @@ static void nominal_file(void **state) {
   assert_false(t.rows[2].have_latency);
   eph_bench_nominal_table_free(&t);
   f = fopen(path, "w");
-  fputs("{\"ephemera_bench\": 1}\n", f);
+  fputs("{\"ephemera_harness\": 1}\n", f);
   fclose(f);
   assert_int_equal(eph_bench_nominal_load(path, &t, &e), -1);
   assert_int_equal(e.status, EPH_ERR_INVALID);

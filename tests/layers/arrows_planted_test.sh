@@ -37,7 +37,7 @@ done <<'EOF'
 src/heap/heap.c|ephemera/profile.h|upward: the heap names the profiler
 src/format/reader.c|ephemera/heap.h|sideways: the format uses the heap
 src/analysis/analysis.c|trace/trace.h|sideways: analysis uses traces
-src/sim/run.c|harness/harness.h|upward: the simulator uses the harness
+src/sim/run.c|harness/bench_workload.h|upward: the simulator uses the harness
 src/tune/advisor.c|render/render.h|upward: tune uses a renderer
 src/runtime/lua/alloc.c|profile/profiler.h|sideways and private: the Lua adapter uses the profiler's internals
 workloads/support.c|analysis/analysis.h|upward: a workload uses analysis

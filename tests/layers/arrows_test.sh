@@ -36,7 +36,7 @@ declare -A public=(
   [spec.h]=sampling [format.h]=format [profile.h]=profile [sim.h]=sim [bench.h]=harness [tune.h]=tune
 )
 # Generated into the build tree, included by bare name.
-generated="profile.pb-c.h"
+generated="profile.pb-c.h wl_list.h"
 private_re='(_internal\.h|/profiler\.h)$'
 
 status=0

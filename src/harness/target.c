@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "ephemera/bench.h"
-#include "workload.h"
+#include "workloads/workload.h"
 
 static const char *skip_space(const char *s) {
   while (isspace((unsigned char)*s)) s++;

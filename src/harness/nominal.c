@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
-#include "workload.h"
+#include "workloads/workload.h"
 
 int eph_bench_nominal(const eph_bench_options *base, const char *size, FILE *out, eph_error *err) {
   eph_bench_options o = *base;

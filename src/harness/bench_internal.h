@@ -1,5 +1,5 @@
 /*
- * bench_internal.h — shared between the files of src/bench.
+ * bench_internal.h — shared between the files of src/harness.
  */
 #ifndef EPH_BENCH_INTERNAL_H
 #define EPH_BENCH_INTERNAL_H

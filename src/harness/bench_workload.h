@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "ephemera/profile.h"
-#include "workload.h"
+#include "workloads/workload.h"
 
 typedef struct eph_bench_profiling {
   const eph_profile_spec *spec;        /* NULL: the run is not profiled */

@@ -136,7 +136,7 @@ int eph_bench_results_write_json(const eph_bench_results *r, const eph_bench_rep
     }
     json_array_append_new(rows, row);
   }
-  json_t *j = json_pack("{s:i, s:s, s:f, s:I, s:o, s:o}", "ephemera_bench", 1, "version", EPH_BENCH_VERSION,
+  json_t *j = json_pack("{s:i, s:s, s:f, s:I, s:o, s:o}", "ephemera_harness", 1, "version", EPH_BENCH_VERSION,
                         "ci_target", r->ci_target, "wide_ci", (json_int_t)rep->wide_ci, "runs", runs, "summary", rows);
   int rc = j ? json_dumpf(j, out, JSON_INDENT(1)) : -1;
   json_decref(j);
@@ -294,7 +294,7 @@ int eph_bench_results_load(eph_bench_results *r, const char *path, eph_error *er
     eph_bench_run run;
     rc = run_from_json(j, &run, path, err);
     if (!rc && eph_bench_results_add(r, &run, err)) rc = -1, eph_bench_run_free(&run);
-  } else if (json_is_object(j) && json_is_array(runs) && json_object_get(j, "ephemera_bench")) {
+  } else if (json_is_object(j) && json_is_array(runs) && json_object_get(j, "ephemera_harness")) {
     for (size_t i = 0; i < json_array_size(runs) && !rc; i++) {
       eph_bench_run run;
       rc = run_from_json(json_array_get(runs, i), &run, path, err);

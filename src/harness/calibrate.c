@@ -11,7 +11,7 @@
 
 #include "bench_calibrate.h"
 #include "bench_internal.h"
-#include "workload.h"
+#include "workloads/workload.h"
 
 /* Settings that make the workloads collect often and in different ways:
  * small and large edens, early and late tenuring, frequent full GCs.  At
