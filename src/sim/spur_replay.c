@@ -1,11 +1,11 @@
 /*
  * spur_replay.c — `spur` by replaying every allocation and store: the reference
- * for spur.c's fast path (tests/sim/sim_fast.c compares them bit for bit)
+ * for spur.c's fast path (tests/sim/fast_check.c compares them bit for bit)
  * and the path for inputs it does not take (samples, granulated deaths).
  *
  * Each rule names the code of src/heap/ it copies (docs/sim.md keeps the
  * list); a change there must change this file, and the agreement test
- * (tests/sim/sim_agree.c, ctest sim.agree.*) catches drift:
+ * (tests/sim/agree_check.c, ctest sim.agree.*) catches drift:
  *   - new space: eden = round_up(eden, page), survivors = round_up(eden/5, page)
  *     each; large objects: payload >= min(survivor/2, 256K) go old (newspace.c)
  *   - allocation: young objects scavenge when eden cannot take them, then the

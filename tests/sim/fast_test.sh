@@ -1,6 +1,6 @@
 #!/bin/sh
 # sim.fast.WL: spur's fast path against the replay of every event, bit for
-# bit (tests/sim/sim_fast.c), on a Merlin trace of WL at small and on the
+# bit (tests/sim/fast_check.c), on a Merlin trace of WL at small and on the
 # same profile without events, over sim.agree's settings (small_settings)
 # and maximum heaps near the live size (full GCs forced by the maximum; on
 # some workloads the heap is exhausted).

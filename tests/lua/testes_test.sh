@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/lua/testes.sh FILE — one file of Lua 5.4.4's own test suite
+# tests/lua/testes_test.sh FILE — one file of Lua 5.4.4's own test suite
 # (tests/lua/testes-5.4.4, portable mode as its all.lua documents) under
 # plain lua5.4 and under each route of the adapter: `ephemera lua` with
 # every object, with 1/100 sampling, and `lua5.4 -l ephemera`.  Each route

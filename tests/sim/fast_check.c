@@ -1,5 +1,5 @@
 /*
- * sim_fast.c — spur's fast path (src/sim/spur.c) against the replay of
+ * fast_check.c — spur's fast path (src/sim/spur.c) against the replay of
  * every allocation and store (src/sim/spur_replay.c): for each GC setting,
  * both simulate INPUT and every figure of the result and of every
  * collection's event must be identical, bit for bit.  Also fails if the

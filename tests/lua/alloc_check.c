@@ -1,5 +1,5 @@
 /*
- * alloc_unit.c — the allocator wrapper's counts, call by call (src/runtime/lua/alloc.c):
+ * alloc_check.c — the allocator wrapper's counts, call by call (src/runtime/lua/alloc.c):
  * the byte clock, the heap and its peak, the object count and the sample
  * countdown after new blocks, reallocations and frees, and after calls the
  * wrapped allocator refuses (the counts must be as if the call never
@@ -8,7 +8,7 @@
  * it).
  * Attaches to a state with an allocator of its own that fails on request
  * (the general path) and to a luaL_newstate state (the direct path).
- *   alloc_unit DIR    (writes its profiles there)
+ *   alloc_check DIR    (writes its profiles there)
  * Prints "ok: ..." / "FAIL: ..." lines; exit 1 on any failure.
  */
 #include <stdio.h>
@@ -224,7 +224,7 @@ static void clock_tables(const char *dir) {
 
 int main(int argc, char **argv) {
   if (argc != 2) {
-    fprintf(stderr, "usage: alloc_unit DIR\n");
+    fprintf(stderr, "usage: alloc_check DIR\n");
     return 2;
   }
   general(argv[1], false);

@@ -1,5 +1,5 @@
 /*
- * sim_agree.c — `spur` against the real heap: runs WORKLOAD unprofiled with
+ * agree_check.c — `spur` against the real heap: runs WORKLOAD unprofiled with
  * each GC parameter setting, simulates the same setting over TRACE (a Merlin
  * trace of the same workload and size), and compares collection counts
  * (exactly), bytes copied and promoted (within --tolerance, default 1 %)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # sim.agree.WL: `spur` from a Merlin trace of WL at small size against
-# unprofiled real runs with 12 GC settings (tests/sim/sim_agree.c): counts
+# unprofiled real runs with 12 GC settings (tests/sim/agree_check.c): counts
 # exact, bytes within 1 % (also where a survivor space overflowed).
 set -eu
 cli=$1 agree=$2 wl=$3

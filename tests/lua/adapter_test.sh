@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/lua/run.sh TEST — the Lua adapter's tests (see CMakeLists.txt for
+# tests/lua/adapter_test.sh TEST — the Lua adapter's tests (see CMakeLists.txt for
 # the environment: EPH, CHECK, HOST, UNIT, WALL, MODULE_DIR, SCRIPTS, BENCH, LUA54, SRC).
 set -uo pipefail
 t=$1
@@ -13,8 +13,8 @@ expect() { if grep -Eq -- "$2" "$1"; then ok "$3"; else fail "$3 (no line matchi
 
 case $t in
 alloc)
-  # the allocator wrapper's counts call by call, refused calls included (alloc_unit.c)
-  "$UNIT" "$tmp" >"$tmp/out" 2>&1 || fail "alloc_unit"
+  # the allocator wrapper's counts call by call, refused calls included (alloc_check.c)
+  "$UNIT" "$tmp" >"$tmp/out" 2>&1 || fail "alloc_check"
   cat "$tmp/out"
   ;;
 known)
