@@ -68,6 +68,12 @@ size_t eph_tune_grid(eph_tune_config **out);
  * eden × ratio × tenure at Illimani-like headroom/shrink.  Same contract. */
 size_t eph_tune_grid_coarse(eph_tune_config **out);
 
+/* A grid by name, for `ephemera tune --list-grid`: "full" (eph_tune_grid),
+ * "coarse" (eph_tune_grid_coarse) or "illimani" (Illimani's five).  Sets
+ * *out (caller frees) and *n; EPH_ERR_INVALID for another name,
+ * EPH_ERR_NOMEM when out of memory, each with a message in err. */
+eph_status eph_tune_grid_named(const char *which, eph_tune_config **out, size_t *n, eph_error *err);
+
 /* --- lifetimes ------------------------------------------------------------------ */
 
 /* One object (or sample) as the simulator sees it, on the bytes clock. */

@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "render/render.h"
-#include "ephemera/format.h"
+#include "render/compare_report.h"
 
 static void usage(FILE *out) {
   fprintf(out, "usage: ephemera compare A B [--format text|csv|json] [--z Z] [--end death|alive|mid] [--wall]\n"
@@ -24,28 +23,10 @@ static void usage(FILE *out) {
                CLI_EXIT_HELP);
 }
 
-/* --exact: the calibration table and the brackets. */
-static int calibrate(const char *const paths[2], eph_analysis *const an[2], int format) {
-  if (!an[0]->exact) {
-    cli_error("%s: not an exact profile (mode %s): --exact needs one made with mode=merlin or mode=brute", paths[0], an[0]->mode);
-    return CLI_FAILED;
-  }
-  eph_bracket_stats bs;
-  eph_error err = {0};
-  if (eph_bracket_check(paths[0], paths[1], &bs, &err) != EPH_OK) {
-    cli_error("%s", err.message);
-    return cli_load_failed(err.status);
-  }
-  eph_calibration *c = eph_calibrate(an[0], an[1]);
-  if (!c) {
-    cli_error("compare: out of memory");
-    return CLI_FAILED;
-  }
-  if (format == 1) eph_calibration_csv(stdout, c, &bs);
-  else if (format == 2) eph_calibration_json(stdout, c, &bs);
-  else eph_calibration_text(stdout, c, &bs);
-  eph_calibration_free(c);
-  return cli_stdout_done("the comparison");
+/* A warning that does not stop the comparison, on stderr. */
+static void warn(void *ctx, const char *line) {
+  (void)ctx;
+  cli_error("warning: %s", line);
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -57,7 +38,7 @@ int cmd_compare(int argc, char **argv) {
                                            {"exact", required_argument, NULL, OPT_EXACT},
                                            {"lower", required_argument, NULL, OPT_LOWER}, {"help", no_argument, NULL, 'h'},
                                            {0}};
-  static const char *const formats[] = {"text", "csv", "json", NULL};
+  static const char *const formats[] = {"text", "csv", "json", NULL}; /* eph_compare_format's order */
   int format = 0;
   bool wall = false;
   const char *exact = NULL;
@@ -89,39 +70,12 @@ int cmd_compare(int argc, char **argv) {
   if (argc - optind > want) return cli_usage_error("%s ('%s' is extra)", exact ? "--exact EXACT OTHER: two files only" : "two files only",
                                                    argv[optind + want]);
   if (exact && wall) return cli_usage_error("--exact compares on the allocation clock only (no --wall)");
-  const char *paths[2] = {exact ? exact : argv[optind], exact ? argv[optind] : argv[optind + 1]};
-  o.drop_lives = exact != NULL; /* the calibration reads the estimates only */
-  eph_file *p[2] = {NULL, NULL};
-  eph_analysis *an[2] = {NULL, NULL};
-  int rc = CLI_FAILED;
-  for (int i = 0; i < 2; i++) {
-    eph_error err = {0};
-    an[i] = eph_analysis_load(paths[i], &o, &p[i], &err);
-    if (!an[i]) {
-      cli_error("%s", err.message);
-      rc = cli_load_failed(err.status);
-      goto done;
-    }
-    if (p[i]->warning[0]) cli_error("warning: %s: %s", paths[i], p[i]->warning);
-  }
-  if (exact) {
-    rc = calibrate(paths, an, format);
-    goto done;
-  }
-  eph_compare *c = eph_compare_run_on(an[0], an[1], z, wall ? EPH_CLOCK_REL : EPH_CLOCK_BYTES);
-  if (!c) {
-    cli_error("compare: out of memory");
-    goto done;
-  }
-  if (format == 1) eph_compare_csv(stdout, c);
-  else if (format == 2) eph_compare_json(stdout, c);
-  else eph_compare_text(stdout, c);
-  eph_compare_free(c);
-  rc = cli_stdout_done("the comparison");
-done:
-  for (int i = 0; i < 2; i++) {
-    eph_analysis_free(an[i]);
-    eph_file_free(p[i]);
-  }
-  return rc;
+  eph_compare_request req = {.paths = {exact ? exact : argv[optind], exact ? argv[optind] : argv[optind + 1]},
+                             .exact = exact != NULL, .format = (eph_compare_format)format, .opts = o, .z = z,
+                             .wall = wall, .warn = warn};
+  eph_error err = {0};
+  bool bad_input;
+  if (eph_compare_write(&req, &bad_input, &err) == EPH_OK) return CLI_OK;
+  cli_error("%s", err.message);
+  return bad_input ? CLI_BAD_INPUT : CLI_FAILED;
 }

@@ -55,29 +55,17 @@ static const char *self_path(void) {
 
 /* --list-grid full|coarse|illimani: the configurations, one EPHEMERA_GC string a line (bench/tune). */
 static int list_grid(const char *which) {
-  eph_tune_config *g = NULL;
+  eph_tune_config *g;
   size_t n;
-  if (!strcmp(which, "full")) n = eph_tune_grid(&g);
-  else if (!strcmp(which, "coarse")) n = eph_tune_grid_coarse(&g);
-  else if (!strcmp(which, "illimani")) {
-    g = malloc(5 * sizeof *g);
-    n = g ? 5 : 0;
-    for (size_t i = 0; i < n; i++) g[i] = eph_tune_config_illimani((int)i);
-  } else {
-    cli_error("tune: --list-grid takes full, coarse or illimani, not '%s'", which);
-    return 2;
+  eph_error err;
+  eph_status st = eph_tune_grid_named(which, &g, &n, &err);
+  if (st != EPH_OK) {
+    cli_error("tune: %s", err.message);
+    return st == EPH_ERR_INVALID ? CLI_USAGE : CLI_FAILED;
   }
-  if (!n) {
-    cli_error("tune: out of memory");
-    return 1;
-  }
-  for (size_t i = 0; i < n; i++) {
-    char buf[160];
-    eph_tune_config_format(&g[i], buf, sizeof buf);
-    puts(buf);
-  }
+  eph_render_tune_grid(stdout, g, n);
   free(g);
-  return fflush(stdout) ? 1 : 0;
+  return cli_stdout_done("the grid");
 }
 
 int cmd_tune(int argc, char **argv) {

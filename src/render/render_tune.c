@@ -223,3 +223,11 @@ void eph_render_tune_suggestion(FILE *out, const eph_tune_suggestion *s) {
             (unsigned long long)s->top.full_gcs, peak);
   }
 }
+
+void eph_render_tune_grid(FILE *out, const eph_tune_config *grid, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char buf[160];
+    eph_tune_config_format(&grid[i], buf, sizeof buf);
+    fprintf(out, "%s\n", buf);
+  }
+}

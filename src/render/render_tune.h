@@ -24,4 +24,7 @@ void eph_render_tune_lua_progress(void *out, eph_tune_step step, const eph_tune_
  * ...)"); nothing for EPH_SUGGEST_NONE. */
 void eph_render_tune_suggestion(FILE *out, const eph_tune_suggestion *s);
 
+/* A grid, one EPHEMERA_GC string a line (`ephemera tune --list-grid`). */
+void eph_render_tune_grid(FILE *out, const eph_tune_config *grid, size_t n);
+
 #endif

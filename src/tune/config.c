@@ -102,3 +102,20 @@ size_t eph_tune_grid_coarse(eph_tune_config **out) {
   static const unsigned tenures[] = {1, 3};
   return grid_product(out, edens, 6, heads, 1, shrinks, 1, ratios, 4, tenures, 2);
 }
+
+eph_status eph_tune_grid_named(const char *which, eph_tune_config **out, size_t *n, eph_error *err) {
+  *out = NULL;
+  *n = 0;
+  if (!strcmp(which, "full")) *n = eph_tune_grid(out);
+  else if (!strcmp(which, "coarse")) *n = eph_tune_grid_coarse(out);
+  else if (!strcmp(which, "illimani")) {
+    if ((*out = malloc(5 * sizeof **out))) *n = 5;
+    for (size_t i = 0; i < *n; i++) (*out)[i] = eph_tune_config_illimani((int)i);
+  } else {
+    eph_error_fill(err, EPH_ERR_INVALID, "--list-grid takes full, coarse or illimani, not '%s'", which);
+    return EPH_ERR_INVALID;
+  }
+  if (*n) return EPH_OK;
+  eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
+  return EPH_ERR_NOMEM;
+}
