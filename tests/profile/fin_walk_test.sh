@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fin_walk.sh EPHEMERA: finalization mode at 100 % with pretenuring arms
+# fin_walk_test.sh EPHEMERA: finalization mode at 100 % with pretenuring arms
 # young samples' ephemerons in runs before the next collection, walking
 # eden (docs/finalization.md).  Arming each at its allocation instead
 # (EPHEMERA_FIN_WALK=0, or sample=every:1, which takes the sampler's path)

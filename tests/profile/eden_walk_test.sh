@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# eden_walk.sh EPHEMERA: gc mode sampling every object finds young objects
+# eden_walk_test.sh EPHEMERA: gc mode sampling every object finds young objects
 # by walking eden after each collection (no call per allocation), as it
 # does with a class filter; sample=every:1 (fixed gaps) takes the
 # per-allocation path instead.  All three must give the same records —

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# actionability.sh EPHEMERA MODE: FiLiP's RQ1.  Profiling dataframe with
+# actionability_test.sh EPHEMERA MODE: FiLiP's RQ1.  Profiling dataframe with
 # --retain NumberParser must raise NumberParser's mean lifetime by a large
 # factor (>= 10x) and leave unrelated classes nearly unchanged (within
 # 0.67x..1.5x).  ReadStream is related: every NumberParser holds its stream.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# contention.sh EPHEMERA [ROUNDS [quick]]: profiles taken on a busy machine are
+# contention_test.sh EPHEMERA [ROUNDS [quick]]: profiles taken on a busy machine are
 # whole.  Many profiled runs of several workloads, in every mode and
 # thread setting, two at a time beside a busy loop (a quiet machine hides
 # races between the profiler's threads); every file is then read back

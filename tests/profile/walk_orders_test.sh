@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# walk_orders.sh EPHEMERA: gc mode's shared eden walk gives the records of
+# walk_orders_test.sh EPHEMERA: gc mode's shared eden walk gives the records of
 # a walk on one thread, field for field and in order, whatever order its
 # two threads run in.  Eden is cut into the most pieces (the smallest
 # piece size), and one thread or the other is held back before each piece
