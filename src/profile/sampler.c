@@ -30,6 +30,9 @@ void prof_sampler_arm(eph_profiler *p) {
     eph_heap_sample_next(p->h, count_gap(p), 0);
 }
 
+/* The exact modes (merlin, brute) see every allocation, whatever the spec's rate. */
+void prof_sampler_arm_every(eph_profiler *p) { eph_heap_sample_next(p->h, 1, 0); }
+
 /* Resolves cls against the filter by name and caches the answer: classes
  * may be registered after the profiler starts. */
 static __attribute__((noinline)) bool class_lookup(eph_profiler *p, eph_class_id cls) {
@@ -83,7 +86,7 @@ bool prof_sampler_take(eph_profiler *p, eph_value obj) {
 
 #define WALK_MAX_N 8 /* 1/N with N up to this: most allocations are samples */
 
-/* Should gc mode walk eden (mode_gc.c) instead of taking sample points?
+/* Should gc mode walk eden (gc_eden.c) instead of taking sample points?
  * When every allocation would be one anyway (1/1, or a class filter,
  * which sees every allocation), or most would: gaps of WALK_MAX_N or less.
  * Not for fixed gaps (every:N keeps exactly every N-th allocation, and
@@ -91,8 +94,7 @@ bool prof_sampler_take(eph_profiler *p, eph_value obj) {
  * ask for sample points at 100 %) nor byte sampling. */
 bool prof_sampler_walks(const eph_profiler *p) {
   const eph_profile_spec *s = &p->spec;
-  return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed &&
-         (s->sample_every <= WALK_MAX_N || s->classes[0]);
+  return !s->sample_bytes && !s->sample_fixed && (s->sample_every <= WALK_MAX_N || s->classes[0]);
 }
 
 /* The walk's sampler: the same process as the sample points' (each
