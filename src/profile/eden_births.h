@@ -41,7 +41,7 @@ static inline void prof_note_old_alloc(eph_profiler *p, eden_log *e, uint64_t t)
 
 /* The next sample point for a clock point (a wall-clock sample) only. */
 static inline void prof_arm_clock_point(eph_profiler *p, uint64_t now) {
-  eph_heap_sample_next(p->h, 0, p->clocks.next_point > now ? p->clocks.next_point - now : 1);
+  eph_observer_sample_next(p->h, p->obs, 0, p->clocks.next_point > now ? p->clocks.next_point - now : 1);
 }
 
 /* The birth word of an object whose allocation ended at `clock`. */

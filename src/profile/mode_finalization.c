@@ -669,6 +669,7 @@ static void on_collect(eph_profiler *p, eph_gc_kind kind) {
 }
 
 static void free_mode(eph_profiler *p) {
+  if (p->fin.eph_class) eph_class_set_batch_finalizer(p->h, p->fin.eph_class, NULL, NULL); /* p's: also without a stop */
   free(p->fin.chunks);
   free(p->fin.fresh_bits);
   free(p->fin.fresh_summary);

@@ -256,9 +256,13 @@ static void on_heap_free(void *data, eph_heap *h) {
   if (eph_profile_stop(h, NULL, &err) != EPH_OK) fprintf(stderr, "ephemera: %s\n", err.message);
 }
 
+/* The profile's observer is added with this tool: the profile of a heap
+ * is found by it among the heap's observers. */
+static const char profile_tool;
+
 static eph_profiler *profiler_of(eph_heap *h) {
-  const eph_observer *o = eph_heap_get_observer(h);
-  return o && o->on_gc_start == on_gc_start ? o->data : NULL;
+  eph_observer_reg *r = eph_heap_find_observer(h, &profile_tool);
+  return r ? eph_observer_data(r) : NULL;
 }
 
 void eph_profile_caller_push(eph_heap *h, const eph_site *site) {
@@ -347,8 +351,8 @@ static void abandon(eph_profiler *p) {
 
 eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const eph_meta_pair *meta, size_t nmeta,
                              eph_error *err) {
-  if (eph_heap_get_observer(h)) {
-    eph_error_fill(err, EPH_ERR_INVALID, "a profiler (or another observer) is already attached to this heap");
+  if (profiler_of(h)) {
+    eph_error_fill(err, EPH_ERR_INVALID, "a profile already runs on this heap");
     return EPH_ERR_INVALID;
   }
   const prof_mode *mode = prof_mode_of(spec->mode);
@@ -397,6 +401,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   prof_clocks_start(p);
   p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
   eph_observer obs = {.data = p,
+                      .tool = &profile_tool,
                       .on_gc_start = on_gc_start,
                       .on_collect = on_collect,
                       .on_gc_end = on_gc_end,
@@ -407,7 +412,11 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     abandon(p);
     return st;
   }
-  eph_heap_set_observer(h, &obs);
+  if (!(p->obs = eph_heap_add_observer(h, &obs))) {
+    eph_error_fill(err, EPH_ERR_INVALID, "the heap has %d observers already", EPH_MAX_OBSERVERS);
+    abandon(p);
+    return EPH_ERR_INVALID;
+  }
   if (mode->arm) mode->arm(p);
   prof_note_memory(p);
   return EPH_OK;
@@ -455,7 +464,7 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   if (p->mode->before_stop) p->mode->before_stop(p);
   eph_collect(h, EPH_GC_FULL);
   p->mode->stop(p);
-  eph_heap_set_observer(h, NULL);
+  eph_heap_remove_observer(h, p->obs);
 
   eph_heap_stats s;
   eph_heap_stats_get(h, &s);
