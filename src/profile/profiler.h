@@ -92,7 +92,7 @@ typedef struct eph_profiler {
   eph_heap *h;
   eph_profile_spec spec;
   const prof_mode *mode;
-  eph_observer_reg *obs;      /* the profile's observer on h: its hooks (below) call the mode's */
+  eph_observer_reg *obs;      /* the profile's observer on h: profiler.c's hooks, which call the mode's */
   eph_writer *out;
   uint64_t start_ns;
 

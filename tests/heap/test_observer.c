@@ -8,11 +8,20 @@
 
 static eph_class_id P, B;
 
-static eph_heap *make(const char *spec) {
-  eph_heap *h = heap_with(spec);
+static eph_heap *with_classes(eph_heap *h) {
   P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
   B = eph_class_register(h, "Bytes", EPH_FORMAT_BYTES);
   return h;
+}
+
+static eph_heap *make(const char *spec) { return with_classes(heap_with(spec)); }
+
+/* A heap of these parameters (trailer words, which a spec does not set). */
+static eph_heap *make_with(const eph_gc_params *params) {
+  eph_error err;
+  eph_heap *h = NULL;
+  if (eph_heap_new(params, &h, &err) != EPH_OK) fail_msg("eph_heap_new: %s", err.message);
+  return with_classes(h);
 }
 
 /* --- statistics and events ------------------------------------------------ */
@@ -323,10 +332,7 @@ static void test_store_clock(void **state) {
   (void)state;
   eph_gc_params params = params_with("verify=1");
   params.trailer_words = 2;
-  eph_error err;
-  eph_heap *h = NULL;
-  assert_int_equal(eph_heap_new(&params, &h, &err), EPH_OK);
-  P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
+  eph_heap *h = make_with(&params);
   uint64_t clock = 100;
   eph_observer obs = {.store_clock = &clock, .store_stamp_word = 1};
   eph_heap_set_observer(h, &obs);
@@ -586,10 +592,7 @@ static void test_chain_stores(void **state) {
   (void)state;
   eph_gc_params params = params_with(NULL);
   params.trailer_words = 2;
-  eph_error err;
-  eph_heap *h = NULL;
-  assert_int_equal(eph_heap_new(&params, &h, &err), EPH_OK);
-  P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
+  eph_heap *h = make_with(&params);
   uint64_t clock = 70;
   eph_observer stamping = {.store_clock = &clock, .store_stamp_word = 1};
   eph_observer counting = {.on_store = count_store};
@@ -640,9 +643,7 @@ static eph_file *profile_of(const char *spec_text, int beside, trace *t) {
   snprintf(spec.out, sizeof spec.out, "/tmp/eph-test-observers-%d.eph", (int)getpid());
   eph_gc_params params = params_with("eden=256K");
   eph_profile_prepare_params(&spec, &params);
-  eph_heap *h = NULL;
-  assert_int_equal(eph_heap_new(&params, &h, &err), EPH_OK);
-  P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
+  eph_heap *h = make_with(&params);
   if (beside == 1) eph_observer_sample_next(h, add_trace(h, t), 7, 0);
   if (eph_profile_start(h, &spec, NULL, 0, &err) != EPH_OK) fail_msg("start: %s", err.message);
   assert_int_equal(eph_profile_start(h, &spec, NULL, 0, &err), EPH_ERR_INVALID); /* one profile a heap */
