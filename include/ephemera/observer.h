@@ -49,7 +49,7 @@ typedef struct eph_observer {
    * An object was allocated (young, old or pretenured) at one of this
    * observer's sample points.  NULL: not wanted.  Where one allocation is a
    * sample point for several, each gets obj in turn (where it is now, if
-   * an earlier one's allocation moved it).
+   * an earlier one's allocation moved it) and its site (eph_heap_site).
    */
   void (*on_alloc)(void *data, eph_heap *h, eph_value obj);
   /* A collection is about to start.  Must not allocate or collect. */
@@ -310,7 +310,8 @@ static inline eph_site *eph_heap_site(eph_heap *h) { return eph__fast(h)->site; 
  * way after each of its sample points; call this from on_alloc to choose
  * each gap (e.g. exponentially distributed).  Adding an observer with
  * on_alloc sets (1, 0): every allocation.  (0, 0): none.  Allocations
- * made inside any on_alloc count for no observer's trigger.
+ * made inside any on_alloc, and pinned objects, count for no observer's
+ * count trigger.
  */
 void eph_observer_sample_next(eph_heap *h, eph_observer_reg *reg, uint64_t objects, uint64_t bytes);
 

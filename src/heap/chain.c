@@ -100,12 +100,14 @@ static void settle_points(eph_heap *h) {
 
 /* A sample point: on_alloc of each observer whose point it is, re-armed
  * first with its gaps (it may choose others), the eden-walk mode's owner
- * at every old-space allocation.  obj is rooted here unless every on_alloc
- * is a leaf: one may move it before the next sees it. */
+ * at every old-space allocation; each finds the allocation's site.  obj
+ * is rooted here unless every on_alloc is a leaf: one may move it before
+ * the next sees it. */
 static void chain_alloc(void *data, eph_heap *h, eph_value obj) {
   (void)data;
   uint64_t objects = ephh_sampled_objects(h), bytes = eph_heap_allocated(h);
   bool walked_old = ephh_eden_walk_on(h) && !eph_is_young(h, obj);
+  eph_site *site = h->fast.site; /* an earlier one's allocation forgets it */
   bool leaf = h->observer.on_alloc_is_leaf;
   size_t height = eph_roots_height(h);
   if (!leaf) eph_root_push(h, &obj);
@@ -120,6 +122,7 @@ static void chain_alloc(void *data, eph_heap *h, eph_value obj) {
     if (!due) continue;
     set_next(h, r, r->sample_objects, r->sample_bytes);
     h->acting = r;
+    h->fast.site = site;
     r->obs.on_alloc(r->obs.data, h, obj);
   }
   h->acting = acting;

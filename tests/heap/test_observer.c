@@ -126,6 +126,7 @@ typedef struct trace {
   size_t ends;
   size_t allocs;
   eph_value last_alloc;
+  const eph_site *last_site; /* eph_heap_site at the last on_alloc */
   int nested;         /* allocate inside on_alloc */
   eph_value nested_seen; /* obj as on_alloc's root saw it after the nested allocation */
   char name;          /* several observers: each notes its hooks in `order` too */
@@ -150,6 +151,7 @@ static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   note_order(t, 'A');
   t->allocs++;
   t->last_alloc = obj;
+  t->last_site = eph_heap_site(h);
   assert_true(eph_is_ptr(obj));
   if (t->nested) {
     EPH_FRAME(h);
@@ -563,7 +565,8 @@ static void test_two_observers(void **state) {
 }
 
 /* An observer that allocates in on_alloc moves obj (stress=1): the next
- * one sees it where it is, and nobody sees the nested allocation. */
+ * one sees it where it is, with its site, and nobody sees the nested
+ * allocation. */
 static void test_chain_on_alloc_may_allocate(void **state) {
   (void)state;
   eph_heap *h = make("stress=1,verify=1");
@@ -573,12 +576,15 @@ static void test_chain_on_alloc_may_allocate(void **state) {
   add_trace(h, b);
   EPH_FRAME(h);
   EPH_LOCAL(h, o);
+  EPH_AT(h);
   o = eph_alloc(h, P, 2);
   assert_int_equal(a->allocs, 1);
   assert_int_equal(b->allocs, 1);
   assert_int_not_equal(a->last_alloc, a->nested_seen); /* it moved */
   assert_int_equal(b->last_alloc, o);
   assert_int_equal(a->nested_seen, o);
+  assert_non_null(a->last_site);
+  assert_ptr_equal(b->last_site, a->last_site); /* though a allocated since */
   assert_verifies(h);
   EPH_UNFRAME(h);
   eph_heap_set_observer(h, NULL);
