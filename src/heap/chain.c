@@ -5,7 +5,7 @@
  * observer that is the observer's own hooks, so one tool costs what it
  * did alone; with several it is the chain below, which calls each in turn.
  *
- * Sample points: with one observer the heap's triggers are its own
+ * Sample points: one observer's are the heap's own triggers
  * (sample_point.c).  With several, each registration keeps its gaps and
  * its next points on two clocks, sampled objects and bytes; the heap's
  * triggers are set at the nearest (arm), and at each sample point the
