@@ -1,17 +1,29 @@
 /*
- * ephemera/observer.h — how tools (the profiler) watch a heap.
+ * ephemera/observer.h — how tools (the profiler, a statistics printer, a
+ * program's own) watch a heap.
  *
- * One observer per heap.  The collector calls its hooks once per
- * collection.  on_alloc sees allocations at *sample points* only, so that
- * unsampled allocations keep the inline fast path: by default every
- * allocation is one; eph_heap_sample_next spaces them out by a count of
- * objects (the fast path counts down) or by bytes allocated (the fast
- * path's limit stops at the point), as tcmalloc's sampler does.
+ * Observers register on a heap (eph_heap_add_observer), up to
+ * EPH_MAX_OBSERVERS at once, each with its own hooks and context pointer.
+ * Every hook of every observer is called in the order they were added.
+ * The collector calls the collection hooks once per collection.  on_alloc
+ * sees allocations at *sample points* only, so that unsampled allocations
+ * keep the inline fast path: by default every allocation is one;
+ * eph_observer_sample_next spaces them out by a count of objects (the fast
+ * path counts down) or by bytes allocated (the fast path's limit stops at
+ * the point), as tcmalloc's sampler does.  Each observer has sample points
+ * of its own: the heap stops at the nearest, and calls on_alloc of each
+ * observer whose point it is, no other.
+ *
+ * With one observer the heap calls its hooks directly; with several, a
+ * chain of its own calls them in turn (and on_alloc then runs as a leaf,
+ * below, only if every observer's is one).
  *
  * Callbacks run on the heap's thread.  on_alloc may allocate (nested
- * allocations are not reported again) but must root `obj` first if it does.
- * The other hooks must not allocate, store or collect.  on_collect is
- * called once per collection, scavenge or full GC.
+ * allocations are not reported again, to any observer) but must root
+ * `obj` first if it does.  The other hooks must not allocate, store or
+ * collect.  Any hook but on_store may add or remove observers, its own
+ * included: one removed is not called again, even for the event under
+ * way; one added is first called at the next event.
  */
 #ifndef EPHEMERA_OBSERVER_H
 #define EPHEMERA_OBSERVER_H
@@ -25,16 +37,28 @@ extern "C" {
 #endif
 EPH_API_BEGIN
 
+/* The most observers a heap takes at once. */
+#define EPH_MAX_OBSERVERS 8
+
 typedef struct eph_observer {
-  void *data;
-  /* An object was allocated (young, old or pretenured).  NULL: not wanted. */
+  void *data; /* the context pointer every hook gets */
+  /* Who registered it, for eph_heap_find_observer: an address of the
+   * tool's own (a static object); NULL: none. */
+  const void *tool;
+  /*
+   * An object was allocated (young, old or pretenured) at one of this
+   * observer's sample points.  NULL: not wanted.  Where one allocation is a
+   * sample point for several, each gets obj in turn (where it is now, if
+   * an earlier one's allocation moved it) and its site (eph_heap_site).
+   */
   void (*on_alloc)(void *data, eph_heap *h, eph_value obj);
   /* A collection is about to start.  Must not allocate or collect. */
   void (*on_gc_start)(void *data, eph_heap *h, eph_gc_kind kind);
   /*
    * Liveness is known and no dead object's memory has been reused yet: ask
    * eph_gc_fate about any object.  Dead objects' headers and slots are still
-   * readable here.
+   * readable here.  Every observer's on_collect sees the heap so: the
+   * queries below marked "only inside on_collect" hold in each.
    */
   void (*on_collect)(void *data, eph_heap *h, eph_gc_kind kind);
   /* A collection ended; ev describes it. */
@@ -45,7 +69,7 @@ typedef struct eph_observer {
    * A pointer store replaced old with new in slot i of obj (eph_store);
    * called right after the store.  Setting it makes every eph_store take a
    * slow path, so install it only for tools that need it (Merlin, traces).
-   * Must not allocate, store or collect.
+   * Must not allocate, store, collect, or add or remove observers.
    */
   void (*on_store)(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
   /*
@@ -59,11 +83,12 @@ typedef struct eph_observer {
   unsigned store_stamp_word;
   /*
    * Set when on_alloc never collects and never allocates but pinned
-   * ephemerons (it may store, re-arm ephemerons, make pinned ones, call
-   * eph_heap_sample_next and eph_heap_site): the heap then calls it at its
+   * ephemerons (it may store, re-arm ephemerons, make pinned ones, set
+   * sample points and call eph_heap_site): the heap then calls it at its
    * plain sample points without rooting obj first, which is most of the
    * cost of a hook that runs at every allocation (Merlin, or a profile
-   * that samples everything).
+   * that samples everything).  With several observers, only when every
+   * one with an on_alloc sets it.
    */
   bool on_alloc_is_leaf;
 } eph_observer;
@@ -245,8 +270,31 @@ void eph_heap_request_gc(eph_heap *h, eph_gc_kind kind);
 void eph_heap_set_poll(eph_heap *h, const volatile sig_atomic_t *flag, void (*fn)(void *data, eph_heap *h),
                        void *data);
 
-/* The installed observer, or NULL. */
-const eph_observer *eph_heap_get_observer(const eph_heap *h);
+/* An observer's registration on a heap: valid until it is removed. */
+typedef struct eph_observer_reg eph_observer_reg;
+
+/*
+ * Adds obs (copied) after h's other observers and returns its
+ * registration, or NULL when h has EPH_MAX_OBSERVERS already.  With an
+ * on_alloc, every allocation is a sample point for it until it sets its
+ * own (eph_observer_sample_next).
+ */
+eph_observer_reg *eph_heap_add_observer(eph_heap *h, const eph_observer *obs);
+
+/* Removes reg: its hooks are not called again, and eden-walk mode ends if
+ * it turned it on.  The others keep their sample points. */
+void eph_heap_remove_observer(eph_heap *h, eph_observer_reg *reg);
+
+/* The first observer added with this tool (eph_observer.tool), or NULL:
+ * how a tool finds its registration from the heap alone. */
+eph_observer_reg *eph_heap_find_observer(const eph_heap *h, const void *tool);
+
+/* The context pointer reg was added with (its eph_observer.data). */
+void *eph_observer_data(const eph_observer_reg *reg);
+
+/* Removes every observer, then adds obs unless it is NULL: for a tool
+ * that watches the heap alone. */
+void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);
 
 /*
  * Only inside on_alloc: the site recorded by EPH_AT for this allocation, or
@@ -255,14 +303,20 @@ const eph_observer *eph_heap_get_observer(const eph_heap *h);
 static inline eph_site *eph_heap_site(eph_heap *h) { return eph__fast(h)->site; } /* inline: every sample asks */
 
 /*
- * Sets the sample points: on_alloc is called for the allocation that is the
- * `objects`-th from now (0: no count trigger), and for the first allocation
- * that ends more than `bytes` beyond the current allocation clock (0: no
- * byte trigger).  The setting is re-armed the same way after each sample
- * point; call this from on_alloc to choose each gap (e.g. exponentially
- * distributed).  Installing an observer with on_alloc sets (1, 0): every
- * allocation.  (0, 0): none.
+ * Sets reg's sample points: its on_alloc is called for the allocation
+ * that is the `objects`-th from now (0: no count trigger), and for the
+ * first allocation that ends more than `bytes` beyond the current
+ * allocation clock (0: no byte trigger).  The setting is re-armed the same
+ * way after each of its sample points; call this from on_alloc to choose
+ * each gap (e.g. exponentially distributed).  Adding an observer with
+ * on_alloc sets (1, 0): every allocation.  (0, 0): none.  Allocations
+ * made inside any on_alloc, and pinned objects, count for no observer's
+ * count trigger.
  */
+void eph_observer_sample_next(eph_heap *h, eph_observer_reg *reg, uint64_t objects, uint64_t bytes);
+
+/* The same for the observer whose hook is running, or outside hooks the
+ * one added last (with one observer: it). */
 void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
 
 /*
@@ -271,7 +325,10 @@ void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
  * to 0; a byte trigger still works), every old-space allocation becomes
  * one, and EPH_AT logs each site.  After a collection, in on_collect, an
  * eph_eden_walk visits what eden held, in allocation order, with each
- * object's site.  Removing the observer turns the mode off.
+ * object's site.  The mode is the heap's, and belongs to the observer that
+ * turned it on (the one whose hook is running, or the one added last):
+ * old-space allocations are sample points for that observer; the others
+ * keep their own.  Removing that observer turns the mode off.
  */
 void eph_heap_set_eden_walk(eph_heap *h, bool on);
 bool eph_heap_eden_walk(const eph_heap *h);
@@ -388,9 +445,6 @@ static inline eph_class_id eph_gc_eden_walk_class(const eph_eden_walk *w) {
   return (eph_class_id)((w->header >> EPH_HDR_CLASS_SHIFT) & (EPH_MAX_CLASSES - 1));
 }
 
-/* Installs obs (copied), or removes the observer when obs is NULL. */
-void eph_heap_set_observer(eph_heap *h, const eph_observer *obs);
-
 /*
  * Only inside on_collect: where obj (an address from before this
  * collection, young or old) lives after it, or EPH_NIL if this collection
@@ -427,7 +481,7 @@ static inline size_t eph_heap_large_object_bytes(eph_heap *h) { return eph__fast
  *   prepare  before the heap exists, on the defaults before EPHEMERA_GC
  *            applies: may set parameters the tool needs (trailer words);
  *            a failure (err filled) fails eph_heap_new.
- *   attach   once the heap exists: installs the tool's observer; on a
+ *   attach   once the heap exists: adds the tool's observer; on a
  *            failure (err filled) the heap is freed and eph_heap_new fails.
  * Either may be NULL.  One hook per process; the struct must outlive it.
  */

@@ -28,6 +28,7 @@ void eph_site_log_grow(eph_heap *h) {
 
 void eph_heap_set_eden_walk(eph_heap *h, bool on) {
   if (!on) eph_heap_set_eden_pair(h, false);
+  h->eden_walk_owner = on ? ephh_acting_observer(h) : NULL;
   h->eden_walk_from = on ? h->fast.alloc_top : NULL;
   if (on) {
     if (!h->site_log_base) eph_site_log_grow(h);

@@ -121,7 +121,7 @@ static eph_value alloc_pretenured_quick(eph_heap *h, eph_class_id cls, size_t pa
   h->old_top += total;
   eph_value e = ephh_init_object(p, cls, EPH_FORMAT_EPHEMERON, payload, total);
   ephh_count_old_bytes(h, total);
-  if (h->in_observer) h->objects_base++; /* counted, no sample point (sample_point.c) */
+  if (h->in_observer) h->objects_base++, h->unsampled_objects++; /* counted, no sample point (sample_point.c) */
   else h->fast.alloc_countdown--;
   h->fast.site = NULL;
   return e;

@@ -95,6 +95,17 @@ typedef struct eph_value_vec {
 /* What eph_gc_fate answers from, while the collector runs. */
 typedef enum eph_gc_phase { PHASE_NONE = 0, PHASE_EVACUATED, PHASE_MARKED } eph_gc_phase;
 
+/* An observer's registration (chain.c).  seq 0: a free slot.  While
+ * several observers watch, each keeps its own sample points: the gaps it
+ * asked for, and its next points on the clocks of sampled objects
+ * (ephh_sampled_objects) and of bytes (UINT64_MAX: none). */
+struct eph_observer_reg {
+  eph_observer obs;
+  uint64_t seq;
+  uint64_t sample_objects, sample_bytes;
+  uint64_t next_object, next_byte;
+};
+
 struct eph_heap {
   struct eph_heap_fast fast; /* must be first: read by the inline fast paths */
   eph_gc_params params;
@@ -181,7 +192,8 @@ struct eph_heap {
   uint64_t countdown_start;              /* alloc_countdown when last armed */
   uint64_t objects_base;                 /* objects counted before that */
 
-  /* observer */
+  /* observers (chain.c): what the heap calls, the only observer's hooks
+   * or, while several watch, the chain's, which calls theirs */
   eph_observer observer;
   bool has_observer;
   bool in_observer;
@@ -216,6 +228,18 @@ struct eph_heap {
   eph_gc_event current;    /* the collection under way */
   uint64_t gc_start_cpu_ns;
   size_t page;
+
+  /* the observers (chain.c): registrations in slots, in the order they
+   * were added */
+  eph_observer_reg observer_slots[EPH_MAX_OBSERVERS];
+  eph_observer_reg *observers[EPH_MAX_OBSERVERS];
+  unsigned nobservers;
+  uint64_t observers_added;           /* registrations so far: each one's seq */
+  eph_observer_reg *acting;           /* the observer whose hook the chain is calling */
+  eph_observer_reg *eden_walk_owner;  /* the observer that turned eden-walk mode on */
+  bool points_per_observer;           /* each observer keeps its sample points, the heap's are the nearest */
+  bool in_chain_alloc;                /* the chain's on_alloc runs: it sets the heap's points after */
+  uint64_t unsampled_objects;         /* objects counted that were no sample point: pinned, or made in on_alloc */
 };
 
 /* os.c — virtual memory and clocks */
@@ -241,12 +265,30 @@ static inline size_t ephh_new_space_bytes(size_t eden_bytes, size_t page) {
   return ephh_round_up(eden_bytes, page) + 2 * ephh_survivor_bytes(eden_bytes, page);
 }
 
+
 /* heap.c — errors */
 void ephh_set_error(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ephh_raise(eph_heap *h, eph_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ephh_fatal(eph_heap *h, const char *what) __attribute__((noreturn));
 void ephh_update_alloc_limit(eph_heap *h);
 void ephh_sample_arm(eph_heap *h);
+/* The heap's own sample points (one observer's, or the nearest of
+ * several): as eph_heap_sample_next; and resumed with the count trigger
+ * `countdown` allocations away (0: none) and the byte trigger at clock
+ * at_bytes (UINT64_MAX: none), then re-armed with the gaps. */
+void ephh_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes);
+void ephh_sample_resume(eph_heap *h, uint64_t objects, uint64_t bytes, uint64_t countdown, uint64_t at_bytes);
+/* Allocations that may be sample points: all but pinned ones and those
+ * made inside on_alloc. */
+static inline uint64_t ephh_sampled_objects(const eph_heap *h) {
+  return eph_heap_objects_allocated(h) - h->unsampled_objects;
+}
+
+/* chain.c: the observer a call that names none is about (the one whose
+ * hook runs, else the last added; NULL: none), and the sample points of
+ * reg while several observers watch. */
+eph_observer_reg *ephh_acting_observer(eph_heap *h);
+void ephh_chain_sample_next(eph_heap *h, eph_observer_reg *reg, uint64_t objects, uint64_t bytes);
 
 /* Allocation (alloc.c, sample_point.c). */
 eph_value ephh_alloc_general(eph_heap *h, eph_class_id cls, eph_format fmt, size_t payload, bool pretenure);
@@ -329,7 +371,7 @@ static inline char *ephh_pinned_take(eph_heap *h, eph_class_id cls, size_t total
   char *p = h->pinned_top;
   h->pinned_top = p + total;
   ephh_count_old_bytes(h, total);
-  h->objects_base++; /* counted, never a sample point */
+  h->objects_base++, h->unsampled_objects++; /* counted, never a sample point */
   h->classes[cls].pinned_objects++;
   return p;
 }

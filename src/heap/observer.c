@@ -1,31 +1,15 @@
 /*
  * observer.c — the heap's side of the observer interface (observer.h):
- * installing the observer, the queries a tool makes from its hooks
- * (where an object went, which died, the roots, the spaces), the
- * allocation site, and the few settings a tool may change.  The sample
- * points that call on_alloc are sample_point.c; the eden walk edenwalk.c.
+ * the queries a tool makes from its hooks (where an object went, which
+ * died, the roots, the spaces), the allocation site, and the few settings
+ * a tool may change.  Adding and removing observers is chain.c; the
+ * sample points that call on_alloc are sample_point.c; the eden walk
+ * edenwalk.c.
  */
 #include <string.h>
 
 #include "heap_internal.h"
 #include "markbits.h"
-
-void eph_heap_set_observer(eph_heap *h, const eph_observer *obs) {
-  if (obs) {
-    if (obs->store_clock && !obs->on_store && (obs->store_stamp_word + 1) * sizeof(uint64_t) > h->fast.trailer_bytes)
-      ephh_fatal(h, "eph_heap_set_observer: store_stamp_word is past the heap's trailer words");
-    h->observer = *obs;
-    h->has_observer = true;
-  } else {
-    memset(&h->observer, 0, sizeof h->observer);
-    h->has_observer = false;
-    eph_heap_set_eden_walk(h, false);
-  }
-  h->fast.store_hook = h->has_observer && (h->observer.on_store || h->observer.store_clock);
-  eph_heap_sample_next(h, h->has_observer && h->observer.on_alloc ? 1 : 0, 0);
-}
-
-const eph_observer *eph_heap_get_observer(const eph_heap *h) { return h->has_observer ? &h->observer : NULL; }
 
 /* Where obj's bytes are now: a young object evacuated by this collection
  * is at its copy; nothing is compacted yet. */

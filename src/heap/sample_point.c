@@ -36,10 +36,32 @@ void ephh_sample_arm(eph_heap *h) {
   ephh_update_alloc_limit(h);
 }
 
-void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes) {
+void ephh_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes) {
   h->sample_objects = objects;
   h->sample_bytes = bytes;
   ephh_sample_arm(h);
+}
+
+void ephh_sample_resume(eph_heap *h, uint64_t objects, uint64_t bytes, uint64_t countdown, uint64_t at_bytes) {
+  h->sample_objects = objects;
+  h->sample_bytes = bytes;
+  h->objects_base += h->countdown_start - h->fast.alloc_countdown;
+  h->fast.alloc_countdown = h->countdown_start = countdown ? countdown : EPH_NO_COUNTDOWN;
+  h->sample_at_bytes = at_bytes;
+  ephh_update_alloc_limit(h);
+}
+
+/* One observer's are the heap's (a test of one flag more than setting
+ * them: a profile sets them at every sample); several observers' go
+ * through the chain (chain.c). */
+void eph_observer_sample_next(eph_heap *h, eph_observer_reg *reg, uint64_t objects, uint64_t bytes) {
+  if (EPH_UNLIKELY(h->points_per_observer)) ephh_chain_sample_next(h, reg, objects, bytes);
+  else ephh_sample_next(h, objects, bytes);
+}
+
+void eph_heap_sample_next(eph_heap *h, uint64_t objects, uint64_t bytes) {
+  if (EPH_UNLIKELY(h->points_per_observer)) ephh_chain_sample_next(h, ephh_acting_observer(h), objects, bytes);
+  else ephh_sample_next(h, objects, bytes);
 }
 
 uint64_t eph_heap_objects_allocated(const eph_heap *h) {
@@ -109,7 +131,7 @@ eph_value eph_alloc_slow(eph_heap *h, eph_class_id cls, eph_format fmt, size_t p
  * sample points. */
 void ephh_sample_point_slow(eph_heap *h, eph_value *obj, bool old) {
   bool count_point = false;
-  if (h->in_observer) h->objects_base++;
+  if (h->in_observer) h->objects_base++, h->unsampled_objects++;
   else count_point = --h->fast.alloc_countdown == 0;
   bool sample_point = count_point || (!h->in_observer && eph_heap_allocated(h) > h->sample_at_bytes);
   if (old && ephh_eden_walk_on(h) && !h->in_observer) {

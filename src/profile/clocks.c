@@ -94,4 +94,15 @@ void prof_clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes) {
   if (p->clocks_in_writer) prof_write_error(p, eph_writer_clock_step(p->out, bytes, kind != EPH_GC_SCAVENGE));
 }
 
+void prof_clocks_before_pause(eph_profiler *p) {
+  uint64_t now = prof_clock(p);
+  if (now > ephs_clocks_last_bytes(&p->clocks)) prof_clocks_point(p, now);
+}
+
+void prof_clocks_after_pause(eph_profiler *p, eph_gc_kind kind) {
+  uint64_t now = prof_clock(p);
+  prof_clocks_note_gc(p, kind, now);
+  prof_clocks_point(p, now);
+}
+
 void prof_clocks_free(eph_profiler *p) { ephs_clocks_free(&p->clocks); }

@@ -5,7 +5,7 @@
  * Eden is a bump region: an object's birth is the clock when eden was last
  * empty, plus the bytes allocated before it in eden, plus the old-space
  * allocations made meanwhile (each noted with eden's top at the time:
- * prof_note_old_alloc), plus its own bytes.
+ * prof_note_old_alloc, in the mode's eden_log), plus its own bytes.
  */
 #ifndef EPHEMERA_PROFILE_EDEN_BIRTHS_H
 #define EPHEMERA_PROFILE_EDEN_BIRTHS_H
@@ -29,19 +29,19 @@ typedef struct eden_olds {
   uint64_t eden_clock;
 } eden_olds;
 
-static inline eden_olds eden_olds_of(const eph_profiler *p) {
-  return (eden_olds){p->old_allocs, p->nold_allocs, p->eden_clock};
+static inline eden_olds eden_olds_of(const eden_log *e) {
+  return (eden_olds){e->old_allocs, e->nold_allocs, e->eden_clock};
 }
 
-/* Notes an old-space allocation made at clock t, for the walk's births. */
-static inline void prof_note_old_alloc(eph_profiler *p, uint64_t t) {
-  p->old_allocs = prof_grow(p, p->old_allocs, &p->old_allocs_cap, p->nold_allocs + 1, sizeof *p->old_allocs);
-  p->old_allocs[p->nold_allocs++] = (struct old_alloc){eph_heap_eden_top(p->h), t - p->eden_clock};
+/* Notes in e an old-space allocation made at clock t, for the walk's births. */
+static inline void prof_note_old_alloc(eph_profiler *p, eden_log *e, uint64_t t) {
+  e->old_allocs = prof_grow(p, e->old_allocs, &e->old_allocs_cap, e->nold_allocs + 1, sizeof *e->old_allocs);
+  e->old_allocs[e->nold_allocs++] = (struct old_alloc){eph_heap_eden_top(p->h), t - e->eden_clock};
 }
 
 /* The next sample point for a clock point (a wall-clock sample) only. */
 static inline void prof_arm_clock_point(eph_profiler *p, uint64_t now) {
-  eph_heap_sample_next(p->h, 0, p->clocks.next_point > now ? p->clocks.next_point - now : 1);
+  eph_observer_sample_next(p->h, p->obs, 0, p->clocks.next_point > now ? p->clocks.next_point - now : 1);
 }
 
 /* The birth word of an object whose allocation ended at `clock`. */

@@ -14,7 +14,8 @@
 #include "profiler.h"
 
 void eph_profile_prepare_params(const eph_profile_spec *s, eph_gc_params *p) {
-  if (s->mode == EPH_MODE_MERLIN) p->trailer_words = 2;
+  const prof_mode *mode = prof_mode_of(s->mode);
+  if (mode && mode->trailer_words) p->trailer_words = mode->trailer_words;
 }
 
 /* The spec from EPHEMERA_PROFILE; false when it is unset or empty. */

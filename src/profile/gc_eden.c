@@ -28,16 +28,12 @@
  * or the profile's stop finishes it (prof_gc_walk_finish): this thread
  * takes the pieces left, keeps them all, then settles that collection.
  * What the walk reads of the profiler is fixed when it starts: the
- * old-space allocations of its eden (p->old_allocs, handed over), the
+ * old-space allocations of its eden (p->gc.eden's, handed over), the
  * clock tables of its range (a copy), and the classes and sites the
  * file had (a copy, and a site id bound); a site it has not seen is
  * looked up under sites_lock, which the main thread takes to add one.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* sched_getaffinity */
-#endif
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,12 +89,11 @@ struct walk_split {
   bool out_open;   /* under sites_lock: the collection's end is in the file and the writer has no thread, */
                    /* so the second thread may append the walk's records (write_ahead), */
   bool finishing;  /* ... unless the main thread has begun to finish the walk (it joins the pieces) */
-  size_t out_memory; /* the writer's memory when the walk started (the second thread may change it) */
   size_t young_len, old_room; /* young entries, and room left in the old list's blocks, then */
 
   /* what the walk reads, fixed at its start */
   eden_olds olds;
-  struct old_alloc *olds_buf; /* a walk that runs on: p->old_allocs, handed over */
+  struct old_alloc *olds_buf; /* a walk that runs on: p->gc.eden.old_allocs, handed over */
   size_t olds_cap;
   const ephs_clocks *tables;   /* p->clocks, or for a walk that runs on: */
   ephs_clocks tables_copy;     /* what they held for its range */
@@ -114,33 +109,27 @@ struct walk_split {
  * (EPHEMERA_WALK_PIECE_MIN=BYTES overrides it: tests share small edens). */
 #define PIECE_MIN_BYTES ((uintptr_t)1 << 20)
 
-long prof_usable_cpus(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return sysconf(_SC_NPROCESSORS_ONLN);
-}
-
 /* Young objects are no sample points: each collection walks what eden
  * held, and their births follow from the order.  Here come old-space
  * allocations, sampled and tracked as usual, and the byte trigger's
  * wall-clock points. */
 void prof_gc_walk_start(eph_profiler *p) {
-  p->eden_clock = prof_clock(p);
+  p->gc.eden.eden_clock = prof_clock(p);
   eph_heap_set_eden_walk(p->h, true);
   prof_sampler_walk_arm(p);
-  prof_arm_clock_point(p, p->eden_clock);
+  prof_arm_clock_point(p, p->gc.eden.eden_clock);
   unsigned threads = p->spec.threads;
   if (!threads) threads = prof_usable_cpus() > 1 ? 2 : 1;
-  p->walk_threads = threads;
+  p->gc.walk_threads = threads;
   const char *min = getenv("EPHEMERA_WALK_PIECE_MIN");
-  p->walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
+  p->gc.walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
   /* EPHEMERA_WALK_DELAY=main:US or second:US: tests force the threads into
    * orders a quiet machine rarely shows (walk_orders.sh). */
   const char *delay = getenv("EPHEMERA_WALK_DELAY");
   if (delay) {
     unsigned us = 0;
-    if (sscanf(delay, "main:%u", &us) == 1) p->walk_delay_us[0] = us;
-    else if (sscanf(delay, "second:%u", &us) == 1) p->walk_delay_us[1] = us;
+    if (sscanf(delay, "main:%u", &us) == 1) p->gc.walk_delay_us[0] = us;
+    else if (sscanf(delay, "second:%u", &us) == 1) p->gc.walk_delay_us[1] = us;
   }
   /* Eden pairs let the walk run on while the mutator does.  Not with a
    * class filter: the walk would read its table while the mutator adds
@@ -154,7 +143,7 @@ void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
   uint64_t t = prof_clock(p);
   if (!eph_is_young(h, obj)) {
-    prof_note_old_alloc(p, t);
+    prof_note_old_alloc(p, &p->gc.eden, t);
     if (prof_sampler_take_walked(p, eph_class_of(obj), t)) prof_gc_mode_track(p, obj, prof_birth_at(p, t));
   }
   prof_clocks_tick(p, t);
@@ -315,7 +304,7 @@ static void join_done(walk_thread *t, bool alone) {
 
 /* The tests' hold on thread t (EPHEMERA_WALK_DELAY): once a piece. */
 static inline void test_delay(const walk_thread *t) {
-  unsigned us = t->p->walk_delay_us[!t->main];
+  unsigned us = t->p->gc.walk_delay_us[!t->main];
   if (EPH_UNLIKELY(us)) usleep(us);
 }
 
@@ -378,7 +367,7 @@ static void *second_thread_main(void *arg) {
 }
 
 void prof_gc_walk_note_gc_end(eph_profiler *p) {
-  struct walk_split *s = p->split;
+  struct walk_split *s = p->gc.split;
   if (!s || !s->running_on) return;
   /* Whether the writer has a thread is read here, on the thread that
    * starts and stops it (never while a walk runs on: on_gc_start and the
@@ -387,11 +376,6 @@ void prof_gc_walk_note_gc_end(eph_profiler *p) {
   pthread_mutex_lock(&p->sites_lock);
   s->out_open = open;
   pthread_mutex_unlock(&p->sites_lock);
-}
-
-size_t prof_writer_memory(eph_profiler *p) {
-  const struct walk_split *s = p->split;
-  return s && s->running_on ? s->out_memory : eph_writer_memory(p->out);
 }
 
 /* The first EPH_AT mark in [lo, hi) at or past address `at`, or hi. */
@@ -413,7 +397,7 @@ static const eph_site_mark *mark_at_or_past(const eph_site_mark *lo, const eph_s
  */
 static unsigned cut(const eph_profiler *p, const eden_olds *of, const walk_pos *whole, walk_pos *pieces) {
   const eph_eden_walk *w = &whole->w;
-  uintptr_t range = w->top - w->next, min = p->walk_piece_min;
+  uintptr_t range = w->top - w->next, min = p->gc.walk_piece_min;
   pieces[0] = *whole;
   if (w->trailer_bytes || w->full || range < 2 * min) return 1;
   unsigned want = range / min < PIECES_MAX ? (unsigned)(range / min) : PIECES_MAX;
@@ -439,7 +423,7 @@ static unsigned cut(const eph_profiler *p, const eden_olds *of, const walk_pos *
 }
 
 static struct walk_split *split_state(eph_profiler *p) {
-  if (p->split) return p->split;
+  if (p->gc.split) return p->gc.split;
   struct walk_split *s;
   if (posix_memalign((void **)&s, _Alignof(struct walk_split), sizeof *s) != 0) return NULL;
   memset(s, 0, sizeof *s);
@@ -449,15 +433,15 @@ static struct walk_split *split_state(eph_profiler *p) {
       free(s);
       return NULL;
     }
-  return p->split = s;
+  return p->gc.split = s;
 }
 
 /* Trades p's old-space allocations for the walk's spare array: handed over
  * as a walk that runs on starts, given back if its thread does not. */
 static void swap_olds(eph_profiler *p, struct walk_split *s) {
-  struct old_alloc *olds = p->old_allocs;
-  size_t cap = p->old_allocs_cap;
-  p->old_allocs = s->olds_buf, p->old_allocs_cap = s->olds_cap;
+  struct old_alloc *olds = p->gc.eden.old_allocs;
+  size_t cap = p->gc.eden.old_allocs_cap;
+  p->gc.eden.old_allocs = s->olds_buf, p->gc.eden.old_allocs_cap = s->olds_cap;
   s->olds_buf = olds, s->olds_cap = cap;
 }
 
@@ -477,14 +461,14 @@ static void check_walk_end(const eden_olds *olds, walk_pos end, uint64_t clock) 
 static bool fix_inputs(eph_profiler *p, struct walk_split *s, bool running_on, const eph_stamp *now) {
   s->now = *now;
   s->site_limit = p->next_site_id;
-  s->olds = eden_olds_of(p);
+  s->olds = eden_olds_of(&p->gc.eden);
   if (!running_on) {
     s->tables = &p->clocks;
     s->classes = p->class_written; /* no class is declared while both threads walk */
     s->nclasses = p->class_written_len;
     return true;
   }
-  if (!ephs_clocks_copy_range(&s->tables_copy, &p->clocks, p->eden_clock, now->bytes)) return false;
+  if (!ephs_clocks_copy_range(&s->tables_copy, &p->clocks, p->gc.eden.eden_clock, now->bytes)) return false;
   s->tables = &s->tables_copy;
   s->classes_buf = prof_grow(p, s->classes_buf, &s->classes_cap, p->class_written_len, 1);
   if (p->class_written_len) memcpy(s->classes_buf, p->class_written, p->class_written_len);
@@ -500,7 +484,7 @@ static bool fix_inputs(eph_profiler *p, struct walk_split *s, bool running_on, c
 static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_stamp *now, bool running_on) {
   struct walk_split *s = split_state(p);
   if (!s) return false;
-  eden_olds olds = eden_olds_of(p);
+  eden_olds olds = eden_olds_of(&p->gc.eden);
   unsigned n = cut(p, &olds, pos, s->start);
   if (n < 2 && !running_on) return false;
   if (!fix_inputs(p, s, running_on, now)) return false;
@@ -515,16 +499,16 @@ static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_sta
   s->npieces = n;
   atomic_store_explicit(&s->next_piece, 0, memory_order_relaxed);
   s->memory = prof_gc_eden_memory(p);
-  s->out_memory = eph_writer_memory(p->out);
-  s->young_len = p->young.len;
-  s->old_room = p->old.nblocks * OLD_BLOCK - p->old.len;
+  p->out_lent_memory = eph_writer_memory(p->out); /* the second thread may change it */
+  s->young_len = p->gc.young.len;
+  s->old_room = p->gc.old.nblocks * OLD_BLOCK - p->gc.old.len;
   s->out_open = s->finishing = false;
-  s->running_on = running_on; /* before the thread starts: it reads it */
+  s->running_on = p->out_lent = running_on; /* before the thread starts: it reads it */
   s->busy = true;
   s->clock = running_on ? (ephs_clock_cache){0} : p->clocks.cache[0];
   s->second = (walk_thread){.p = p, .split = s, .clock = &s->clock, .site_cache = s->site_cache};
   if (pthread_create(&s->thread, NULL, second_thread_main, &s->second) != 0) {
-    s->busy = s->running_on = false;
+    s->busy = s->running_on = p->out_lent = false;
     if (running_on) swap_olds(p, s); /* give the old-space allocations back */
     return false;
   }
@@ -534,7 +518,7 @@ static bool walk_split_start(eph_profiler *p, const walk_pos *pos, const eph_sta
 /* This thread takes the pieces left, waits for the second, and keeps
  * every piece. */
 static void walk_split_end(eph_profiler *p, size_t *keep, bool *span_open) {
-  struct walk_split *s = p->split;
+  struct walk_split *s = p->gc.split;
   if (s->running_on) { /* from here on the pieces are this thread's to join */
     pthread_mutex_lock(&p->sites_lock);
     s->finishing = true;
@@ -546,44 +530,44 @@ static void walk_split_end(eph_profiler *p, size_t *keep, bool *span_open) {
   walk_pieces(&self);
   pthread_join(s->thread, NULL);
   s->busy = false;
-  s->running_on = false;
+  s->running_on = p->out_lent = false;
   join_done(&self, true); /* alone again: the rest, stopped pieces finished here */
   check_walk_end(&s->olds, s->piece[s->npieces - 1].pos, s->now.bytes);
 }
 
 void prof_gc_walk_finish(eph_profiler *p) {
-  struct walk_split *s = p->split;
+  struct walk_split *s = p->gc.split;
   if (!s || !s->running_on) return;
-  size_t keep = p->young.len;
+  size_t keep = p->gc.young.len;
   bool span_open = false;
   walk_split_end(p, &keep, &span_open);
-  p->young.len = p->young_settled = keep; /* all survived the scavenge walked (young_until) */
+  p->gc.young.len = p->gc.young_settled = keep; /* all survived the scavenge walked (young_until) */
   prof_note_memory(p);
 }
 
 /* After a collection: walks what eden held (see the top); returns the
  * young entries kept. */
 size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open) {
-  walk_pos pos = {.clock = p->eden_clock};
+  walk_pos pos = {.clock = p->gc.eden.eden_clock};
   eph_gc_eden_walk_begin(p->h, &pos.w);
-  bool shared = p->walk_threads > 1 && !full && p->batch_kind != EPH_DEATH_CENSORED;
-  bool running_on = shared && eph_heap_eden_pair(p->h) && pos.w.top - pos.w.next >= p->walk_piece_min;
+  bool shared = p->gc.walk_threads > 1 && !full && p->batch_kind != EPH_DEATH_CENSORED;
+  bool running_on = shared && eph_heap_eden_pair(p->h) && pos.w.top - pos.w.next >= p->gc.walk_piece_min;
   if (shared && walk_split_start(p, &pos, now, running_on)) {
     if (!running_on) walk_split_end(p, &keep, &span_open);
   } else {
-    eden_olds olds = eden_olds_of(p);
+    eden_olds olds = eden_olds_of(&p->gc.eden);
     keep = walk_alone(p, &olds, &pos, full, now, keep, &span_open);
     check_walk_end(&olds, pos, now->bytes);
   }
-  p->nold_allocs = 0;
-  p->eden_clock = now->bytes;
+  p->gc.eden.nold_allocs = 0;
+  p->gc.eden.eden_clock = now->bytes;
   prof_note_memory(p); /* the heap's site log grows without telling */
   return keep;
 }
 
 void prof_gc_eden_free(eph_profiler *p) {
   prof_gc_walk_finish(p);
-  struct walk_split *s = p->split;
+  struct walk_split *s = p->gc.split;
   if (!s) return;
   free(s->olds_buf);
   free(s->classes_buf);
@@ -593,11 +577,11 @@ void prof_gc_eden_free(eph_profiler *p) {
     free(s->piece[i].survivors);
   }
   free(s);
-  p->split = NULL;
+  p->gc.split = NULL;
 }
 
 size_t prof_gc_eden_memory(const eph_profiler *p) {
-  const struct walk_split *s = p->split;
+  const struct walk_split *s = p->gc.split;
   if (!s) return 0;
   if (s->busy) return s->memory;
   size_t n = sizeof *s + s->olds_cap * sizeof *s->olds_buf + s->classes_cap + ephs_clocks_memory(&s->tables_copy);

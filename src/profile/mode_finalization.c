@@ -13,7 +13,7 @@
  * Death = when the finaliser runs: after the collection that found the key
  * dead, which is FiLiP's *delayed observation*.  At 100 % with pretenuring
  * young samples' ephemerons are armed in runs before the next collection
- * (prof_fin_walk_arm, below): the same records, without a call per
+ * (walk_arm, below): the same records, without a call per
  * allocation.
  *
  * Two deviations from FiLiP, both to keep the ephemerons from filling old
@@ -51,12 +51,12 @@
 
 #include "eden_births.h"
 
-/* The registry (not pretenured): p->chunks, each a global root while
+/* The registry (not pretenured): p->fin.chunks, each a global root while
  * used.  A spare is a mourned ephemeron whose key slot is nil: armed ones
  * hold their sample, mourned ones awaiting their finaliser a tombstone. */
 #define REGISTRY_CHUNKS_CAP ((size_t)1 << 16) /* 2^26 ephemerons */
 static inline eph_value cell_at(const eph_profiler *p, size_t cell) {
-  return eph_slot(p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK);
+  return eph_slot(p->fin.chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK);
 }
 
 static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *data);
@@ -67,17 +67,17 @@ static void on_finalize_nothing(eph_heap *h, eph_value e, void *data) {
   (void)data;
 }
 
-eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err) {
-  p->eph_class = eph_class_register(p->h, "ProfilerEphemeron", EPH_FORMAT_EPHEMERON);
+static eph_status register_class(eph_profiler *p, eph_error *err) {
+  p->fin.eph_class = eph_class_register(p->h, "ProfilerEphemeron", EPH_FORMAT_EPHEMERON);
   eph_class_register(p->h, "ProfilerRegistryChunk", EPH_FORMAT_POINTERS);
-  p->noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
+  p->fin.noop_fin = eph_finalizer_register(p->h, on_finalize_nothing, NULL);
   /* Compact: 24 bytes an ephemeron, and the class's batch finaliser is
    * this profile's; its per-ephemeron finaliser is a no-op (the class
-   * outlives a profile; see prof_fin_mode_stop). */
-  if (!p->eph_class || !p->noop_fin || eph_class_set_phantom(p->h, p->eph_class, true) != EPH_OK ||
-      eph_class_set_compact(p->h, p->eph_class) != EPH_OK ||
-      eph_class_set_finalizer(p->h, p->eph_class, p->noop_fin) != EPH_OK ||
-      eph_class_set_batch_finalizer(p->h, p->eph_class, on_finalize_batch, p) != EPH_OK) {
+   * outlives a profile; see stop, below). */
+  if (!p->fin.eph_class || !p->fin.noop_fin || eph_class_set_phantom(p->h, p->fin.eph_class, true) != EPH_OK ||
+      eph_class_set_compact(p->h, p->fin.eph_class) != EPH_OK ||
+      eph_class_set_finalizer(p->h, p->fin.eph_class, p->fin.noop_fin) != EPH_OK ||
+      eph_class_set_batch_finalizer(p->h, p->fin.eph_class, on_finalize_batch, p) != EPH_OK) {
     eph_error_fill(err, EPH_ERR_NOMEM, "finalization mode: %s", eph_heap_error(p->h));
     return EPH_ERR_NOMEM;
   }
@@ -93,36 +93,36 @@ static void note_own(eph_profiler *p, eph_value obj) {
   p->stats.own_objects++;
   p->stats.own_bytes += eph_object_bytes(obj);
   if (eph_is_young(p->h, obj) || p->spec.pretenure) return;
-  p->permanent_bytes += eph_object_bytes(obj);
-  eph_heap_set_permanent_bytes(p->h, p->permanent_bytes);
+  p->fin.permanent_bytes += eph_object_bytes(obj);
+  eph_heap_set_permanent_bytes(p->h, p->fin.permanent_bytes);
 }
 
 /* A new registry cell, growing the registry if needed.  May collect. */
 static size_t new_cell(eph_profiler *p) {
-  if (p->cells_used == p->nchunks * REGISTRY_CHUNK) {
+  if (p->fin.cells_used == p->fin.nchunks * REGISTRY_CHUNK) {
     /* Cells are global roots: they must not move, so the table is
      * allocated once, large enough for 2^26 ephemerons. */
-    if (p->nchunks == p->chunks_cap) {
-      if (p->chunks_cap) {
-        fprintf(stderr, "ephemera: profiler: more than %zu live samples\n", p->chunks_cap * REGISTRY_CHUNK);
+    if (p->fin.nchunks == p->fin.chunks_cap) {
+      if (p->fin.chunks_cap) {
+        fprintf(stderr, "ephemera: profiler: more than %zu live samples\n", p->fin.chunks_cap * REGISTRY_CHUNK);
         abort();
       }
-      p->chunks = calloc(REGISTRY_CHUNKS_CAP, sizeof *p->chunks);
-      if (!p->chunks) abort();
-      p->chunks_cap = REGISTRY_CHUNKS_CAP;
+      p->fin.chunks = calloc(REGISTRY_CHUNKS_CAP, sizeof *p->fin.chunks);
+      if (!p->fin.chunks) abort();
+      p->fin.chunks_cap = REGISTRY_CHUNKS_CAP;
       prof_note_memory(p);
     }
-    eph_value *chunk = &p->chunks[p->nchunks];
+    eph_value *chunk = &p->fin.chunks[p->fin.nchunks];
     if (eph_global_root_add(p->h, chunk) != EPH_OK) abort();
     *chunk = eph_alloc_old(p->h, eph_class_find(p->h, "ProfilerRegistryChunk"), REGISTRY_CHUNK);
     if (*chunk == EPH_NIL) {
       fprintf(stderr, "ephemera: profiler: heap exhausted growing the sample registry\n");
       abort();
     }
-    p->nchunks++;
+    p->fin.nchunks++;
     note_own(p, *chunk);
   }
-  return p->cells_used++;
+  return p->fin.cells_used++;
 }
 
 /* The value slot of an ephemeron tracking a sample: its birth word, the
@@ -142,30 +142,30 @@ static inline uint64_t birth_of(eph_value e) { return birth_of_value(eph_ephemer
  * inlined, its calls made every finaliser save and restore more registers
  * (18 instructions a sample on sph). */
 static __attribute__((noinline)) void grow_fresh(eph_profiler *p, size_t w) {
-  size_t words = p->fresh_words ? p->fresh_words : 4096; /* a multiple of 64 */
+  size_t words = p->fin.fresh_words ? p->fin.fresh_words : 4096; /* a multiple of 64 */
   while (words <= w) words *= 2;
-  uint64_t *bits = realloc(p->fresh_bits, words * sizeof *bits);
+  uint64_t *bits = realloc(p->fin.fresh_bits, words * sizeof *bits);
   if (!bits) return;
-  p->fresh_bits = bits;
-  uint64_t *summary = realloc(p->fresh_summary, words / 64 * sizeof *summary);
+  p->fin.fresh_bits = bits;
+  uint64_t *summary = realloc(p->fin.fresh_summary, words / 64 * sizeof *summary);
   if (!summary) return; /* fresh_words still says what both hold */
-  p->fresh_summary = summary;
-  memset(bits + p->fresh_words, 0, (words - p->fresh_words) * sizeof *bits);
-  memset(summary + p->fresh_words / 64, 0, (words - p->fresh_words) / 64 * sizeof *summary);
-  p->fresh_words = words;
+  p->fin.fresh_summary = summary;
+  memset(bits + p->fin.fresh_words, 0, (words - p->fin.fresh_words) * sizeof *bits);
+  memset(summary + p->fin.fresh_words / 64, 0, (words - p->fin.fresh_words) / 64 * sizeof *summary);
+  p->fin.fresh_words = words;
   prof_note_memory(p);
 }
 
 /* Marks the spares `bits` of bitmap word w (pinned: they stay put). */
 static void note_fresh_word(eph_profiler *p, size_t w, uint64_t bits) {
-  if (EPH_UNLIKELY(w >= p->fresh_words)) {
+  if (EPH_UNLIKELY(w >= p->fin.fresh_words)) {
     grow_fresh(p, w);
-    if (w >= p->fresh_words) return;
+    if (w >= p->fin.fresh_words) return;
   }
-  uint64_t added = bits & ~p->fresh_bits[w];
-  p->fresh_bits[w] |= bits;
-  p->fresh_summary[w / 64] |= UINT64_C(1) << (w % 64);
-  p->fresh_count += (size_t)__builtin_popcountll(added);
+  uint64_t added = bits & ~p->fin.fresh_bits[w];
+  p->fin.fresh_bits[w] |= bits;
+  p->fin.fresh_summary[w / 64] |= UINT64_C(1) << (w % 64);
+  p->fin.fresh_count += (size_t)__builtin_popcountll(added);
 }
 
 /* Spares to mark, gathered a bitmap word at a time: the finalisers come
@@ -176,7 +176,7 @@ typedef struct fresh_marks {
 } fresh_marks;
 
 static inline void note_fresh(eph_profiler *p, fresh_marks *m, eph_value e) {
-  size_t word = (size_t)((e - p->pinned_base) >> 3), w = word / 64;
+  size_t word = (size_t)((e - p->fin.pinned_base) >> 3), w = word / 64;
   if (EPH_UNLIKELY(w != m->w)) {
     if (m->bits) note_fresh_word(p, m->w, m->bits);
     m->w = w;
@@ -188,22 +188,22 @@ static inline void note_fresh(eph_profiler *p, fresh_marks *m, eph_value e) {
 /* The next marked spare at or after the fresh cursor's word, wrapping
  * (there is one): the summary skips 4 KiB of old space a load. */
 static eph_value take_fresh(eph_profiler *p) {
-  size_t w = p->fresh_cursor;
-  if (w >= p->fresh_words || !p->fresh_bits[w]) {
-    size_t nsum = p->fresh_words / 64, s = w / 64;
-    uint64_t m = s < nsum ? p->fresh_summary[s] & (~UINT64_C(0) << (w % 64)) : 0;
+  size_t w = p->fin.fresh_cursor;
+  if (w >= p->fin.fresh_words || !p->fin.fresh_bits[w]) {
+    size_t nsum = p->fin.fresh_words / 64, s = w / 64;
+    uint64_t m = s < nsum ? p->fin.fresh_summary[s] & (~UINT64_C(0) << (w % 64)) : 0;
     while (!m) {
       s = s + 1 < nsum ? s + 1 : 0;
-      m = p->fresh_summary[s];
+      m = p->fin.fresh_summary[s];
     }
     w = s * 64 + (size_t)__builtin_ctzll(m);
   }
-  uint64_t x = p->fresh_bits[w];
-  p->fresh_bits[w] = x & (x - 1);
-  if (!p->fresh_bits[w]) p->fresh_summary[w / 64] &= ~(UINT64_C(1) << (w % 64));
-  p->fresh_count--;
-  p->fresh_cursor = w;
-  eph_value e = p->pinned_base + (((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) << 3);
+  uint64_t x = p->fin.fresh_bits[w];
+  p->fin.fresh_bits[w] = x & (x - 1);
+  if (!p->fin.fresh_bits[w]) p->fin.fresh_summary[w / 64] &= ~(UINT64_C(1) << (w % 64));
+  p->fin.fresh_count--;
+  p->fin.fresh_cursor = w;
+  eph_value e = p->fin.pinned_base + (((uint64_t)w * 64 + (uint64_t)__builtin_ctzll(x)) << 3);
   /* Re-arming misses the cache at each spare unless fetched ahead; spares
    * are mostly dense (most samples die young), so the one 16 on is most
    * likely 16 ephemerons on. */
@@ -217,13 +217,13 @@ static __attribute__((noinline)) eph_value pinned_spare(eph_profiler *p) {
   uintptr_t base, top;
   eph_pinned_range(p->h, &base, &top);
   size_t trailer = eph_heap_trailer_bytes(p->h);
-  uintptr_t at = p->pinned_cursor;
+  uintptr_t at = p->fin.pinned_cursor;
   for (;;) {
     if (at < base || at >= top) at = base;
     eph_value e = at;
     at += eph_object_bytes(e) + trailer;
-    if (eph_class_of(e) == p->eph_class && eph_ephemeron_key(e) == EPH_NIL) {
-      p->pinned_cursor = at;
+    if (eph_class_of(e) == p->fin.eph_class && eph_ephemeron_key(e) == EPH_NIL) {
+      p->fin.pinned_cursor = at;
       return e;
     }
   }
@@ -234,7 +234,7 @@ static __attribute__((noinline)) eph_value pinned_spare(eph_profiler *p) {
  * each costs a load that the hardware has mostly fetched already; the
  * ephemeron 16 cells on is prefetched. */
 static eph_value registry_spare(eph_profiler *p) {
-  size_t c = p->spare_cursor, n = p->cells_used;
+  size_t c = p->fin.spare_cursor, n = p->fin.cells_used;
   eph_value e;
   for (;;) {
     if (c == n) c = 0;
@@ -242,13 +242,13 @@ static eph_value registry_spare(eph_profiler *p) {
     e = cell_at(p, c++);
     if (eph_ephemeron_key(e) == EPH_NIL) break;
   }
-  p->spare_cursor = c;
+  p->fin.spare_cursor = c;
   return e;
 }
 
 /* The next spare marked in the bitmap, or EPH_NIL. */
 static inline eph_value marked_spare(eph_profiler *p) {
-  while (p->fresh_count) {
+  while (p->fin.fresh_count) {
     eph_value f = take_fresh(p);
     if (EPH_LIKELY(eph_ephemeron_key(f) == EPH_NIL)) return f; /* else re-armed by the pinned cursor since */
   }
@@ -263,23 +263,23 @@ static inline eph_value marked_spare(eph_profiler *p) {
 static inline void track_with_spare(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_value e = marked_spare(p);
   if (e == EPH_NIL) e = p->spec.pretenure ? pinned_spare(p) : registry_spare(p);
-  p->spares--;
+  p->fin.spares--;
   eph_ephemeron_rearm_unchecked(p->h, e, obj, packed_birth(birth));
 }
 
 /* Forgets the marks: the spares stay spares, the registry cursor finds them. */
 static void clear_fresh(eph_profiler *p) {
-  if (p->fresh_count) {
-    memset(p->fresh_bits, 0, p->fresh_words * sizeof *p->fresh_bits);
-    memset(p->fresh_summary, 0, p->fresh_words / 64 * sizeof *p->fresh_summary);
+  if (p->fin.fresh_count) {
+    memset(p->fin.fresh_bits, 0, p->fin.fresh_words * sizeof *p->fin.fresh_bits);
+    memset(p->fin.fresh_summary, 0, p->fin.fresh_words / 64 * sizeof *p->fin.fresh_summary);
   }
-  p->fresh_count = p->fresh_cursor = 0;
+  p->fin.fresh_count = p->fin.fresh_cursor = 0;
 }
 
 static void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth);
 
-void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
-  if (EPH_LIKELY(p->spares)) track_with_spare(p, obj, birth);
+static void track(eph_profiler *p, eph_value obj, uint64_t birth) {
+  if (EPH_LIKELY(p->fin.spares)) track_with_spare(p, obj, birth);
   else track_with_new(p, obj, birth);
 }
 
@@ -298,24 +298,25 @@ void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
  * walks what eden took since the last run.  EPHEMERA_FIN_WALK=0 arms every
  * sample at its allocation.
  */
-void prof_fin_walk_start(eph_profiler *p) {
-  p->fin_walk = true;
-  p->eden_clock = prof_clock(p);
+static void walk_start(eph_profiler *p) {
+  p->fin.eden.eden_clock = prof_clock(p);
   eph_heap_set_eden_walk(p->h, true);
-  prof_arm_clock_point(p, p->eden_clock);
+  prof_arm_clock_point(p, p->fin.eden.eden_clock);
 }
 
 /* Old-space allocations, and the byte trigger's wall-clock points (every
  * 64 KiB at first): each arms what eden took since the last arming first,
  * so the samples are armed in allocation order, while eden's new objects
  * are still in the cache, and the site log stays short. */
-void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
+static void walk_arm(eph_profiler *p);
+
+static void walk_on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
-  prof_fin_walk_arm(p);
+  walk_arm(p);
   uint64_t t = prof_clock(p);
   if (!eph_is_young(h, obj)) {
-    prof_note_old_alloc(p, t);
-    prof_fin_mode_track(p, obj, prof_birth_at(p, t));
+    prof_note_old_alloc(p, &p->fin.eden, t);
+    track(p, obj, prof_birth_at(p, t));
   }
   prof_clocks_tick(p, t);
   prof_arm_clock_point(p, t);
@@ -340,14 +341,14 @@ static size_t arm_run_flush(eph_profiler *p, arm_run *r, size_t n) {
 /* Arms an ephemeron for each object eden took since the last arming: at
  * sample points (above), in on_gc_start, and before the stop lets the
  * ephemerons go. */
-void prof_fin_walk_arm(eph_profiler *p) {
-  walk_pos start = {.clock = p->eden_clock};
+static void walk_arm(eph_profiler *p) {
+  walk_pos start = {.clock = p->fin.eden.eden_clock};
   eph_eden_walk_begin(p->h, &start.w);
   /* The walk's position in a copy whose address no call sees, so that
    * the calls in the loop (taking a spare, re-arming a run) do not make
    * the compiler keep it in memory. */
   walk_pos q = start;
-  eden_olds olds = eden_olds_of(p);
+  eden_olds olds = eden_olds_of(&p->fin.eden);
   eph_value obj;
   eph_site *site;
   uint64_t samples = 0;
@@ -356,9 +357,9 @@ void prof_fin_walk_arm(eph_profiler *p) {
   while (next_live_object(&olds, &q, &obj, &site)) {
     uint64_t birth = birth_word(q.clock, prof_site_id(p, site));
     samples++;
-    eph_value e = EPH_LIKELY(p->spares) ? marked_spare(p) : EPH_NIL;
+    eph_value e = EPH_LIKELY(p->fin.spares) ? marked_spare(p) : EPH_NIL;
     if (EPH_LIKELY(e != EPH_NIL)) {
-      p->spares--;
+      p->fin.spares--;
       run.e[n] = e;
       run.key[n] = obj;
       run.value[n] = packed_birth(birth);
@@ -366,14 +367,14 @@ void prof_fin_walk_arm(eph_profiler *p) {
       continue;
     }
     n = arm_run_flush(p, &run, n);
-    if (p->spares) track_with_spare(p, obj, birth);
+    if (p->fin.spares) track_with_spare(p, obj, birth);
     else track_with_new(p, obj, birth);
   }
   arm_run_flush(p, &run, n);
   count_olds(&olds, &q, q.w.top); /* old-space allocations since the last young one */
   p->stats.samples += samples;
-  p->nold_allocs = 0;
-  p->eden_clock = q.clock; /* the clock where the next walk begins */
+  p->fin.eden.nold_allocs = 0;
+  p->fin.eden.eden_clock = q.clock; /* the clock where the next walk begins */
   start.w = q.w;
   eph_eden_walk_end(p->h, &start.w);
 }
@@ -389,11 +390,11 @@ static void untracked(eph_profiler *p, eph_value obj, uint64_t birth) {
 static __attribute__((noinline)) void track_with_new(eph_profiler *p, eph_value obj, uint64_t birth) {
   eph_heap *h = p->h;
   if (p->spec.pretenure) {
-    eph_value e = eph_ephemeron_new_pinned(h, p->eph_class, obj, packed_birth(birth), 0, 0 /* the class's */);
+    eph_value e = eph_ephemeron_new_pinned(h, p->fin.eph_class, obj, packed_birth(birth), 0, 0 /* the class's */);
     if (e == EPH_NIL) return untracked(p, obj, birth);
-    if (!p->pinned_base) {
+    if (!p->fin.pinned_base) {
       uintptr_t top;
-      eph_pinned_range(h, &p->pinned_base, &top);
+      eph_pinned_range(h, &p->fin.pinned_base, &top);
     }
     note_own(p, e);
     return;
@@ -401,14 +402,14 @@ static __attribute__((noinline)) void track_with_new(eph_profiler *p, eph_value 
   EPH_FRAME(h);
   EPH_ROOT(h, obj);
   EPH_LOCAL(h, e);
-  e = eph_ephemeron_new(h, p->eph_class, obj, packed_birth(birth), 0, 0 /* the class's */, false);
+  e = eph_ephemeron_new(h, p->fin.eph_class, obj, packed_birth(birth), 0, 0 /* the class's */, false);
   if (e == EPH_NIL) {
     untracked(p, obj, birth);
     EPH_UNFRAME(h);
     return;
   }
   size_t cell = new_cell(p);
-  eph_store(h, p->chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK, e);
+  eph_store(h, p->fin.chunks[cell / REGISTRY_CHUNK], cell % REGISTRY_CHUNK, e);
   note_own(p, e);
   EPH_UNFRAME(h);
 }
@@ -506,8 +507,8 @@ static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *
     if (!stamped || m == FIN_CLOCK_EVERY) {
       packed_flush(p, &run);
       stamped = true;
-      p->fin_stamp = prof_now(p);
-      prof_batch(p, &p->fin_stamp, NULL, EPH_DEATH_FINALIZED); /* the deaths stamped with it */
+      p->fin.fin_stamp = prof_now(p);
+      prof_batch(p, &p->fin.fin_stamp, NULL, EPH_DEATH_FINALIZED); /* the deaths stamped with it */
       m = 0;
     }
     eph_value key = eph_ephemeron_key(e);
@@ -526,7 +527,7 @@ static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *
   }
   packed_flush(p, &run);
   if (marks.bits) note_fresh_word(p, marks.w, marks.bits);
-  p->spares += freed;
+  p->fin.spares += freed;
 }
 
 /*
@@ -535,11 +536,11 @@ static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *
  * 100 % on dataframe mourning and finalising the 10 M samples that die with
  * the workload, and sliding their ephemerons, took 1 s, five times the
  * stop of gc mode.  So the ephemerons are let go first
- * (prof_fin_mode_before_stop): pinned ones dropped (eph_pinned_drop), the
+ * (before_stop): pinned ones dropped (eph_pinned_drop), the
  * registry of young ones unrooted.  To that GC the armed ephemerons are then
  * garbage: it neither marks, moves nor mourns them; but in its on_collect,
  * before the compaction, they are still readable, and eph_gc_where tells
- * each key's fate (prof_fin_mode_collect_at_stop).  (Its first step, the
+ * each key's fate (collect_at_stop).  (Its first step, the
  * scavenge that tenures everything, takes the ephemerons and registry
  * chunks in the remembered set for live: it promotes the young ephemerons
  * and keys they hold and updates their slots, so every key read there is
@@ -549,15 +550,15 @@ static void on_finalize_batch(eph_heap *h, const eph_value *es, size_t n, void *
  * finaliser had not run, are recorded the same way; the GC forgets the
  * pinned ones, and the young ones are disarmed (nil key and value) and
  * stay queued.  The class outlives the profile and loses its batch
- * finaliser (prof_fin_mode_stop), leaving the no-op; a later profile makes
+ * finaliser (stop), leaving the no-op; a later profile makes
  * its own batch finaliser the class's again, and that passes over the
  * disarmed ones still queued (their value is nil, never a birth word).
  */
-void prof_fin_mode_before_stop(eph_profiler *p) {
-  if (p->fin_walk) prof_fin_walk_arm(p); /* eden's samples, before their ephemerons are let go */
-  if (p->spec.pretenure) eph_pinned_drop(p->h, p->eph_class);
-  for (size_t c = 0; c < p->nchunks; c++) eph_global_root_remove(p->h, &p->chunks[c]);
-  p->stopping = true;
+static void before_stop(eph_profiler *p) {
+  if (p->fin.fin_walk) walk_arm(p); /* eden's samples, before their ephemerons are let go */
+  if (p->spec.pretenure) eph_pinned_drop(p->h, p->fin.eph_class);
+  for (size_t c = 0; c < p->fin.nchunks; c++) eph_global_root_remove(p->h, &p->fin.chunks[c]);
+  p->fin.stopping = true;
 }
 
 typedef struct stop_walk {
@@ -592,7 +593,7 @@ static void record_at_stop(eph_profiler *p, stop_walk *w, eph_value e) {
 
 /* The walks miss the cache at each key's header: keys are fetched 8
  * ephemerons ahead, and registry cells' ephemerons 16 ahead. */
-void prof_fin_mode_collect_at_stop(eph_profiler *p) {
+static void collect_at_stop(eph_profiler *p) {
   stop_walk w = {.end = prof_now(p), .batch = -1};
   w.end.full_gcs++; /* this one */
   if (p->spec.pretenure) {
@@ -606,11 +607,11 @@ void prof_fin_mode_collect_at_stop(eph_profiler *p) {
       eph_value e = at;
       if (at + ahead + 2 * sizeof(eph_value) <= top) __builtin_prefetch((const void *)eph_ephemeron_key(at + ahead));
       at += eph_object_bytes(e) + trailer;
-      if (eph_class_of(e) == p->eph_class) record_at_stop(p, &w, e);
+      if (eph_class_of(e) == p->fin.eph_class) record_at_stop(p, &w, e);
     }
     return;
   }
-  for (size_t cell = 0, n = p->cells_used; cell < n; cell++) {
+  for (size_t cell = 0, n = p->fin.cells_used; cell < n; cell++) {
     if (cell + 16 < n) __builtin_prefetch((const void *)cell_at(p, cell + 16));
     if (cell + 8 < n && eph_is_ptr(cell_at(p, cell + 8)))
       __builtin_prefetch((const void *)eph_ephemeron_key(cell_at(p, cell + 8)));
@@ -621,14 +622,69 @@ void prof_fin_mode_collect_at_stop(eph_profiler *p) {
 
 /* After that GC the pinned ephemerons and the registry's chunks are gone:
  * forget them. */
-void prof_fin_mode_stop(eph_profiler *p) {
+static void stop(eph_profiler *p) {
   eph_heap *h = p->h;
-  eph_class_set_batch_finalizer(h, p->eph_class, NULL, NULL);
-  p->spare_cursor = p->spares = 0;
-  p->pinned_cursor = 0;
+  eph_class_set_batch_finalizer(h, p->fin.eph_class, NULL, NULL);
+  p->fin.spare_cursor = p->fin.spares = 0;
+  p->fin.pinned_cursor = 0;
   clear_fresh(p);
-  p->nchunks = p->cells_used = p->permanent_bytes = 0;
+  p->fin.nchunks = p->fin.cells_used = p->fin.permanent_bytes = 0;
   eph_heap_set_permanent_bytes(h, 0);
-  p->stopping = false;
-  p->fin_walk = false; /* eden-walk mode ends with the observer (eph_profile_stop) */
+  p->fin.stopping = false;
+  p->fin.fin_walk = false; /* eden-walk mode ends with the observer (eph_profile_stop) */
 }
+
+/* --- the mode ------------------------------------------------------------------ */
+
+/* on_alloc at sample points: with every allocation sampled (take_all)
+ * nothing for the sampler to do (at 100 % on sph a dispatch and the
+ * sampler cost 20 instructions a sample). */
+static void on_alloc(void *data, eph_heap *h, eph_value obj) {
+  (void)h;
+  eph_profiler *p = data;
+  if (EPH_LIKELY(p->take_all) || prof_sampler_take(p, obj)) track(p, obj, prof_birth(p));
+}
+
+/* Arming in runs at 100 % with pretenuring (EPHEMERA_FIN_WALK=0: not). */
+static eph_status start(eph_profiler *p, eph_observer *obs, eph_error *err) {
+  const char *env = getenv("EPHEMERA_FIN_WALK");
+  p->fin.fin_walk = p->take_all && p->spec.pretenure && !(env && strcmp(env, "0") == 0);
+  obs->on_alloc = p->fin.fin_walk ? walk_on_alloc : on_alloc;
+  obs->on_alloc_is_leaf = p->spec.pretenure; /* young ephemerons are allocated in on_alloc; pinned ones never collect */
+  return register_class(p, err);
+}
+
+static void arm(eph_profiler *p) {
+  if (p->fin.fin_walk) walk_start(p);
+  else prof_sampler_arm(p);
+}
+
+static void on_gc_start(eph_profiler *p) {
+  if (p->fin.fin_walk && !p->fin.stopping) walk_arm(p); /* eden's last run, before the collection reads any ephemeron */
+  prof_clocks_before_pause(p);
+}
+
+static void on_collect(eph_profiler *p, eph_gc_kind kind) {
+  if (p->fin.stopping && kind == EPH_GC_FULL) collect_at_stop(p);
+}
+
+static void free_mode(eph_profiler *p) {
+  if (p->fin.eph_class) eph_class_set_batch_finalizer(p->h, p->fin.eph_class, NULL, NULL); /* p's: also without a stop */
+  free(p->fin.chunks);
+  free(p->fin.fresh_bits);
+  free(p->fin.fresh_summary);
+  free(p->fin.eden.old_allocs);
+}
+
+static size_t memory(const eph_profiler *p) {
+  const prof_fin *f = &p->fin;
+  return f->chunks_cap * sizeof *f->chunks + (f->fresh_words + f->fresh_words / 64) * sizeof *f->fresh_bits +
+         f->eden.old_allocs_cap * sizeof *f->eden.old_allocs;
+}
+
+const prof_mode prof_mode_finalization = {
+    .name = "finalization", .writer_thread = true, .stop_on_writer_thread = true,
+    .stamping = PROF_STAMP_ON_WRITER_THREAD, .start = start, .arm = arm,
+    .on_gc_start = on_gc_start, .on_collect = on_collect, .on_gc_end = prof_clocks_after_pause,
+    .before_stop = before_stop, .stop = stop, .free = free_mode, .memory = memory,
+};

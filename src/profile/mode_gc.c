@@ -27,7 +27,7 @@
 #define AT_BIRTH UINT64_MAX /* span.until.bytes: alive until birth */
 
 static inline void push_young(eph_profiler *p, eph_value addr, uint64_t birth) {
-  tracked_vec *v = &p->young;
+  tracked_vec *v = &p->gc.young;
   v->items = prof_grow(p, v->items, &v->cap, v->len + 1, sizeof *v->items);
   v->items[v->len++] = (tracked){addr, birth};
 }
@@ -42,7 +42,7 @@ static inline old_entry *old_at(const old_list *l, size_t i) {
 }
 
 static inline void pack(const eph_profiler *p, old_entry *e, eph_value addr, uint64_t birth) {
-  uint64_t off = (addr - p->old_base) >> 3, words = (birth & BIRTH_MASK) >> 3, site = birth >> BIRTH_BITS;
+  uint64_t off = (addr - p->gc.old_base) >> 3, words = (birth & BIRTH_MASK) >> 3, site = birth >> BIRTH_BITS;
   uint64_t lo = off | words << OFFSET_BITS;
   e->w[0] = (uint32_t)lo;
   e->w[1] = (uint32_t)(lo >> 32);
@@ -52,8 +52,8 @@ static inline void pack(const eph_profiler *p, old_entry *e, eph_value addr, uin
 /* Entry i of the list: packed, and its block's highest offset raised.
  * Entries are written in index order, so the first of a block resets it. */
 static inline void put(eph_profiler *p, size_t i, eph_value addr, uint64_t birth) {
-  old_block *b = &p->old.blocks[i >> OLD_BLOCK_BITS];
-  uint64_t off = (addr - p->old_base) >> 3;
+  old_block *b = &p->gc.old.blocks[i >> OLD_BLOCK_BITS];
+  uint64_t off = (addr - p->gc.old_base) >> 3;
   if (!(i & (OLD_BLOCK - 1)) || off > b->max_offset) b->max_offset = off;
   pack(p, &b->entries[i & (OLD_BLOCK - 1)], addr, birth);
 }
@@ -62,7 +62,7 @@ static inline eph_value unpack(const eph_profiler *p, const old_entry *e, uint64
   uint64_t lo = e->w[0] | (uint64_t)e->w[1] << 32;
   uint64_t words = lo >> OFFSET_BITS | (uint64_t)(e->w[2] & 0xFFFF) << (64 - OFFSET_BITS);
   *birth = words << 3 | (uint64_t)(e->w[2] >> 16) << BIRTH_BITS;
-  return p->old_base + ((lo & OFFSET_MASK) << 3);
+  return p->gc.old_base + ((lo & OFFSET_MASK) << 3);
 }
 
 #define BLOCK_BYTES (OLD_BLOCK * sizeof(old_entry))
@@ -88,7 +88,7 @@ static void spare_or_free(old_list *l, old_entry *b) {
 }
 
 void prof_gc_spare_blocks(eph_profiler *p, size_t entries) {
-  old_list *l = &p->old;
+  old_list *l = &p->gc.old;
   size_t want = (entries + OLD_BLOCK - 1) / OLD_BLOCK;
   size_t made = atomic_load_explicit(&l->blocks_made, memory_order_relaxed), lately = made - l->blocks_made_seen;
   l->blocks_made_seen = made;
@@ -102,14 +102,15 @@ void prof_gc_spare_blocks(eph_profiler *p, size_t entries) {
   }
 }
 
-size_t prof_gc_spare_memory(eph_profiler *p) {
+static size_t spare_memory(const eph_profiler *p) {
   size_t n = 0;
-  for (unsigned i = 0; i < OLD_SPARES; i++) n += atomic_load_explicit(&p->old.spares[i], memory_order_relaxed) != NULL;
+  for (unsigned i = 0; i < OLD_SPARES; i++)
+    n += atomic_load_explicit(&p->gc.old.spares[i], memory_order_relaxed) != NULL;
   return n * BLOCK_BYTES;
 }
 
 static void push_old(eph_profiler *p, eph_value addr, uint64_t birth) {
-  old_list *l = &p->old;
+  old_list *l = &p->gc.old;
   if (l->len == l->nblocks * OLD_BLOCK) {
     l->blocks = prof_grow(p, l->blocks, &l->blocks_cap, l->nblocks + 1, sizeof *l->blocks);
     old_entry *b = new_block(l);
@@ -125,47 +126,56 @@ static void push_old(eph_profiler *p, eph_value addr, uint64_t birth) {
 
 /* Frees the blocks past the list's end. */
 static void trim_old(eph_profiler *p) {
-  old_list *l = &p->old;
+  old_list *l = &p->gc.old;
   size_t need = (l->len + OLD_BLOCK - 1) >> OLD_BLOCK_BITS;
   while (l->nblocks > need) spare_or_free(l, l->blocks[--l->nblocks].entries);
 }
 
-eph_status prof_gc_mode_start(eph_profiler *p, eph_error *err) {
+eph_status prof_gc_track_start(eph_profiler *p, eph_error *err) {
   size_t reserved;
-  eph_heap_old_range(p->h, &p->old_base, &reserved);
+  eph_heap_old_range(p->h, &p->gc.old_base, &reserved);
   if (reserved >> 3 > OFFSET_MASK + 1) {
     eph_error_fill(err, EPH_ERR_INVALID, "mode=%s tracks old objects by 35-bit word offsets: an old space of %zu GiB "
                    "is larger than the 256 GiB it can address (lower max_heap)",
-                   p->spec.mode == EPH_MODE_BRUTE ? "brute" : "gc", reserved >> 30);
+                   p->mode->name, reserved >> 30);
     return EPH_ERR_INVALID;
   }
+  p->gc.young_until.bytes = UINT64_MAX;
   return EPH_OK;
 }
 
 void prof_gc_mode_free(eph_profiler *p) {
   prof_gc_eden_free(p);
-  free(p->young.items);
-  free(p->old_allocs);
-  p->old.len = 0;
+  free(p->gc.young.items);
+  free(p->gc.eden.old_allocs);
+  free(p->gc.spans);
+  p->gc.old.len = 0;
   trim_old(p);
-  free(p->old.blocks);
-  for (unsigned i = 0; i < OLD_SPARES; i++) free(atomic_exchange(&p->old.spares[i], NULL));
+  free(p->gc.old.blocks);
+  for (unsigned i = 0; i < OLD_SPARES; i++) free(atomic_exchange(&p->gc.old.spares[i], NULL));
+}
+
+size_t prof_gc_mode_memory(const eph_profiler *p) {
+  const prof_gc *g = &p->gc;
+  return g->young.cap * sizeof(tracked) + g->old.nblocks * OLD_BLOCK * sizeof(old_entry) +
+         g->old.blocks_cap * sizeof *g->old.blocks + g->spans_cap * sizeof *g->spans +
+         g->eden.old_allocs_cap * sizeof *g->eden.old_allocs + prof_gc_eden_memory(p) + spare_memory(p);
 }
 
 /* Starts a span of old entries last known alive at `until`, unless the
  * current one already says so. */
 static void open_span(eph_profiler *p, const eph_stamp *until) {
-  if (p->nspans) {
-    span *last = &p->spans[p->nspans - 1];
+  if (p->gc.nspans) {
+    span *last = &p->gc.spans[p->gc.nspans - 1];
     if (last->until.bytes == until->bytes && (until->bytes == AT_BIRTH || last->until.wall_ns == until->wall_ns))
       return;
-    if (last->start == p->old.len) { /* empty: reuse */
+    if (last->start == p->gc.old.len) { /* empty: reuse */
       last->until = *until;
       return;
     }
   }
-  p->spans = prof_grow(p, p->spans, &p->spans_cap, p->nspans + 1, sizeof *p->spans);
-  p->spans[p->nspans++] = (span){p->old.len, *until};
+  p->gc.spans = prof_grow(p, p->gc.spans, &p->gc.spans_cap, p->gc.nspans + 1, sizeof *p->gc.spans);
+  p->gc.spans[p->gc.nspans++] = (span){p->gc.old.len, *until};
 }
 
 void prof_gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
@@ -178,7 +188,7 @@ void prof_gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth) {
 }
 
 static eph_death_kind death_kind(const eph_profiler *p, eph_gc_kind kind) {
-  return p->spec.mode == EPH_MODE_BRUTE ? EPH_DEATH_EXACT
+  return p->gc.exact ? EPH_DEATH_EXACT
          : kind == EPH_GC_SCAVENGE     ? EPH_DEATH_SCAVENGE
                                        : EPH_DEATH_FULL_GC;
 }
@@ -207,10 +217,10 @@ static bool begin_batch(eph_profiler *p, const eph_stamp *now, eph_death_kind ho
  * place. */
 #define FATE_BATCH 256 /* divides OLD_BLOCK: a batch lies in one block */
 static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now) {
-  old_list *l = &p->old;
+  old_list *l = &p->gc.old;
   size_t keep = 0, s = 0, batch_span = SIZE_MAX;
   bool at_birth = false;
-  uint64_t dense = (eph_gc_dense_end(p->h) - p->old_base) >> 3;
+  uint64_t dense = (eph_gc_dense_end(p->h) - p->gc.old_base) >> 3;
   eph_value addr[FATE_BATCH], to[FATE_BATCH];
   uint64_t birth[FATE_BATCH];
   for (size_t i = 0; i < l->len;) {
@@ -233,14 +243,14 @@ static void settle_old(eph_profiler *p, eph_death_kind how, const eph_stamp *now
         put(p, keep++, to[k], birth[k]);
         continue;
       }
-      while (s + 1 < p->nspans && p->spans[s + 1].start <= i) s++;
-      if (s != batch_span) at_birth = begin_batch(p, now, how, &p->spans[s].until), batch_span = s;
+      while (s + 1 < p->gc.nspans && p->gc.spans[s + 1].start <= i) s++;
+      if (s != batch_span) at_birth = begin_batch(p, now, how, &p->gc.spans[s].until), batch_span = s;
       prof_batch_record(p, addr[k], birth[k], at_birth);
     }
   }
   l->len = keep;
   trim_old(p);
-  p->nspans = 0;
+  p->gc.nspans = 0;
   open_span(p, now);
 }
 
@@ -264,7 +274,8 @@ static inline size_t keep_one(eph_profiler *p, tracked *young, size_t keep, eph_
  * Returns the young entries kept so far. */
 size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
                               const eph_stamp *now) {
-  tracked *young = p->young.items = prof_grow(p, p->young.items, &p->young.cap, keep + n, sizeof *p->young.items);
+  tracked_vec *v = &p->gc.young;
+  tracked *young = v->items = prof_grow(p, v->items, &v->cap, keep + n, sizeof *v->items);
   for (size_t i = 0; i < n; i++) {
     /* t is a walk piece's, written on the other CPU: its lines come from
      * that CPU's cache, which the hardware prefetcher does not fetch ahead */
@@ -282,27 +293,27 @@ size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size
 /* Any collection: young entries die, stay young, or are promoted (appended
  * to the old list with their final addresses, in a span of their own). */
 static void settle_young(eph_profiler *p, eph_death_kind how, bool full, const eph_stamp *now) {
-  tracked *items = p->young.items;
+  tracked *items = p->gc.young.items;
   size_t keep = 0;
   bool span_open = false, exact = how == EPH_DEATH_EXACT;
-  begin_batch(p, now, how, &p->young_until); /* entries born since are alive until birth */
-  for (size_t i = 0; i < p->young.len; i++) {
-    if (i + 8 < p->young.len) __builtin_prefetch((const void *)items[i + 8].addr);
+  begin_batch(p, now, how, &p->gc.young_until); /* entries born since are alive until birth */
+  for (size_t i = 0; i < p->gc.young.len; i++) {
+    if (i + 8 < p->gc.young.len) __builtin_prefetch((const void *)items[i + 8].addr);
     tracked t = items[i];
     eph_value to = eph_gc_fate(p->h, t.addr);
     if (to == EPH_NIL) {
       /* a full GC may have evacuated it before marking found it dead: its
        * header is then at the copy */
       eph_value at = full ? eph_gc_locate(p->h, t.addr) : t.addr;
-      prof_batch_record(p, at, t.birth, !exact && i >= p->young_settled);
+      prof_batch_record(p, at, t.birth, !exact && i >= p->gc.young_settled);
       continue;
     }
     keep = keep_one(p, items, keep, to, t.birth, &span_open, now); /* in place: keep <= i */
   }
   if (eph_heap_eden_walk(p->h)) keep = prof_gc_settle_eden(p, full, now, keep, span_open);
-  p->young.len = keep;
-  p->young_settled = keep;
-  p->young_until = *now;
+  p->gc.young.len = keep;
+  p->gc.young_settled = keep;
+  p->gc.young_until = *now;
 }
 
 void prof_gc_mode_collect(eph_profiler *p, eph_gc_kind kind) {
@@ -319,14 +330,45 @@ void prof_gc_mode_stop(eph_profiler *p) {
   prof_gc_walk_finish(p);
   eph_stamp end = prof_now(p);
   prof_batch(p, &end, NULL, EPH_DEATH_CENSORED);
-  for (size_t i = 0; i < p->young.len; i++) prof_batch_record(p, p->young.items[i].addr, p->young.items[i].birth, false);
-  p->young.len = 0;
-  for (size_t i = 0; i < p->old.len; i++) {
+  const tracked *young = p->gc.young.items;
+  for (size_t i = 0; i < p->gc.young.len; i++) prof_batch_record(p, young[i].addr, young[i].birth, false);
+  p->gc.young.len = 0;
+  for (size_t i = 0; i < p->gc.old.len; i++) {
     uint64_t birth;
-    eph_value addr = unpack(p, old_at(&p->old, i), &birth);
+    eph_value addr = unpack(p, old_at(&p->gc.old, i), &birth);
     prof_batch_record(p, addr, birth, false);
   }
-  p->old.len = 0;
+  p->gc.old.len = 0;
   trim_old(p);
-  p->nspans = 0;
+  p->gc.nspans = 0;
 }
+
+/* --- the mode ------------------------------------------------------------------ */
+
+/* on_alloc at sample points: nothing to dispatch on, and with every
+ * allocation sampled (take_all) nothing for the sampler to do. */
+static void on_alloc(void *data, eph_heap *h, eph_value obj) {
+  (void)h;
+  eph_profiler *p = data;
+  if (EPH_LIKELY(p->take_all) || prof_sampler_take(p, obj)) prof_gc_mode_track(p, obj, prof_birth(p));
+}
+
+/* Most allocations sampled (prof_sampler_walks): the eden walk, whose
+ * on_alloc sees old-space allocations only. */
+static eph_status start(eph_profiler *p, eph_observer *obs, eph_error *err) {
+  p->gc.walks = prof_sampler_walks(p);
+  obs->on_alloc = p->gc.walks ? prof_gc_walk_on_alloc : on_alloc;
+  return prof_gc_track_start(p, err);
+}
+
+static void arm(eph_profiler *p) {
+  if (p->gc.walks) prof_gc_walk_start(p);
+  else prof_sampler_arm(p);
+}
+
+const prof_mode prof_mode_gc = {
+    .name = "gc", .stamping = PROF_STAMP_HERE, .stop_on_writer_thread = true,
+    .start = start, .arm = arm, .finish_writes = prof_gc_walk_finish, .on_gc_start = prof_clocks_before_pause,
+    .on_collect = prof_gc_mode_collect, .on_gc_end = prof_clocks_after_pause, .gc_written = prof_gc_walk_note_gc_end,
+    .stop = prof_gc_mode_stop, .free = prof_gc_mode_free, .memory = prof_gc_mode_memory,
+};

@@ -62,21 +62,10 @@ static void trace(eph_profiler *p, eph_event_kind kind, uint64_t time, uint64_t 
 
 static uint64_t id_of(eph_value v) { return eph_is_ptr(v) ? birth_of(v) : 0; }
 
-eph_status prof_merlin_mode_start(eph_profiler *p, eph_error *err) {
-  if (eph_heap_trailer_bytes(p->h) != 2 * sizeof(uint64_t)) {
-    eph_error_fill(err, EPH_ERR_INVALID,
-                   "mode=merlin needs a heap created for it (two trailer words per object): start it with "
-                   "EPHEMERA_PROFILE or `ephemera run`, or call eph_profile_prepare_params before eph_heap_new");
-    return EPH_ERR_INVALID;
-  }
-  p->last_check = prof_clock(p); /* the clock at start (see prof_merlin_on_alloc) */
-  return EPH_OK; /* profiler.c took the first clock point */
-}
-
 static inline void left_root(eph_profiler *p, eph_value was) {
   if (!eph_is_ptr(was)) return;
-  stamp_max(was, p->last_check);
-  if (EPH_UNLIKELY(p->spec.trace)) trace(p, EPH_EV_ROOT, p->last_check, birth_of(was), 0, 0, 0);
+  stamp_max(was, p->merlin.last_check);
+  if (EPH_UNLIKELY(p->spec.trace)) trace(p, EPH_EV_ROOT, p->merlin.last_check, birth_of(was), 0, 0, 0);
 }
 
 /* A root slot's new value, for a simulator that needs the scavenger's root
@@ -104,10 +93,10 @@ static inline void compare_slots(eph_profiler *p, eph_value **slots, eph_value *
  * at the last check was reachable then, so stamping them all with that
  * time is right, and the slots are read afresh. */
 static void roots_regrouped(eph_profiler *p, size_t nglobals, uint64_t when) {
-  for (size_t i = 0; i < p->seen_len; i++) left_root(p, p->seen[i]);
-  for (size_t i = nglobals; i < p->seen_globals; i++) root_slot(p, when, i, 1, 0); /* globals that are gone */
-  p->seen_len = 0;
-  p->seen_globals = nglobals;
+  for (size_t i = 0; i < p->merlin.seen_len; i++) left_root(p, p->merlin.seen[i]);
+  for (size_t i = nglobals; i < p->merlin.seen_globals; i++) root_slot(p, when, i, 1, 0); /* globals that are gone */
+  p->merlin.seen_len = 0;
+  p->merlin.seen_globals = nglobals;
 }
 
 /* check_roots when the number of slots changed: globals were added or
@@ -115,10 +104,10 @@ static void roots_regrouped(eph_profiler *p, size_t nglobals, uint64_t when) {
 __attribute__((noinline)) static void check_reshaped_roots(eph_profiler *p, uint64_t now, uint64_t when,
                                                           eph_value **shadow, size_t nshadow, eph_value **globals,
                                                           size_t nglobals) {
-  if (nglobals != p->seen_globals) roots_regrouped(p, nglobals, when);
-  size_t n = nglobals + nshadow, old_len = p->seen_len;
-  p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
-  eph_value *seen = p->seen;
+  if (nglobals != p->merlin.seen_globals) roots_regrouped(p, nglobals, when);
+  size_t n = nglobals + nshadow, old_len = p->merlin.seen_len;
+  p->merlin.seen = prof_grow(p, p->merlin.seen, &p->merlin.seen_cap, n, sizeof *p->merlin.seen);
+  eph_value *seen = p->merlin.seen;
   if (EPH_UNLIKELY(old_len < nglobals)) { /* first check after a regrouping: nothing to compare */
     for (size_t i = 0; i < nglobals; i++) {
       seen[i] = *globals[i];
@@ -138,8 +127,8 @@ __attribute__((noinline)) static void check_reshaped_roots(eph_profiler *p, uint
     left_root(p, seen[nglobals + i]);
     root_slot(p, when, i, 0, 0);
   }
-  p->seen_len = n;
-  p->last_check = now;
+  p->merlin.seen_len = n;
+  p->merlin.last_check = now;
 }
 
 /* Stamps every value that left a root slot since the last check with the
@@ -154,13 +143,13 @@ __attribute__((noinline)) static void check_reshaped_roots(eph_profiler *p, uint
 static inline void check_roots(eph_profiler *p, uint64_t now, uint64_t when) {
   eph_value **shadow, **globals;
   size_t nglobals, nshadow = eph_heap_root_slots(p->h, &shadow, &globals, &nglobals);
-  if (EPH_UNLIKELY(nglobals != p->seen_globals || nglobals + nshadow != p->seen_len)) {
+  if (EPH_UNLIKELY(nglobals != p->merlin.seen_globals || nglobals + nshadow != p->merlin.seen_len)) {
     check_reshaped_roots(p, now, when, shadow, nshadow, globals, nglobals);
     return;
   }
-  compare_slots(p, globals, p->seen, nglobals, when, 1);
-  compare_slots(p, shadow, p->seen + nglobals, nshadow, when, 0);
-  p->last_check = now;
+  compare_slots(p, globals, p->merlin.seen, nglobals, when, 1);
+  compare_slots(p, shadow, p->merlin.seen + nglobals, nshadow, when, 0);
+  p->merlin.last_check = now;
 }
 
 /* Bit 40 of an ALLOC event's c: the program asked for this object in old
@@ -209,21 +198,21 @@ static inline void compare_deep_slots_quietly(eph_value **slots, eph_value *seen
  * allocations); anything else takes the general path. */
 static void check_reshaped_quietly(eph_profiler *p, uint64_t now, eph_value **shadow, size_t nshadow,
                                    eph_value **globals, size_t nglobals) {
-  if (EPH_UNLIKELY(nglobals != p->seen_globals || p->seen_len < nglobals)) {
+  if (EPH_UNLIKELY(nglobals != p->merlin.seen_globals || p->merlin.seen_len < nglobals)) {
     check_reshaped_roots(p, now, now, shadow, nshadow, globals, nglobals);
     return;
   }
-  size_t n = nglobals + nshadow, old_shadow = p->seen_len - nglobals;
+  size_t n = nglobals + nshadow, old_shadow = p->merlin.seen_len - nglobals;
   size_t both = nshadow < old_shadow ? nshadow : old_shadow;
-  eph_value *seen = p->seen = prof_grow(p, p->seen, &p->seen_cap, n, sizeof *p->seen);
-  uint64_t last = p->last_check;
+  eph_value *seen = p->merlin.seen = prof_grow(p, p->merlin.seen, &p->merlin.seen_cap, n, sizeof *p->merlin.seen);
+  uint64_t last = p->merlin.last_check;
   compare_slots_quietly(globals, seen, nglobals, last);
   compare_deep_slots_quietly(shadow, seen + nglobals, both, last);
   for (size_t i = both; i < nshadow; i++) seen[nglobals + i] = *shadow[i]; /* new slots */
   for (size_t i = nshadow; i < old_shadow; i++) /* slots that are gone */
     if (eph_is_ptr(seen[nglobals + i])) stamp_max(seen[nglobals + i], last);
-  p->seen_len = n;
-  p->last_check = now;
+  p->merlin.seen_len = n;
+  p->merlin.last_check = now;
 }
 
 static void on_alloc_traced(eph_profiler *p, eph_heap *h, eph_value obj);
@@ -253,29 +242,29 @@ static inline void born(eph_profiler *p, eph_value obj, uint64_t t) {
  * every allocation comes here (the profiler allocates nothing): the clock
  * is the last check's plus this object's bytes, without asking the heap.
  * The untraced path is check_roots with nothing to trace, inline. */
-void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj) {
+static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   eph_profiler *p = data;
   if (EPH_UNLIKELY(p->spec.trace)) {
     on_alloc_traced(p, h, obj);
     return;
   }
-  uint64_t last = p->last_check, t = last + eph_object_bytes(obj);
+  uint64_t last = p->merlin.last_check, t = last + eph_object_bytes(obj);
   born(p, obj, t);
   eph_value **shadow, **globals;
   size_t nglobals, nshadow = eph_heap_root_slots(h, &shadow, &globals, &nglobals);
-  if (EPH_UNLIKELY(nglobals != p->seen_globals || nglobals + nshadow != p->seen_len)) {
+  if (EPH_UNLIKELY(nglobals != p->merlin.seen_globals || nglobals + nshadow != p->merlin.seen_len)) {
     check_reshaped_quietly(p, t, shadow, nshadow, globals, nglobals);
   } else {
-    compare_slots_quietly(globals, p->seen, nglobals, last);
-    compare_slots_quietly(shadow, p->seen + nglobals, nshadow, last);
-    p->last_check = t;
+    compare_slots_quietly(globals, p->merlin.seen, nglobals, last);
+    compare_slots_quietly(shadow, p->merlin.seen + nglobals, nshadow, last);
+    p->merlin.last_check = t;
   }
   prof_clocks_tick(p, t);
 }
 
-/* prof_merlin_on_alloc with trace events (ALLOC, ROOT). */
+/* on_alloc with trace events (ALLOC, ROOT). */
 static void on_alloc_traced(eph_profiler *p, eph_heap *h, eph_value obj) {
-  uint64_t t = p->last_check + eph_object_bytes(obj);
+  uint64_t t = p->merlin.last_check + eph_object_bytes(obj);
   born(p, obj, t);
   trace(p, EPH_EV_ALLOC, t, t, prof_class_id(p, eph_class_of(obj)), eph_object_bytes(obj),
         (eph_trailer(obj)[0] >> BIRTH_BITS) | (uint64_t)eph_format_of(obj) << 32 | pretenured_bit(h, obj));
@@ -287,16 +276,16 @@ static void on_alloc_traced(eph_profiler *p, eph_heap *h, eph_value obj) {
  * heap's own stamping barrier (observer.store_clock, set to &last_check)
  * does the same without a call.  Stores do not move the clock: now is the
  * last allocation's time, that of the last root check. */
-void prof_merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
+static void on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value) {
   (void)h;
   eph_profiler *p = data;
-  if (eph_is_ptr(old)) stamp_max(old, p->last_check);
-  if (p->spec.trace) trace(p, EPH_EV_STORE, p->last_check, birth_of(obj), i, id_of(old), id_of(new_value));
+  if (eph_is_ptr(old)) stamp_max(old, p->merlin.last_check);
+  if (p->spec.trace) trace(p, EPH_EV_STORE, p->merlin.last_check, birth_of(obj), i, id_of(old), id_of(new_value));
 }
 
-void prof_merlin_on_gc_start(eph_profiler *p) { check_roots(p, p->last_check, p->last_check + 1); }
+static void on_gc_start(eph_profiler *p) { check_roots(p, p->merlin.last_check, p->merlin.last_check + 1); }
 
-void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind) {
+static void note_gc(eph_profiler *p, eph_gc_kind kind) {
   uint64_t now = prof_clock(p);
   prof_clocks_note_gc(p, kind, now);
   trace(p, EPH_EV_GC, now, 0, kind, 1, 0);
@@ -352,16 +341,16 @@ static bool holds_pointer(eph_value obj) {
 static void collect_source(void *data, eph_value obj) {
   eph_profiler *p = data;
   if (!holds_pointer(obj)) return;
-  p->dead = prof_grow(p, p->dead, &p->dead_cap, p->ndead + 1, sizeof *p->dead);
-  p->dead[p->ndead++] = obj;
+  p->merlin.dead = prof_grow(p, p->merlin.dead, &p->merlin.dead_cap, p->merlin.ndead + 1, sizeof *p->merlin.dead);
+  p->merlin.dead[p->merlin.ndead++] = obj;
 }
 
-/* LSD radix sort of the sources left (p->resort) by stamp (48-bit
+/* LSD radix sort of the sources left (p->merlin.resort) by stamp (48-bit
  * clock): O(n), stable. */
 static void sort_resort(eph_profiler *p) {
-  size_t n = p->nresort;
-  p->resort_tmp = prof_grow(p, p->resort_tmp, &p->resort_tmp_cap, n, sizeof *p->resort_tmp);
-  struct dead *src = p->resort, *dst = p->resort_tmp;
+  size_t n = p->merlin.nresort;
+  p->merlin.resort_tmp = prof_grow(p, p->merlin.resort_tmp, &p->merlin.resort_tmp_cap, n, sizeof *p->merlin.resort_tmp);
+  struct dead *src = p->merlin.resort, *dst = p->merlin.resort_tmp;
   /* Only the bits that vary within this collection's dead set. */
   uint64_t min = UINT64_MAX, all = 0;
   for (size_t i = 0; i < n; i++) min = src[i].stamp < min ? src[i].stamp : min;
@@ -377,7 +366,7 @@ static void sort_resort(eph_profiler *p) {
     src = dst;
     dst = t;
   }
-  if (src != p->resort) memcpy(p->resort, src, n * sizeof *p->resort);
+  if (src != p->merlin.resort) memcpy(p->merlin.resort, src, n * sizeof *p->merlin.resort);
 }
 
 /* Passes stamp ts of source s on to the targets of its pointer slots.  A
@@ -398,8 +387,8 @@ static size_t pass_on(eph_profiler *p, const eph_gc_view *view, eph_value s, uin
       if ((was & ~VISITED) < ts) {
         *w = ts | (was & VISITED);
         if (!(was & VISITED) || eph_format_of(t) == EPH_FORMAT_BYTES) continue;
-        p->stack = prof_grow(p, p->stack, &p->stack_cap, top + 1, sizeof *p->stack);
-        p->stack[top++] = t;
+        p->merlin.stack = prof_grow(p, p->merlin.stack, &p->merlin.stack_cap, top + 1, sizeof *p->merlin.stack);
+        p->merlin.stack[top++] = t;
       }
     } else if (kind == EPH_GC_SCAVENGE) {
       /* A scavenge does not know whether old objects, or young ones kept
@@ -416,7 +405,7 @@ static size_t pass_on(eph_profiler *p, const eph_gc_view *view, eph_value s, uin
 static size_t search(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind, size_t top) {
   size_t searched = 0;
   while (top) {
-    eph_value s = p->stack[--top];
+    eph_value s = p->merlin.stack[--top];
     top = pass_on(p, view, s, stamp_of(s), kind, top);
     searched++;
   }
@@ -447,8 +436,8 @@ static inline void prefetch_targets(eph_value s) {
 
 /* Prefetches for source i of a sweep down the sources. */
 static inline void prefetch_sources(const eph_profiler *p, size_t i) {
-  if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->dead[i - PREFETCH_AHEAD]);
-  if (i >= TARGETS_AHEAD) prefetch_targets(p->dead[i - TARGETS_AHEAD]);
+  if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->merlin.dead[i - PREFETCH_AHEAD]);
+  if (i >= TARGETS_AHEAD) prefetch_targets(p->merlin.dead[i - TARGETS_AHEAD]);
 }
 
 /*
@@ -472,10 +461,10 @@ static inline void prefetch_sources(const eph_profiler *p, size_t i) {
  * sources left go in the paper's order, each visited before it starts.
  */
 static void propagate(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind) {
-  size_t budget = 4 * p->ndead + 1024, searched = 0, i = p->ndead;
+  size_t budget = 4 * p->merlin.ndead + 1024, searched = 0, i = p->merlin.ndead;
   while (i-- > 0) {
     prefetch_sources(p, i);
-    eph_value s = p->dead[i];
+    eph_value s = p->merlin.dead[i];
     uint64_t *w = &eph_trailer(s)[1], ts = *w;
     *w = ts | VISITED;
     searched += 1 + search(p, view, kind, pass_on(p, view, s, ts, kind, 0));
@@ -483,19 +472,19 @@ static void propagate(eph_profiler *p, const eph_gc_view *view, eph_gc_kind kind
   }
   if (i == SIZE_MAX) return;
   p->stats.merlin_resorts++;
-  p->nresort = i; /* sources [0, i) are left */
-  p->resort = prof_grow(p, p->resort, &p->resort_cap, i, sizeof *p->resort);
+  p->merlin.nresort = i; /* sources [0, i) are left */
+  p->merlin.resort = prof_grow(p, p->merlin.resort, &p->merlin.resort_cap, i, sizeof *p->merlin.resort);
   for (size_t k = 0; k < i; k++) { /* visited from here on: each raise is searched from at once */
-    uint64_t *w = &eph_trailer(p->dead[k])[1];
-    p->resort[k] = (struct dead){p->dead[k], *w};
+    uint64_t *w = &eph_trailer(p->merlin.dead[k])[1];
+    p->merlin.resort[k] = (struct dead){p->merlin.dead[k], *w};
     *w |= VISITED;
   }
   sort_resort(p);
-  for (i = p->nresort; i-- > 0;) {
-    if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->resort[i - PREFETCH_AHEAD].obj);
-    eph_value s = p->resort[i].obj;
-    if (stamp_of(s) != p->resort[i].stamp) continue; /* raised since the sort: searched from then */
-    search(p, view, kind, pass_on(p, view, s, p->resort[i].stamp, kind, 0));
+  for (i = p->merlin.nresort; i-- > 0;) {
+    if (i >= PREFETCH_AHEAD) __builtin_prefetch((const void *)p->merlin.resort[i - PREFETCH_AHEAD].obj);
+    eph_value s = p->merlin.resort[i].obj;
+    if (stamp_of(s) != p->merlin.resort[i].stamp) continue; /* raised since the sort: searched from then */
+    search(p, view, kind, pass_on(p, view, s, p->merlin.resort[i].stamp, kind, 0));
   }
 }
 
@@ -564,14 +553,14 @@ static void write_dead_in_queue(eph_profiler *p, eph_gc_view *view) {
   p->stats.deaths += deaths + n;
 }
 
-void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
+static void on_collect(eph_profiler *p, eph_gc_kind kind) {
   /* A clock sample now, so that every time written below lies within the
    * samples and gets the same interpolated wall time whenever it is written. */
   uint64_t now = prof_clock(p);
   if (!p->clocks.npoints || now > ephs_clocks_last_bytes(&p->clocks)) prof_clocks_point(p, now);
-  for (size_t i = 0; i < p->seen_len; i++)
-    if (eph_is_ptr(p->seen[i])) p->seen[i] = eph_gc_fate(p->h, p->seen[i]);
-  p->ndead = 0;
+  for (size_t i = 0; i < p->merlin.seen_len; i++)
+    if (eph_is_ptr(p->merlin.seen[i])) p->merlin.seen[i] = eph_gc_fate(p->h, p->merlin.seen[i]);
+  p->merlin.ndead = 0;
   /* Fates and the dead are read inline (a call per pointer followed and
    * per dead object was a fifth of lambda's time). */
   eph_gc_view view;
@@ -587,7 +576,7 @@ void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind) {
     return;
   }
   space = 0, at = 0;
-  if (p->stop_records) { /* the stop's: on two threads (stop_records.c) */
+  if (p->merlin.stop_records) { /* the stop's: on two threads (stop_records.c) */
     stop_filler f = {.p = p, .kind = EPH_DEATH_EXACT};
     for (eph_value o; (o = eph_gc_view_next_dead(&view, &space, &at));)
       if (has_birth(o)) record_of(p, o, stamp_of(o), stop_place(&f));
@@ -612,19 +601,19 @@ static void censor_in_place(void *data, eph_value obj) {
 /* Before the stop's last full GC: the last root check, and the records
  * from here on stamped and encoded on two threads where that can be
  * (not when tracing: each record then has its DEATH event beside it). */
-void prof_merlin_before_stop(eph_profiler *p) {
-  prof_merlin_on_gc_start(p);
+static void before_stop(eph_profiler *p) {
+  on_gc_start(p);
   if (!p->spec.trace) (void)prof_stop_records_begin(p);
 }
 
 /* After the last full GC (eph_profile_stop): what is left is reachable. */
-void prof_merlin_mode_stop(eph_profiler *p) {
+static void stop(eph_profiler *p) {
   uint64_t end = prof_clock(p);
   if (end >= p->clocks.next_point || p->clocks.npoints < 2) prof_clocks_point(p, end);
   if (p->spec.trace)
-    for (size_t i = 0; i < p->seen_len; i++)
-      if (eph_is_ptr(p->seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->seen[i]), 1, 0, 0);
-  if (p->stop_records) {
+    for (size_t i = 0; i < p->merlin.seen_len; i++)
+      if (eph_is_ptr(p->merlin.seen[i])) trace(p, EPH_EV_ROOT, end, birth_of(p->merlin.seen[i]), 1, 0, 0);
+  if (p->merlin.stop_records) {
     stop_filler f = {.p = p, .kind = EPH_DEATH_CENSORED};
     eph_heap_each_object(p->h, censor_in_place, &f);
     stop_filled(&f);
@@ -633,3 +622,44 @@ void prof_merlin_mode_stop(eph_profiler *p) {
   }
   prof_stop_records_end(p);
 }
+
+/* --- the mode ------------------------------------------------------------------ */
+
+static eph_status start(eph_profiler *p, eph_observer *obs, eph_error *err) {
+  if (eph_heap_trailer_bytes(p->h) != 2 * sizeof(uint64_t)) {
+    eph_error_fill(err, EPH_ERR_INVALID,
+                   "mode=merlin needs a heap created for it (two trailer words per object): start it with "
+                   "EPHEMERA_PROFILE or `ephemera run`, or call eph_profile_prepare_params before eph_heap_new");
+    return EPH_ERR_INVALID;
+  }
+  /* the clock at start (see on_alloc), where profiler.c took the first clock point */
+  p->merlin.last_check = prof_clock(p);
+  obs->on_alloc = on_alloc;
+  if (p->spec.trace) { /* STORE events */
+    obs->on_store = on_store;
+  } else {
+    obs->store_clock = &p->merlin.last_check;
+    obs->store_stamp_word = 1;
+  }
+  return EPH_OK;
+}
+
+static void free_mode(eph_profiler *p) {
+  free(p->merlin.seen);
+  free(p->merlin.dead);
+  free(p->merlin.resort);
+  free(p->merlin.resort_tmp);
+  free(p->merlin.stack);
+}
+
+static size_t memory(const eph_profiler *p) {
+  const prof_merlin *m = &p->merlin;
+  return (m->seen_cap + m->stack_cap + m->dead_cap) * sizeof(eph_value) +
+         (m->resort_cap + m->resort_tmp_cap) * sizeof *m->resort + prof_stop_records_memory(p);
+}
+
+const prof_mode prof_mode_merlin = {
+    .name = "merlin", .trailer_words = 2, .traces = true, .writer_thread = true, .stamping = PROF_STAMP_IN_WRITER,
+    .start = start, .arm = prof_sampler_arm_every, .on_gc_start = on_gc_start, .on_collect = on_collect,
+    .on_gc_end = note_gc, .before_stop = before_stop, .stop = stop, .free = free_mode, .memory = memory,
+};

@@ -1,7 +1,9 @@
 /*
- * profiler.c — starting and stopping a profile, births and records,
- * the class and site tables, and the observer hooks shared by the modes.
+ * profiler.c — what the modes share: starting and stopping a profile,
+ * records, the class and site tables, and the observer hooks, which call
+ * the mode through its table (prof_mode, profiler.h).
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,18 +27,23 @@ void prof_write_error(eph_profiler *p, eph_status st) {
   snprintf(p->error_message, sizeof p->error_message, "%s", eph_writer_error(p->out));
 }
 
+size_t prof_writer_memory(const eph_profiler *p) {
+  return p->out_lent ? p->out_lent_memory : eph_writer_memory(p->out);
+}
+
 void prof_note_memory(eph_profiler *p) {
-  uint64_t m = sizeof *p + p->young.cap * sizeof(tracked) + p->old.nblocks * OLD_BLOCK * sizeof(old_entry) +
-               p->old.blocks_cap * sizeof *p->old.blocks + p->spans_cap * sizeof *p->spans +
-               ephs_clocks_memory(&p->clocks) +
-               (p->seen_cap + p->stack_cap + p->dead_cap) * sizeof(eph_value) +
-               (p->resort_cap + p->resort_tmp_cap) * sizeof *p->resort +
-               p->chunks_cap * sizeof *p->chunks + (p->fresh_words + p->fresh_words / 64) * sizeof *p->fresh_bits +
-               p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) + p->class_state_len + p->class_written_len +
-               p->old_allocs_cap * sizeof *p->old_allocs + (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0) +
-               prof_writer_memory(p) + prof_gc_eden_memory(p) + prof_gc_spare_memory(p) + prof_stop_records_memory(p);
+  uint64_t m = sizeof *p + ephs_clocks_memory(&p->clocks) + p->class_state_len + p->class_written_len +
+               p->sites.cap * (sizeof *p->sites.keys + sizeof *p->sites.ids) +
+               (eph_heap_eden_walk(p->h) ? eph_heap_site_log_bytes(p->h) : 0) + prof_writer_memory(p) +
+               p->mode->memory(p);
   p->stats.memory_bytes = m;
   if (m > p->stats.peak_memory_bytes) p->stats.peak_memory_bytes = m;
+}
+
+long prof_usable_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 void *prof_grow_slow(eph_profiler *p, void *items, size_t *cap, size_t need, size_t size) {
@@ -191,26 +198,6 @@ void prof_batch_room(eph_profiler *p, prof_batch_run *run) {
 
 /* --- observer hooks -------------------------------------------------------------- */
 
-static void on_alloc(void *data, eph_heap *h, eph_value obj) {
-  eph_profiler *p = data;
-  if (!prof_sampler_take(p, obj)) return;
-  uint64_t birth = prof_birth(p);
-  if (p->spec.mode == EPH_MODE_FINALIZATION) {
-    prof_fin_mode_track(p, obj, birth);
-    return;
-  }
-  prof_gc_mode_track(p, obj, birth);
-  if (p->spec.mode == EPH_MODE_BRUTE) {
-    /* Brute force: a full GC before the next allocation, at every
-     * allocation or whenever the clock crosses a multiple of the granule. */
-    uint64_t now = prof_clock(p), g = p->spec.granule;
-    if (!g || now / g != p->last_brute_gc / g) {
-      eph_heap_request_gc(h, EPH_GC_FULL);
-      p->last_brute_gc = now;
-    }
-  }
-}
-
 /* The writer's thread starts with the first collection, which brings the
  * first burst of records: a run that ends before it writes them all at the
  * stop, where the thread would only cost its start (eph_profile_stop).  If
@@ -224,28 +211,18 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   (void)kind;
   eph_profiler *p = data;
-  /* The last scavenge's eden, walked on while the mutator ran, first: its
-   * second thread may be writing the file (gc_eden.c, write_ahead), which
-   * must be the program thread's again before the writer's thread starts. */
-  prof_gc_walk_finish(p);
+  /* A thread of the mode's that writes the file (gc mode's walk of the
+   * last scavenge's eden) ends first: the file must be the program
+   * thread's again before the writer's thread starts. */
+  if (p->mode->finish_writes) p->mode->finish_writes(p);
   if (p->writer_thread_due) start_writer_thread(p);
-  if (p->spec.mode == EPH_MODE_MERLIN) {
-    prof_merlin_on_gc_start(p);
-    return;
-  }
-  if (p->fin_walk && !p->stopping) prof_fin_walk_arm(p); /* eden's last run, before the collection reads any ephemeron */
-  /* The wall clock before the pause: births just before a collection are
-   * interpolated up to here, not into the pause. */
-  uint64_t now = prof_clock(p);
-  if (now > ephs_clocks_last_bytes(&p->clocks)) prof_clocks_point(p, now);
+  p->mode->on_gc_start(p);
 }
 
 static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   (void)h;
   eph_profiler *p = data;
-  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) prof_gc_mode_collect(p, kind);
-  else if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_on_collect(p, kind);
-  else if (p->stopping && kind == EPH_GC_FULL) prof_fin_mode_collect_at_stop(p);
+  p->mode->on_collect(p, kind);
 }
 
 static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
@@ -253,15 +230,9 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
   eph_profiler *p = data;
   if (ev->kind == EPH_GC_SCAVENGE) p->scavenges++;
   else p->full_gcs++;
-  if (p->spec.mode == EPH_MODE_MERLIN) {
-    prof_merlin_note_gc(p, ev->kind);
-  } else {
-    uint64_t now = prof_clock(p);
-    prof_clocks_note_gc(p, ev->kind, now);
-    prof_clocks_point(p, now); /* after the pause */
-  }
+  p->mode->on_gc_end(p, ev->kind);
   prof_write_error(p, eph_writer_gc(p->out, ev));
-  prof_gc_walk_note_gc_end(p);
+  if (p->mode->gc_written) p->mode->gc_written(p);
 }
 
 /* A class filter name that no class of the program has selects nothing:
@@ -285,31 +256,13 @@ static void on_heap_free(void *data, eph_heap *h) {
   if (eph_profile_stop(h, NULL, &err) != EPH_OK) fprintf(stderr, "ephemera: %s\n", err.message);
 }
 
-/* on_alloc in gc mode: nothing to dispatch on, and with every allocation
- * sampled (take_all) nothing for the sampler to do. */
-static void on_alloc_gc(void *data, eph_heap *h, eph_value obj) {
-  (void)h;
-  eph_profiler *p = data;
-  if (EPH_LIKELY(p->take_all) || prof_sampler_take(p, obj)) prof_gc_mode_track(p, obj, prof_birth(p));
-}
-
-/* on_alloc in finalization mode: the same, for its ephemerons (at 100 %
- * on sph the dispatch and the sampler cost 20 instructions a sample). */
-static void on_alloc_fin(void *data, eph_heap *h, eph_value obj) {
-  (void)h;
-  eph_profiler *p = data;
-  if (EPH_LIKELY(p->take_all) || prof_sampler_take(p, obj)) prof_fin_mode_track(p, obj, prof_birth(p));
-}
-
-static bool is_profiler_hook(void (*on_alloc_fn)(void *, eph_heap *, eph_value)) {
-  return on_alloc_fn == on_alloc || on_alloc_fn == on_alloc_gc || on_alloc_fn == on_alloc_fin ||
-         on_alloc_fn == prof_fin_walk_on_alloc ||
-         on_alloc_fn == prof_gc_walk_on_alloc || on_alloc_fn == prof_merlin_on_alloc;
-}
+/* The profile's observer is added with this tool: the profile of a heap
+ * is found by it among the heap's observers. */
+static const char profile_tool;
 
 static eph_profiler *profiler_of(eph_heap *h) {
-  const eph_observer *o = eph_heap_get_observer(h);
-  return o && is_profiler_hook(o->on_alloc) ? o->data : NULL;
+  eph_observer_reg *r = eph_heap_find_observer(h, &profile_tool);
+  return r ? eph_observer_data(r) : NULL;
 }
 
 void eph_profile_caller_push(eph_heap *h, const eph_site *site) {
@@ -341,18 +294,17 @@ static int writer_thread_env(void) { /* EPHEMERA_WRITER_THREAD: 1, 0, or -1 when
 }
 static bool second_cpu_allowed(const eph_profile_spec *spec) { return spec->threads != 1 && prof_usable_cpus() > 1; }
 
-static bool writer_thread_wanted(const eph_profile_spec *spec) {
+static bool writer_thread_wanted(const eph_profiler *p) {
   int env = writer_thread_env();
   if (env >= 0) return env;
-  return (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_FINALIZATION) && second_cpu_allowed(spec);
+  return p->mode->writer_thread && second_cpu_allowed(&p->spec);
 }
 
 static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char (*buf)[256],
                          const eph_meta_pair *extra, size_t nextra) {
   size_t n = 0;
   meta[n++] = (eph_meta_pair){"runtime", "ephemera"};
-  static const char *mode_names[] = {"gc", "finalization", "merlin", "brute"};
-  meta[n++] = (eph_meta_pair){"mode", mode_names[p->spec.mode]};
+  meta[n++] = (eph_meta_pair){"mode", p->mode->name};
   eph_profile_spec_format(&p->spec, buf[0], sizeof buf[0]);
   meta[n++] = (eph_meta_pair){"profile", buf[0]};
   if (p->spec.sample_bytes) snprintf(buf[1], sizeof buf[1], "bytes:%llu", (unsigned long long)p->spec.sample_bytes);
@@ -376,13 +328,39 @@ static size_t build_meta(eph_profiler *p, eph_meta_pair *meta, size_t cap, char 
   return n;
 }
 
+const prof_mode *prof_mode_of(eph_profile_mode mode) {
+  static const prof_mode *const modes[] = {
+      [EPH_MODE_GC] = &prof_mode_gc,
+      [EPH_MODE_FINALIZATION] = &prof_mode_finalization,
+      [EPH_MODE_MERLIN] = &prof_mode_merlin,
+      [EPH_MODE_BRUTE] = &prof_mode_brute,
+  };
+  return (unsigned)mode < sizeof modes / sizeof *modes ? modes[mode] : NULL;
+}
+
+/* The profile, cleared, and its writer closed: no profile after all (its
+ * file would look complete). */
+static void abandon(eph_profiler *p) {
+  p->mode->free(p);
+  eph_writer_close(p->out, NULL);
+  unlink(p->spec.out);
+  prof_clocks_free(p);
+  pthread_mutex_destroy(&p->sites_lock);
+  free(p);
+}
+
 eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const eph_meta_pair *meta, size_t nmeta,
                              eph_error *err) {
-  if (eph_heap_get_observer(h)) {
-    eph_error_fill(err, EPH_ERR_INVALID, "a profiler (or another observer) is already attached to this heap");
+  if (profiler_of(h)) {
+    eph_error_fill(err, EPH_ERR_INVALID, "a profile already runs on this heap");
     return EPH_ERR_INVALID;
   }
-  if (spec->trace && spec->mode != EPH_MODE_MERLIN) {
+  const prof_mode *mode = prof_mode_of(spec->mode);
+  if (!mode) {
+    eph_error_fill(err, EPH_ERR_INVALID, "profile spec: no mode %d", (int)spec->mode);
+    return EPH_ERR_INVALID;
+  }
+  if (spec->trace && !mode->traces) {
     eph_error_fill(err, EPH_ERR_INVALID, "profile spec: trace=on needs mode=merlin");
     return EPH_ERR_INVALID;
   }
@@ -397,6 +375,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   }
   p->h = h;
   p->spec = *spec;
+  p->mode = mode;
   pthread_mutex_init(&p->sites_lock, NULL);
   p->count_weight = (double)spec->sample_every;
   ephs_rng_init(&p->rng, spec->seed * UINT64_C(0x9E3779B97F4A7C15) | 1);
@@ -405,7 +384,6 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
   eph_heap_stats_get(h, &s);
   p->scavenges = p->scavenges0 = (uint32_t)s.scavenges;
   p->full_gcs = p->full_gcs0 = (uint32_t)s.full_gcs;
-  p->young_until.bytes = UINT64_MAX;
 
   eph_meta_pair pairs[64];
   char buf[6][256];
@@ -417,55 +395,29 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
     return err ? err->status : EPH_ERR_INVALID;
   }
   /* If the thread cannot start, the writer stays usable and writes at once. */
-  p->writer_thread_due = writer_thread_wanted(spec);
-  /* Merlin's records and finalization mode's deaths are stamped by the
-   * writer's replica of the clock tables: on its thread, when it has one
-   * (finalization mode keeps no replica without one) */
-  p->clocks_in_writer =
-      spec->mode == EPH_MODE_MERLIN || (spec->mode == EPH_MODE_FINALIZATION && p->writer_thread_due);
+  p->writer_thread_due = writer_thread_wanted(p);
+  p->clocks_in_writer = mode->stamping == PROF_STAMP_IN_WRITER ||
+                        (mode->stamping == PROF_STAMP_ON_WRITER_THREAD && p->writer_thread_due);
   prof_clocks_start(p);
-  {
-    eph_status st = spec->mode == EPH_MODE_MERLIN         ? prof_merlin_mode_start(p, err)
-                    : spec->mode == EPH_MODE_FINALIZATION ? prof_fin_mode_start(p, err)
-                                                          : prof_gc_mode_start(p, err);
-    if (st != EPH_OK) { /* no profile: do not leave a file that looks complete */
-      eph_writer_close(p->out, NULL);
-      unlink(spec->out);
-      prof_clocks_free(p);
-      pthread_mutex_destroy(&p->sites_lock);
-      free(p);
-      return st;
-    }
-  }
   p->take_all = !spec->sample_bytes && spec->sample_every <= 1 && !spec->classes[0];
-  bool walk = prof_sampler_walks(p); /* gc mode, most allocations sampled: the eden walk */
-  /* finalization mode's arming in runs (mode_finalization.c) */
-  const char *fin_walk_env = getenv("EPHEMERA_FIN_WALK");
-  bool fin_walk = spec->mode == EPH_MODE_FINALIZATION && p->take_all && spec->pretenure &&
-                  !(fin_walk_env && strcmp(fin_walk_env, "0") == 0);
-  eph_observer obs = {
-      .data = p,
-      .on_alloc = walk                            ? prof_gc_walk_on_alloc
-                  : fin_walk                      ? prof_fin_walk_on_alloc
-                  : spec->mode == EPH_MODE_GC     ? on_alloc_gc
-                  : spec->mode == EPH_MODE_MERLIN ? prof_merlin_on_alloc
-                  : spec->mode == EPH_MODE_FINALIZATION ? on_alloc_fin
-                                                  : on_alloc,
-      .on_gc_start = on_gc_start,
-      .on_collect = on_collect,
-      .on_gc_end = on_gc_end,
-      .on_heap_free = on_heap_free,
-      /* only finalization mode allocates in on_alloc: young ephemerons
-       * (pinned ones never collect) */
-      .on_alloc_is_leaf = spec->mode != EPH_MODE_FINALIZATION || spec->pretenure};
-  if (spec->mode == EPH_MODE_MERLIN && spec->trace) obs.on_store = prof_merlin_on_store; /* STORE events */
-  else if (spec->mode == EPH_MODE_MERLIN) obs.store_clock = &p->last_check, obs.store_stamp_word = 1;
-  eph_heap_set_observer(h, &obs);
-  /* Exact modes see every object; the others sample. */
-  if (spec->mode == EPH_MODE_MERLIN || spec->mode == EPH_MODE_BRUTE) eph_heap_sample_next(h, 1, 0);
-  else if (walk) prof_gc_walk_start(p);
-  else if (fin_walk) prof_fin_walk_start(p);
-  else prof_sampler_arm(p);
+  eph_observer obs = {.data = p,
+                      .tool = &profile_tool,
+                      .on_gc_start = on_gc_start,
+                      .on_collect = on_collect,
+                      .on_gc_end = on_gc_end,
+                      .on_heap_free = on_heap_free,
+                      .on_alloc_is_leaf = true};
+  eph_status st = mode->start(p, &obs, err);
+  if (st != EPH_OK) {
+    abandon(p);
+    return st;
+  }
+  if (!(p->obs = eph_heap_add_observer(h, &obs))) {
+    eph_error_fill(err, EPH_ERR_INVALID, "the heap has %d observers already", EPH_MAX_OBSERVERS);
+    abandon(p);
+    return EPH_ERR_INVALID;
+  }
+  if (mode->arm) mode->arm(p);
   prof_note_memory(p);
   return EPH_OK;
 }
@@ -486,7 +438,7 @@ eph_status eph_profile_start(eph_heap *h, const eph_profile_spec *spec, const ep
  */
 #define STOP_THREAD_RECORDS 65536
 static bool stop_on_writer_thread(const eph_profiler *p) {
-  if (p->spec.mode != EPH_MODE_GC && p->spec.mode != EPH_MODE_FINALIZATION) return false;
+  if (!p->mode->stop_on_writer_thread) return false;
   if (writer_thread_env() == 0 || !second_cpu_allowed(&p->spec)) return false;
   uint64_t done = p->stats.deaths + p->stats.censored, live = p->stats.samples > done ? p->stats.samples - done : 0;
   const char *min = getenv("EPHEMERA_STOP_THREAD_MIN");
@@ -504,18 +456,15 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   p->writer_thread_due = false;
   /* No other thread may write the file while its thread starts or stops:
    * gc mode's walk of the last scavenge's eden ends first. */
-  prof_gc_walk_finish(p);
+  if (p->mode->finish_writes) p->mode->finish_writes(p);
   if (stop_on_writer_thread(p)) (void)eph_writer_start_thread(p->out); /* if it fails, all here */
   else prof_write_error(p, eph_writer_stop_thread(p->out));
   /* A last full GC settles every object that is already garbage, so that
    * only objects still reachable at the end are censored. */
-  if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_before_stop(p); /* the last root check */
-  if (p->spec.mode == EPH_MODE_FINALIZATION) prof_fin_mode_before_stop(p);
+  if (p->mode->before_stop) p->mode->before_stop(p);
   eph_collect(h, EPH_GC_FULL);
-  if (p->spec.mode == EPH_MODE_GC || p->spec.mode == EPH_MODE_BRUTE) prof_gc_mode_stop(p);
-  else if (p->spec.mode == EPH_MODE_MERLIN) prof_merlin_mode_stop(p);
-  else prof_fin_mode_stop(p);
-  eph_heap_set_observer(h, NULL);
+  p->mode->stop(p);
+  eph_heap_remove_observer(h, p->obs);
 
   eph_heap_stats s;
   eph_heap_stats_get(h, &s);
@@ -542,21 +491,12 @@ eph_status eph_profile_stop(eph_heap *h, eph_profile_stats *final, eph_error *er
   eph_profile_stats stats = p->stats;
   if (final) *final = stats;
   if (result != EPH_OK) eph_error_fill(err, result, "profile %s: %s", p->spec.out, p->error_message);
-  free(p->spans);
-  prof_gc_mode_free(p);
-  free(p->chunks);
-  free(p->fresh_bits);
-  free(p->fresh_summary);
+  p->mode->free(p);
   free(p->sites.keys);
   free(p->sites.ids);
   prof_stacks_free(p);
   free(p->class_state);
   free(p->class_written);
-  free(p->seen);
-  free(p->dead);
-  free(p->resort);
-  free(p->resort_tmp);
-  free(p->stack);
   prof_clocks_free(p);
   pthread_mutex_destroy(&p->sites_lock);
   char out[sizeof p->spec.out];

@@ -9,8 +9,9 @@
  * class and size from the object (dead objects are intact until the
  * collector is done), weight from the size and the sampling rate, and the
  * birth's wall time and collection counts from the clock tables (clocks.c).
- * How a mode learns of deaths differs (mode_*.c); sampling, stamps, the
- * tables and the file are shared (profiler.c).
+ * How a mode learns of deaths differs: each is a table of hooks (prof_mode,
+ * below) over a state of its own (mode_*.h); sampling, stamps, the tables
+ * and the file are shared (profiler.c).
  */
 #ifndef EPH_PROFILER_H
 #define EPH_PROFILER_H
@@ -29,57 +30,13 @@
 #include "format/writer_profiler.h"
 #include "sampling/clock_table.h"
 #include "sampling/sampling.h"
+#include "mode_finalization.h"
+#include "mode_gc.h"
+#include "mode_merlin.h"
 
 #define BIRTH_BITS 48
 #define BIRTH_MASK ((UINT64_C(1) << BIRTH_BITS) - 1)
 #define SITE_MAX 0xFFFFu /* site ids beyond 16 bits are recorded as unknown (0) */
-
-/* A gc-mode tracking entry: where a sampled object is now, and its birth. */
-typedef struct tracked {
-  eph_value addr;
-  uint64_t birth; /* birth clock | site id << BIRTH_BITS */
-} tracked;
-
-/* Old-list entries [start, next span's start) were last known alive at
- * `until` (until.bytes == UINT64_MAX: at their birth). */
-typedef struct span {
-  size_t start;
-  eph_stamp until;
-} span;
-
-typedef struct tracked_vec {
-  tracked *items;
-  size_t len, cap;
-} tracked_vec;
-
-/* An old-list entry, 12 bytes: the object's word offset in old space (35
- * bits), its birth clock in words (45 bits) and site id (16 bits).  Most
- * live samples are old, so the list is blocks (no slack beyond the last
- * block, no copying to grow) of packed entries (mode_gc.c). */
-typedef struct old_entry {
-  uint32_t w[3];
-} old_entry;
-#define OLD_BLOCK_BITS 14
-#define OLD_BLOCK ((size_t)1 << OLD_BLOCK_BITS)
-
-typedef struct old_block {
-  old_entry *entries;
-  uint64_t max_offset; /* the highest word offset of its entries: a full GC skips a block below its dense prefix */
-} old_block;
-
-/* Blocks faulted in ahead on gc mode's second thread (prof_gc_spare_blocks):
- * fresh pages cost the thread that first writes them, and the old list
- * grows by about a block a collection, in bursts (on DataFrame, 27 000
- * page faults of the main thread's run). */
-#define OLD_SPARES 64
-
-typedef struct old_list {
-  old_block *blocks;
-  size_t nblocks, blocks_cap, len;
-  _Atomic(old_entry *) spares[OLD_SPARES]; /* NULL or a block to take (atomic_exchange) */
-  atomic_size_t blocks_made;  /* blocks the main thread took, spare or new: its rate */
-  size_t blocks_made_seen;    /* the second thread's: blocks_made when it last looked */
-} old_list;
 
 /* Pointer -> id map for allocation sites (open addressing). */
 typedef struct site_map {
@@ -88,9 +45,54 @@ typedef struct site_map {
   size_t cap, len;
 } site_map;
 
+/* Where records are stamped with the clock tables: here (clocks.c), or by
+ * the writer's replica of them (eph_writer_clock_start), always or when
+ * the writer has a thread of its own. */
+typedef enum prof_stamping {
+  PROF_STAMP_HERE,
+  PROF_STAMP_IN_WRITER,
+  PROF_STAMP_ON_WRITER_THREAD,
+} prof_stamping;
+
+/*
+ * A mode (mode_*.c): how the profile learns of deaths.  One const table
+ * per mode, found once at the start (prof_mode_of); profiler.c does what
+ * is common and calls the mode through it.  A NULL hook does nothing.
+ */
+typedef struct prof_mode {
+  const char *name;          /* as in the spec (mode=) and the file's metadata */
+  unsigned trailer_words;    /* trailer words the heap needs for it (eph_profile_prepare_params) */
+  bool traces;               /* may write a trace (trace=on) */
+  bool writer_thread;        /* the writer has a thread by default, where a second CPU is usable */
+  bool stop_on_writer_thread; /* the stop's records may be encoded there (stop_on_writer_thread) */
+  prof_stamping stamping;
+  /* Before the observer is added: the mode's state, and its hooks in obs:
+   * on_alloc, chosen for the spec and called by the heap directly (the
+   * hot path); on_store or store_clock; on_alloc_is_leaf.  Not EPH_OK: no
+   * profile. */
+  eph_status (*start)(eph_profiler *p, eph_observer *obs, eph_error *err);
+  void (*arm)(eph_profiler *p); /* once it is added: the sample points or the eden walk */
+  /* Ends what threads of the mode's own write to the file: before the
+   * writer's thread starts or stops (a collection's start, the stop). */
+  void (*finish_writes)(eph_profiler *p);
+  void (*on_gc_start)(eph_profiler *p);
+  void (*on_collect)(eph_profiler *p, eph_gc_kind kind);
+  void (*on_gc_end)(eph_profiler *p, eph_gc_kind kind); /* before the collection's event is written */
+  void (*gc_written)(eph_profiler *p);                  /* after it */
+  void (*before_stop)(eph_profiler *p); /* before the stop's last full GC */
+  void (*stop)(eph_profiler *p);        /* after it: the records left */
+  void (*free)(eph_profiler *p);
+  size_t (*memory)(const eph_profiler *p); /* the mode's own memory */
+} prof_mode;
+
+extern const prof_mode prof_mode_gc, prof_mode_finalization, prof_mode_merlin, prof_mode_brute;
+const prof_mode *prof_mode_of(eph_profile_mode mode);
+
 typedef struct eph_profiler {
   eph_heap *h;
   eph_profile_spec spec;
+  const prof_mode *mode;
+  eph_observer_reg *obs;      /* the profile's observer on h: profiler.c's hooks, which call the mode's */
   eph_writer *out;
   uint64_t start_ns;
 
@@ -118,64 +120,20 @@ typedef struct eph_profiler {
    * Merlin's records and finalization mode's finalisers' go to it as
    * clocked records, stamped there, until the stop (eph_profile_stop). */
   bool clocks_in_writer;
-
-  /* gc mode: young entries [0, young_settled) survived the last collection
-   * (at young_until), the rest were born since; old entries by spans */
-  tracked_vec young;
-  old_list old;
-  uintptr_t old_base;
-  size_t young_settled;
-  eph_stamp young_until;
-  span *spans;
-  size_t nspans, spans_cap;
-  /* gc mode walking eden (the heap's eden-walk mode, mode_gc.c):
-   * old-space allocations, at eden top `at`, move the clock */
-  uint64_t eden_clock;        /* the clock when eden was last empty */
-  struct old_alloc { uintptr_t at; uint64_t bytes; } *old_allocs;
-  size_t nold_allocs, old_allocs_cap;
-  unsigned walk_threads;      /* 2: a scavenge's walk is shared with a second thread */
-  uintptr_t walk_piece_min;   /* ... in pieces of at least this many bytes */
-  unsigned walk_delay_us[2];  /* tests' adversarial orders: the main [0] or second [1] thread sleeps this long
-                                 before each piece and before writing ahead (EPHEMERA_WALK_DELAY) */
-  struct walk_split *split;   /* the second thread's state (gc_eden.c), once used */
-
-  /* finalization mode */
-  eph_class_id eph_class;
-  eph_finalizer_id noop_fin;  /* the class's finaliser: its batch finaliser does the work */
-  size_t spares;              /* finalised ephemerons not re-armed yet */
-  /* Not pretenured: a registry of young-allocated ephemerons */
-  eph_value *chunks;          /* registry chunks, each cell a global root */
-  size_t nchunks, chunks_cap;
-  size_t cells_used;          /* cells [0, cells_used) hold an ephemeron each */
-  size_t permanent_bytes;     /* registry chunks (made in old space): kept until stop */
-  size_t spare_cursor;        /* the search for a spare (finalised ephemeron) goes on from this cell */
-  /* Pretenured: pinned ephemerons (ephemeron.h), and the spares among
-   * them as one bit per word of the pinned space from pinned_base
-   * (mode_finalization.c); fresh_count bits are set. */
-  uintptr_t pinned_base;
-  uintptr_t pinned_cursor;    /* a spare the bitmap could not mark is searched for from here */
-  uint64_t *fresh_bits, *fresh_summary; /* summary: a bit per nonzero word of fresh_bits */
-  size_t fresh_words, fresh_count, fresh_cursor;
-  eph_stamp fin_stamp;        /* the last death stamp, for up to 32 finalisers of one batch */
   bool writer_thread_due;     /* the writer's thread starts at the first collection */
-  bool stopping;              /* the last GC is the stop's (prof_fin_mode_before_stop) */
-  bool fin_walk;              /* young samples' ephemerons armed in runs (mode_finalization.c) */
+  /* A thread of the mode's writes the file (gc mode's walk running on,
+   * gc_eden.c): only it may look at the writer, whose memory is counted
+   * as it was when lent. */
+  bool out_lent;
+  size_t out_lent_memory;
   bool on_signals;            /* SIGINT and SIGTERM stop this profile (signals.c) */
 
-  /* merlin mode */
-  eph_value *seen;            /* root slot values at the last check: globals then shadow stack */
-  size_t seen_len, seen_cap, seen_globals;
-  uint64_t last_check;        /* application clock at the last root check */
-  eph_value *dead;            /* a collection's dead objects that hold pointers: the backward pass's sources */
-  size_t ndead, dead_cap;
-  struct dead { eph_value obj; uint64_t stamp; } *resort, *resort_tmp; /* sources left to the paper's order */
-  size_t nresort, resort_cap, resort_tmp_cap;
-  eph_value *stack;
-  size_t stack_cap;
-  struct prof_stop_records *stop_records; /* the stop's records (stop_records.c), while it writes them */
-
-  /* brute mode */
-  uint64_t last_brute_gc;     /* clock of the last requested full GC */
+  /* the mode's own state: brute mode's is gc mode's */
+  union {
+    prof_gc gc;
+    prof_fin fin;
+    prof_merlin merlin;
+  };
 
   site_map sites;
   uint32_t next_site_id;
@@ -194,8 +152,6 @@ typedef struct eph_profiler {
   eph_status error;           /* first write error, reported at stop */
   char error_message[256];
 } eph_profiler;
-
-#define REGISTRY_CHUNK 1024
 
 /* profiler.c */
 /* The application's allocation clock: the heap's, less the trailer words a
@@ -269,6 +225,12 @@ static inline void prof_clocks_tick(eph_profiler *p, uint64_t bytes) {
   if (bytes >= p->clocks.next_point) prof_clocks_point(p, bytes);
 }
 void prof_clocks_note_gc(eph_profiler *p, eph_gc_kind kind, uint64_t bytes);
+/* Around a collection's pause (the modes' on_gc_start and on_gc_end):
+ * a wall-clock sample before it, so that births just before it are
+ * interpolated up to there, not into the pause; and after it, with the
+ * collection counted. */
+void prof_clocks_before_pause(eph_profiler *p);
+void prof_clocks_after_pause(eph_profiler *p, eph_gc_kind kind);
 void prof_clocks_free(eph_profiler *p);
 
 /* The stamp of a past point of the allocation clock (collections strictly
@@ -290,6 +252,7 @@ static inline eph_stamp prof_clocks_stamp_at(eph_profiler *p, uint64_t bytes) { 
 
 /* sampler.c */
 void prof_sampler_arm(eph_profiler *p);
+void prof_sampler_arm_every(eph_profiler *p);
 bool prof_sampler_take(eph_profiler *p, eph_value obj);
 bool prof_sampler_walks(const eph_profiler *p);
 void prof_sampler_walk_arm(eph_profiler *p);
@@ -329,75 +292,13 @@ static inline double prof_sampler_weight(const eph_profiler *p, uint64_t size) {
   return p->spec.sample_bytes ? ephs_byte_weight(size, p->spec.sample_bytes) : p->count_weight;
 }
 
-/* mode_gc.c */
-eph_status prof_gc_mode_start(eph_profiler *p, eph_error *err);
-void prof_gc_mode_free(eph_profiler *p);
-void prof_gc_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
-void prof_gc_mode_collect(eph_profiler *p, eph_gc_kind kind);
-void prof_gc_mode_stop(eph_profiler *p);
-/* Tracked objects that survived this collection, now at t[i].addr: young
- * entries from `keep` on or, promoted, appended to the old list in this
- * collection's span.  Returns the young entries kept so far.  The single
- * one: prof_gc_keep_survivor. */
-size_t prof_gc_keep_survivor(eph_profiler *p, eph_value to, uint64_t birth, size_t keep, bool *span_open,
-                        const eph_stamp *now);
-size_t prof_gc_keep_survivors(eph_profiler *p, const tracked *t, size_t n, size_t keep, bool *span_open,
-                              const eph_stamp *now);
-/* Makes sure the old list has spare blocks (pages written once) for
- * `entries` more entries, and at least as many as it took since the last
- * call, as far as its spare slots go; from gc mode's second thread while
- * the mutator runs. */
-void prof_gc_spare_blocks(eph_profiler *p, size_t entries);
-size_t prof_gc_spare_memory(eph_profiler *p);
-
-/* gc_eden.c */
 /* CPUs this process may run on (its affinity mask, which taskset and
  * container cpusets narrow), or those online if that is unknown. */
 long prof_usable_cpus(void);
-void prof_gc_walk_start(eph_profiler *p);
-void prof_gc_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
-size_t prof_gc_settle_eden(eph_profiler *p, bool full, const eph_stamp *now, size_t keep, bool span_open);
-/* Ends a walk of the last scavenge's eden still running on the second
- * thread (eden pairs): at the next collection's start and the stop. */
-void prof_gc_walk_finish(eph_profiler *p);
-/* The collection's end event is in the file: a walk running on may write
- * its records from now on (on_gc_end, after the event). */
-void prof_gc_walk_note_gc_end(eph_profiler *p);
-/* The writer's memory, as the main thread may read it while a walk runs on. */
-size_t prof_writer_memory(eph_profiler *p);
-void prof_gc_eden_free(eph_profiler *p);
-size_t prof_gc_eden_memory(const eph_profiler *p); /* bytes the split walk holds */
+/* The writer's memory, as this thread may read it (out_lent). */
+size_t prof_writer_memory(const eph_profiler *p);
 
-/* mode_merlin.c */
-eph_status prof_merlin_mode_start(eph_profiler *p, eph_error *err);
-/* observer.on_alloc and on_store, installed directly (data: the profiler) */
-void prof_merlin_on_alloc(void *data, eph_heap *h, eph_value obj);
-void prof_merlin_on_store(void *data, eph_heap *h, eph_value obj, size_t i, eph_value old, eph_value new_value);
-void prof_merlin_on_gc_start(eph_profiler *p);
-void prof_merlin_on_collect(eph_profiler *p, eph_gc_kind kind);
-void prof_merlin_note_gc(eph_profiler *p, eph_gc_kind kind);
-void prof_merlin_mode_stop(eph_profiler *p);
-void prof_merlin_before_stop(eph_profiler *p);
-
-/* stop_records.c: Merlin's records at the stop, filled here and stamped and
- * encoded on this thread and a helper's.  begin: false with threads=1 (by
- * default on one CPU) or when out of memory (the records are then written
- * one at a time); room and filled give places for the next records, in
- * order, and count them; flush writes all taken (before the clock tables
- * change); end flushes and ends the helper. */
-typedef struct prof_stop_records prof_stop_records;
-bool prof_stop_records_begin(eph_profiler *p);
-/* Room for records of kind `kind` in the block being filled: where the
- * next goes, and in *room how many fit there (at least one).  The caller
- * fills some of them in place (not copied from its stack: a copy of a
- * record just written field by field stalls on store forwarding), then
- * tells prof_stop_records_filled how many, before it asks again; between
- * the two, a record costs the caller no call. */
-eph_clocked_record *prof_stop_records_room(eph_profiler *p, eph_death_kind kind, size_t *room);
-void prof_stop_records_filled(eph_profiler *p, eph_death_kind kind, size_t n);
-void prof_stop_records_flush(eph_profiler *p);
-void prof_stop_records_end(eph_profiler *p);
-size_t prof_stop_records_memory(const eph_profiler *p); /* its blocks and the helper's fork */
+/* profiler.c: the file's class and site tables */
 uint32_t prof_site_id_slow(eph_profiler *p, const eph_site *s);
 uint32_t prof_class_id_slow(eph_profiler *p, eph_class_id cls);
 /* The profile's id of site s, or 0 if it has none yet (changes nothing). */
@@ -486,18 +387,5 @@ static inline void prof_batch_record_of(eph_profiler *p, eph_class_id cls, size_
 eph_status prof_signals_attach(eph_profiler *p, eph_error *err); /* eph_profile_stop_on_signals */
 bool prof_signals_detach(eph_profiler *p);
 void prof_signals_release(const char *out, const eph_profile_stats *final);
-
-/* mode_finalization.c */
-eph_status prof_fin_mode_start(eph_profiler *p, eph_error *err);
-void prof_fin_mode_track(eph_profiler *p, eph_value obj, uint64_t birth);
-void prof_fin_mode_before_stop(eph_profiler *p);
-void prof_fin_mode_collect_at_stop(eph_profiler *p);
-void prof_fin_mode_stop(eph_profiler *p);
-/* At 100 % with pretenuring, young samples are armed in runs: at sample
- * points (prof_fin_walk_on_alloc) and when a collection begins
- * (on_gc_start calls prof_fin_walk_arm). */
-void prof_fin_walk_start(eph_profiler *p);
-void prof_fin_walk_on_alloc(void *data, eph_heap *h, eph_value obj);
-void prof_fin_walk_arm(eph_profiler *p);
 
 #endif

@@ -22,13 +22,16 @@ static uint64_t count_gap(eph_profiler *p) {
 
 void prof_sampler_arm(eph_profiler *p) {
   if (p->spec.sample_bytes)
-    eph_heap_sample_next(p->h, 0, exponential_gap(p));
+    eph_observer_sample_next(p->h, p->obs, 0, exponential_gap(p));
   else if (p->spec.classes[0]) {
-    eph_heap_sample_next(p->h, 1, 0);
+    eph_observer_sample_next(p->h, p->obs, 1, 0);
     p->filtered_count = count_gap(p);
   } else
-    eph_heap_sample_next(p->h, count_gap(p), 0);
+    eph_observer_sample_next(p->h, p->obs, count_gap(p), 0);
 }
+
+/* The exact modes (merlin, brute) see every allocation, whatever the spec's rate. */
+void prof_sampler_arm_every(eph_profiler *p) { eph_observer_sample_next(p->h, p->obs, 1, 0); }
 
 /* Resolves cls against the filter by name and caches the answer: classes
  * may be registered after the profiler starts. */
@@ -72,18 +75,18 @@ static bool take_counted(eph_profiler *p, bool selected) {
 bool prof_sampler_take(eph_profiler *p, eph_value obj) {
   bool selected = class_selected(p, eph_class_of(obj));
   if (p->spec.sample_bytes) {
-    eph_heap_sample_next(p->h, 0, exponential_gap(p));
+    eph_observer_sample_next(p->h, p->obs, 0, exponential_gap(p));
     return selected;
   }
   if (p->spec.classes[0]) return take_counted(p, selected);
   /* 1/1 keeps the heap's countdown at 1: nothing to re-arm */
-  if (p->spec.sample_every > 1) eph_heap_sample_next(p->h, count_gap(p), 0);
+  if (p->spec.sample_every > 1) eph_observer_sample_next(p->h, p->obs, count_gap(p), 0);
   return selected;
 }
 
 #define WALK_MAX_N 8 /* 1/N with N up to this: most allocations are samples */
 
-/* Should gc mode walk eden (mode_gc.c) instead of taking sample points?
+/* Should gc mode walk eden (gc_eden.c) instead of taking sample points?
  * When every allocation would be one anyway (1/1, or a class filter,
  * which sees every allocation), or most would: gaps of WALK_MAX_N or less.
  * Not for fixed gaps (every:N keeps exactly every N-th allocation, and
@@ -91,8 +94,7 @@ bool prof_sampler_take(eph_profiler *p, eph_value obj) {
  * ask for sample points at 100 %) nor byte sampling. */
 bool prof_sampler_walks(const eph_profiler *p) {
   const eph_profile_spec *s = &p->spec;
-  return s->mode == EPH_MODE_GC && !s->sample_bytes && !s->sample_fixed &&
-         (s->sample_every <= WALK_MAX_N || s->classes[0]);
+  return !s->sample_bytes && !s->sample_fixed && (s->sample_every <= WALK_MAX_N || s->classes[0]);
 }
 
 /* The walk's sampler: the same process as the sample points' (each

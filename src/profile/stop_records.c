@@ -237,13 +237,13 @@ bool prof_stop_records_begin(eph_profiler *p) {
   prof_stop_records *s = calloc(1, sizeof *s);
   if (!s) return false;
   s->p = p;
-  p->stop_records = s;
+  p->merlin.stop_records = s;
   prof_note_memory(p);
   return true;
 }
 
 eph_clocked_record *prof_stop_records_room(eph_profiler *p, eph_death_kind kind, size_t *room) {
-  prof_stop_records *s = p->stop_records;
+  prof_stop_records *s = p->merlin.stop_records;
   int f = s->filling;
   if (s->n[f] && (s->n[f] == STOP_BLOCK || s->kind[f] != kind)) { /* block f is closed */
     if (f + 1 < ROUND) f = ++s->filling;
@@ -255,26 +255,26 @@ eph_clocked_record *prof_stop_records_room(eph_profiler *p, eph_death_kind kind,
 }
 
 void prof_stop_records_filled(eph_profiler *p, eph_death_kind kind, size_t n) {
-  prof_stop_records *s = p->stop_records;
+  prof_stop_records *s = p->merlin.stop_records;
   s->n[s->filling] += n;
   if (kind == EPH_DEATH_CENSORED) p->stats.censored += n;
   else p->stats.deaths += n;
 }
 
 void prof_stop_records_flush(eph_profiler *p) {
-  prof_stop_records *s = p->stop_records;
+  prof_stop_records *s = p->merlin.stop_records;
   if (!s) return;
   if (s->n[0]) end_round(s);
   join_helper(s);
 }
 
 size_t prof_stop_records_memory(const eph_profiler *p) {
-  const prof_stop_records *s = p->stop_records;
+  const prof_stop_records *s = p->merlin.stop_records;
   return s ? sizeof *s + eph_writer_memory(s->fork) : 0;
 }
 
 void prof_stop_records_end(eph_profiler *p) {
-  prof_stop_records *s = p->stop_records;
+  prof_stop_records *s = p->merlin.stop_records;
   if (!s) return;
   prof_stop_records_flush(p);
   prof_note_memory(p); /* the fork's buffers at their largest */
@@ -289,5 +289,5 @@ void prof_stop_records_end(eph_profiler *p) {
   }
   if (s->fork) eph_writer_close(s->fork, NULL);
   free(s);
-  p->stop_records = NULL;
+  p->merlin.stop_records = NULL;
 }

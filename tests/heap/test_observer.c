@@ -1,13 +1,27 @@
-/* Statistics, the event log and the observer hooks (including eph_gc_fate). */
+/* Statistics, the event log and the observer hooks (including eph_gc_fate);
+ * several observers on one heap, a profile among them. */
+#include <unistd.h>
+
+#include "ephemera/format.h"
+#include "ephemera/profile.h"
 #include "heap_test.h"
 
 static eph_class_id P, B;
 
-static eph_heap *make(const char *spec) {
-  eph_heap *h = heap_with(spec);
+static eph_heap *with_classes(eph_heap *h) {
   P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
   B = eph_class_register(h, "Bytes", EPH_FORMAT_BYTES);
   return h;
+}
+
+static eph_heap *make(const char *spec) { return with_classes(heap_with(spec)); }
+
+/* A heap of these parameters (trailer words, which a spec does not set). */
+static eph_heap *make_with(const eph_gc_params *params) {
+  eph_error err;
+  eph_heap *h = NULL;
+  if (eph_heap_new(params, &h, &err) != EPH_OK) fail_msg("eph_heap_new: %s", err.message);
+  return with_classes(h);
 }
 
 /* --- statistics and events ------------------------------------------------ */
@@ -112,14 +126,32 @@ typedef struct trace {
   size_t ends;
   size_t allocs;
   eph_value last_alloc;
+  const eph_site *last_site; /* eph_heap_site at the last on_alloc */
   int nested;         /* allocate inside on_alloc */
   eph_value nested_seen; /* obj as on_alloc's root saw it after the nested allocation */
+  char name;          /* several observers: each notes its hooks in `order` too */
+  eph_observer_reg *reg;
+  bool leave_at_gc_start; /* removes itself in on_gc_start */
+  size_t frees;
 } trace;
+
+/* The hooks of all observers, in the order they ran: letter, then name. */
+static char order[512];
+static size_t order_len;
+
+static void note_order(const trace *t, char what) {
+  if (!t->name || order_len + 2 >= sizeof order) return;
+  order[order_len++] = what;
+  order[order_len++] = t->name;
+  order[order_len] = 0;
+}
 
 static void on_alloc(void *data, eph_heap *h, eph_value obj) {
   trace *t = data;
+  note_order(t, 'A');
   t->allocs++;
   t->last_alloc = obj;
+  t->last_site = eph_heap_site(h);
   assert_true(eph_is_ptr(obj));
   if (t->nested) {
     EPH_FRAME(h);
@@ -137,6 +169,8 @@ static void on_gc_start(void *data, eph_heap *h, eph_gc_kind kind) {
   if (t->len < sizeof t->log - 1) t->log[t->len++] = 'S';
   if (t->starts < 64) t->start_kinds[t->starts] = kind;
   t->starts++;
+  note_order(t, 'S');
+  if (t->leave_at_gc_start) eph_heap_remove_observer(h, t->reg);
 }
 
 static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
@@ -145,6 +179,7 @@ static void on_collect(void *data, eph_heap *h, eph_gc_kind kind) {
   if (t->len < sizeof t->log - 1) t->log[t->len++] = 'C';
   if (t->collects < 64) t->collect_kinds[t->collects] = kind;
   t->collects++;
+  note_order(t, 'C');
 }
 
 static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
@@ -156,6 +191,14 @@ static void on_gc_end(void *data, eph_heap *h, const eph_gc_event *ev) {
     t->end_index[t->ends] = ev->index;
   }
   t->ends++;
+  note_order(t, 'E');
+}
+
+static void on_heap_free(void *data, eph_heap *h) {
+  trace *t = data;
+  (void)h;
+  t->frees++;
+  note_order(t, 'F');
 }
 
 static void test_gc_hooks_in_order(void **state) {
@@ -291,10 +334,7 @@ static void test_store_clock(void **state) {
   (void)state;
   eph_gc_params params = params_with("verify=1");
   params.trailer_words = 2;
-  eph_error err;
-  eph_heap *h = NULL;
-  assert_int_equal(eph_heap_new(&params, &h, &err), EPH_OK);
-  P = eph_class_register(h, "Node", EPH_FORMAT_POINTERS);
+  eph_heap *h = make_with(&params);
   uint64_t clock = 100;
   eph_observer obs = {.store_clock = &clock, .store_stamp_word = 1};
   eph_heap_set_observer(h, &obs);
@@ -414,6 +454,269 @@ static void test_gc_fate(void **state) {
   eph_heap_free(h);
 }
 
+/* --- several observers ------------------------------------------------------- */
+
+static trace *new_trace(char name) {
+  trace *t = calloc(1, sizeof *t);
+  t->name = name;
+  return t;
+}
+
+static eph_observer_reg *add_trace(eph_heap *h, trace *t) {
+  eph_observer obs = {.data = t,
+                      .tool = t,
+                      .on_alloc = on_alloc,
+                      .on_gc_start = on_gc_start,
+                      .on_collect = on_collect,
+                      .on_gc_end = on_gc_end,
+                      .on_heap_free = on_heap_free};
+  t->reg = eph_heap_add_observer(h, &obs);
+  assert_non_null(t->reg);
+  return t->reg;
+}
+
+static void alloc_n(eph_heap *h, int n) {
+  for (int i = 0; i < n; i++) eph_alloc(h, P, 1); /* 16 bytes each */
+}
+
+static void test_two_observers(void **state) {
+  (void)state;
+  eph_heap *h = make("eden=256K");
+  trace *a = new_trace('a'), *b = new_trace('b');
+  eph_observer_reg *ra = add_trace(h, a), *rb = add_trace(h, b);
+  assert_ptr_equal(eph_heap_find_observer(h, a), ra);
+  assert_ptr_equal(eph_heap_find_observer(h, b), rb);
+  assert_null(eph_heap_find_observer(h, &order));
+  assert_ptr_equal(eph_observer_data(rb), b);
+
+  /* Every hook of each, in the order they were added. */
+  order_len = 0;
+  eph_collect(h, EPH_GC_SCAVENGE);
+  eph_collect(h, EPH_GC_FULL);
+  assert_string_equal(order, "SaSbCaCbEaEbSaSbCaCbEaEb");
+  assert_string_equal(a->log, "SCESCE");
+  assert_string_equal(b->log, "SCESCE");
+  assert_int_equal(a->end_index[1], 2);
+  assert_int_equal(b->end_index[1], 2);
+
+  /* Both see every allocation (the default), the same object. */
+  order_len = 0;
+  eph_value o = eph_alloc(h, P, 2);
+  assert_string_equal(order, "AaAb");
+  assert_int_equal(a->last_alloc, o);
+  assert_int_equal(b->last_alloc, o);
+  o = eph_alloc_old(h, P, 1);
+  assert_int_equal(b->last_alloc, o);
+  o = eph_alloc_bytes(h, B, MiB); /* large */
+  assert_int_equal(a->last_alloc, o);
+  assert_int_equal(b->last_alloc, o);
+  assert_int_equal(a->allocs, 3);
+  assert_int_equal(b->allocs, 3);
+
+  /* Each its own sample points: every 3rd object for a, every 5th for b,
+   * then every 400 bytes for b: each 16-byte object is a sample point for
+   * the observers whose point it is, and no other. */
+  eph_observer_sample_next(h, ra, 3, 0);
+  eph_observer_sample_next(h, rb, 5, 0);
+  a->allocs = b->allocs = 0;
+  alloc_n(h, 30000);
+  assert_int_equal(a->allocs, 10000);
+  assert_int_equal(b->allocs, 6000);
+  eph_observer_sample_next(h, rb, 0, 400);
+  a->allocs = b->allocs = 0;
+  alloc_n(h, 26000);
+  assert_true(a->allocs == 8666 || a->allocs == 8667);
+  assert_int_equal(b->allocs, 1000); /* the 26th object of each 400 bytes ends past them */
+  assert_true(stats_of(h).scavenges > 3);
+
+  /* b leaves; a goes on at its own points, through the heap's switch back
+   * to calling one observer directly, and is alone in every hook. */
+  eph_heap_remove_observer(h, rb);
+  assert_null(eph_heap_find_observer(h, b));
+  eph_observer_sample_next(h, ra, 3, 0);
+  a->allocs = b->allocs = 0;
+  alloc_n(h, 30000);
+  assert_int_equal(a->allocs, 10000);
+  assert_int_equal(b->allocs, 0);
+  order_len = 0;
+  eph_collect(h, EPH_GC_SCAVENGE);
+  assert_string_equal(order, "SaCaEa");
+
+  /* b again, last; a leaves from its own on_gc_start: b sees that
+   * collection whole, a nothing of it after its start. */
+  rb = add_trace(h, b);
+  a->leave_at_gc_start = true;
+  order_len = 0;
+  eph_collect(h, EPH_GC_FULL);
+  assert_string_equal(order, "SaSbCbEb");
+  assert_null(eph_heap_find_observer(h, a));
+  b->allocs = 0;
+  alloc_n(h, 10);
+  assert_int_equal(b->allocs, 10); /* every allocation since it was added */
+
+  /* Both get on_heap_free. */
+  add_trace(h, a);
+  a->leave_at_gc_start = false;
+  order_len = 0;
+  eph_heap_free(h);
+  assert_string_equal(order, "FbFa");
+  free(a);
+  free(b);
+}
+
+/* An observer that allocates in on_alloc moves obj (stress=1): the next
+ * one sees it where it is, with its site, and nobody sees the nested
+ * allocation. */
+static void test_chain_on_alloc_may_allocate(void **state) {
+  (void)state;
+  eph_heap *h = make("stress=1,verify=1");
+  trace *a = new_trace('a'), *b = new_trace('b');
+  a->nested = 1;
+  add_trace(h, a);
+  add_trace(h, b);
+  EPH_FRAME(h);
+  EPH_LOCAL(h, o);
+  EPH_AT(h);
+  o = eph_alloc(h, P, 2);
+  assert_int_equal(a->allocs, 1);
+  assert_int_equal(b->allocs, 1);
+  assert_int_not_equal(a->last_alloc, a->nested_seen); /* it moved */
+  assert_int_equal(b->last_alloc, o);
+  assert_int_equal(a->nested_seen, o);
+  assert_non_null(a->last_site);
+  assert_ptr_equal(b->last_site, a->last_site); /* though a allocated since */
+  assert_verifies(h);
+  EPH_UNFRAME(h);
+  eph_heap_set_observer(h, NULL);
+  eph_heap_free(h);
+  free(a);
+  free(b);
+}
+
+/* Stores to two observers: one's stamping barrier, the other's on_store. */
+static void test_chain_stores(void **state) {
+  (void)state;
+  eph_gc_params params = params_with(NULL);
+  params.trailer_words = 2;
+  eph_heap *h = make_with(&params);
+  uint64_t clock = 70;
+  eph_observer stamping = {.store_clock = &clock, .store_stamp_word = 1};
+  eph_observer counting = {.on_store = count_store};
+  eph_observer_reg *r = eph_heap_add_observer(h, &stamping);
+  eph_heap_add_observer(h, &counting);
+  stores_seen = 0;
+  EPH_FRAME(h);
+  EPH_LOCAL(h, holder);
+  EPH_LOCAL(h, a);
+  holder = eph_alloc(h, P, 1);
+  a = eph_alloc(h, P, 1);
+  eph_store(h, holder, 0, a);
+  eph_store(h, holder, 0, eph_int(1)); /* a leaves the slot at 70 */
+  assert_int_equal(eph_trailer(a)[1], 70);
+  assert_int_equal(stores_seen, 2);
+  eph_heap_remove_observer(h, r); /* counting alone, called directly */
+  clock = 90;
+  eph_store(h, holder, 0, a);
+  eph_store(h, holder, 0, eph_int(2));
+  assert_int_equal(eph_trailer(a)[1], 70);
+  assert_int_equal(stores_seen, 4);
+  EPH_UNFRAME(h);
+  eph_heap_free(h);
+}
+
+/* A program with a known shape for the profile: a ring of slots in an old
+ * object (*ring, a root of the caller's), each allocation a random slot's
+ * (most die young, some live long), one in sixteen in old space. */
+static void run_program(eph_heap *h, int n, eph_value *ring) {
+  *ring = eph_alloc_old(h, P, 64);
+  uint64_t x = 12345;
+  for (int i = 0; i < n; i++) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    eph_value o = (x >> 60) == 0 ? eph_alloc_old(h, P, 2) : eph_alloc(h, P, 1 + (size_t)(x >> 62));
+    eph_store(h, o, 0, eph_int(i));
+    if ((x >> 40) % 4 == 0) eph_store(h, *ring, (size_t)(x >> 20) % 64, o);
+  }
+}
+
+/* The profile of run_program under spec, with a counting observer beside
+ * the profile (added before it or after it) or none; the observer's
+ * sample points are every 7th allocation. */
+static eph_file *profile_of(const char *spec_text, int beside, trace *t) {
+  eph_profile_spec spec;
+  eph_error err;
+  eph_profile_spec_init(&spec);
+  assert_int_equal(eph_profile_spec_parse(&spec, spec_text, &err), EPH_OK);
+  snprintf(spec.out, sizeof spec.out, "/tmp/eph-test-observers-%d.eph", (int)getpid());
+  eph_gc_params params = params_with("eden=256K");
+  eph_profile_prepare_params(&spec, &params);
+  eph_heap *h = make_with(&params);
+  if (beside == 1) eph_observer_sample_next(h, add_trace(h, t), 7, 0);
+  if (eph_profile_start(h, &spec, NULL, 0, &err) != EPH_OK) fail_msg("start: %s", err.message);
+  assert_int_equal(eph_profile_start(h, &spec, NULL, 0, &err), EPH_ERR_INVALID); /* one profile a heap */
+  if (beside == 2) eph_observer_sample_next(h, add_trace(h, t), 7, 0);
+  EPH_FRAME(h);
+  EPH_LOCAL(h, ring); /* alive at the stop: its slots' objects are censored */
+  run_program(h, 40000, &ring);
+  if (eph_profile_stop(h, NULL, &err) != EPH_OK) fail_msg("stop: %s", err.message);
+  EPH_UNFRAME(h);
+  eph_heap_free(h);
+  eph_file *prof;
+  if (eph_file_load(spec.out, &prof, &err) != EPH_OK) fail_msg("load: %s", err.message);
+  unlink(spec.out);
+  return prof;
+}
+
+static void assert_same_stamp(const eph_stamp *a, const eph_stamp *b) {
+  assert_int_equal(a->bytes, b->bytes);
+  assert_int_equal(a->scavenges, b->scavenges);
+  assert_int_equal(a->full_gcs, b->full_gcs);
+}
+
+/* A profile beside another observer holds the records it holds alone
+ * (all but their wall-clock times), and the observer sees its own sample
+ * points and every collection: in gc mode walking eden (old-space
+ * allocations are sample points for the profile only) and at sample
+ * points, in finalization mode (whose on_alloc allocates) and in Merlin's
+ * (every allocation, stores stamped). */
+static void test_profile_beside_observer(void **state) {
+  (void)state;
+  static const char *const specs[] = {"mode=gc,sample=1/1,threads=1", "mode=gc,sample=1/10,seed=3,threads=1",
+                                      "mode=finalization,sample=1/10,seed=5,threads=1", "mode=merlin,threads=1"};
+  for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+    eph_file *alone = profile_of(specs[k], 0, NULL);
+    assert_true(alone->nrecords > 1000);
+    size_t censored = 0;
+    for (size_t i = 0; i < alone->nrecords; i++) censored += alone->records[i].death_kind == EPH_DEATH_CENSORED;
+    assert_true(censored > 0 && censored < 66); /* the ring and what it holds, sampled */
+    for (int beside = 1; beside <= 2; beside++) {
+      trace *t = new_trace(0);
+      eph_file *with = profile_of(specs[k], beside, t);
+      if (with->nrecords != alone->nrecords)
+        fail_msg("%s, observer added %s: %zu records, %zu alone", specs[k], beside == 1 ? "first" : "second",
+                 with->nrecords, alone->nrecords);
+      for (size_t i = 0; i < alone->nrecords; i++) {
+        const eph_record *x = &alone->records[i], *y = &with->records[i];
+        assert_int_equal(x->id, y->id);
+        assert_int_equal(x->class_id, y->class_id);
+        assert_int_equal(x->size, y->size);
+        assert_true(x->weight == y->weight);
+        assert_int_equal(x->death_kind, y->death_kind);
+        assert_same_stamp(&x->birth, &y->birth);
+        assert_same_stamp(&x->death, &y->death);
+        assert_same_stamp(&x->alive_until, &y->alive_until);
+      }
+      assert_int_equal(with->ngcs, alone->ngcs);
+      /* the program's 40 001 allocations (the profile's own count for none) */
+      assert_int_equal(t->allocs, 40001 / 7);
+      assert_int_equal(t->ends, alone->ngcs);
+      assert_int_equal(t->starts, t->ends);
+      eph_file_free(with);
+      free(t);
+    }
+    eph_file_free(alone);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_and_events),
@@ -424,6 +727,10 @@ int main(void) {
       cmocka_unit_test(test_on_alloc_may_allocate),
       cmocka_unit_test(test_gc_fate),
       cmocka_unit_test(test_store_clock),
+      cmocka_unit_test(test_two_observers),
+      cmocka_unit_test(test_chain_on_alloc_may_allocate),
+      cmocka_unit_test(test_chain_stores),
+      cmocka_unit_test(test_profile_beside_observer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
