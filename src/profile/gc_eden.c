@@ -124,7 +124,7 @@ void prof_gc_walk_start(eph_profiler *p) {
   const char *min = getenv("EPHEMERA_WALK_PIECE_MIN");
   p->gc.walk_piece_min = min && atoll(min) > 0 ? (uintptr_t)atoll(min) : PIECE_MIN_BYTES;
   /* EPHEMERA_WALK_DELAY=main:US or second:US: tests force the threads into
-   * orders a quiet machine rarely shows (walk_orders.sh). */
+   * orders a quiet machine rarely shows (walk_orders_test.sh). */
   const char *delay = getenv("EPHEMERA_WALK_DELAY");
   if (delay) {
     unsigned us = 0;
