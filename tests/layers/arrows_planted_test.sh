@@ -41,6 +41,7 @@ src/sim/run.c|harness/bench_workload.h|upward: the simulator uses the harness
 src/tune/advisor.c|render/render.h|upward: tune uses a renderer
 src/runtime/lua/alloc.c|profile/profiler.h|sideways and private: the Lua adapter uses the profiler's internals
 workloads/support.c|analysis/analysis.h|upward: a workload uses analysis
+src/runtime/lua/site.c|runtime/internal.h|private: the Lua adapter uses the adapter core's internals
 src/render/render_text.c|analysis.h|a bare name from another folder
 src/profile/profiler.c|../format/format_internal.h|a ../ path
 EOF

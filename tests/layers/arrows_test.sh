@@ -7,7 +7,7 @@
 #     and public headers as "ephemera/NAME.h", each only when that folder
 #     (or the public header's layer) is in the ALLOWED list below;
 # and never a "../" path, a bare name from another folder, or another
-# folder's private header (*_internal.h, profiler.h).  Prints every
+# folder's private header (*_internal.h, internal.h, profiler.h).  Prints every
 # offending line and exits 1; 0 when all follow the arrows.
 set -euo pipefail
 root=$1
@@ -37,7 +37,7 @@ declare -A public=(
 )
 # Generated into the build tree, included by bare name.
 generated="profile.pb-c.h wl_list.h"
-private_re='(_internal\.h|/profiler\.h)$'
+private_re='(_internal\.h|/internal\.h|/profiler\.h)$'
 
 status=0
 fail() { echo "FAIL: $1"; status=1; }
