@@ -29,7 +29,7 @@ typedef struct eph_gc_event {
   uint64_t bytes_compacted; /* moved by the compactor */
   uint64_t old_committed;   /* old space size after */
   uint64_t ephemerons_mourned;
-  /* Work counts for the simulator's cost model (src/sim/calibrate); the
+  /* Work counts for the simulator's cost model (src/harness/calibrate.c); the
    * heap fills them, a .eph file does not store them (read back as 0). */
   uint64_t objects_moved;      /* objects copied or promoted out of new space */
   uint64_t remembered_scanned; /* remembered-set entries a scavenge scanned */

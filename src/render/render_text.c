@@ -247,11 +247,20 @@ void eph_render_text(FILE *out, const eph_analysis *a, const eph_tune_lua_advice
   }
   fprintf(out, "alive at exit (censored): %zu records (%.1f %%): lifetimes are lower bounds, handled by Kaplan-Meier\n",
           a->ncensored, 100.0 * (double)a->ncensored / (double)a->nrecords);
-  fprintf(out, "mean lifetime: %s%s of run (s.e. %s), %s%s, %s%s\n", a->ncensored ? ">" : "",
+  /* With deaths only known to an interval, two means: the one at --end
+   * (what the histograms use) and the estimate over the intervals, the
+   * one to quote; each line says which it is. */
+  static const char *const at_end[] = {"deaths at the GC that found them, --end death",
+                                       "deaths at the last GC they survived, --end alive", "deaths at the midpoint, --end mid"};
+  if (a->n_interval) fprintf(out, "mean lifetime (%s; what the histograms use): ", at_end[a->opts.end]);
+  else fputs("mean lifetime: ", out);
+  fprintf(out, "%s%s of run (s.e. %s), %s%s, %s%s\n", a->ncensored ? ">" : "",
           eph_fmt_life(B(b1), a->mean[EPH_CLOCK_REL], EPH_CLOCK_REL), eph_fmt_life(B(b4), a->mean_se[EPH_CLOCK_REL], EPH_CLOCK_REL),
           a->ncensored ? ">" : "", eph_fmt_life(B(b2), a->mean[EPH_CLOCK_BYTES], EPH_CLOCK_BYTES), a->ncensored ? ">" : "",
           eph_fmt_life(B(b3), a->mean[EPH_CLOCK_SECONDS], EPH_CLOCK_SECONDS));
-  fprintf(out, "estimated mean lifetime: %s%s of run (allocation clock%s%s); short-lived (<= %g %% of run): %.1f %% of objects\n",
+  if (a->n_interval) fputs("estimated mean lifetime (the one to quote: each death spread over its interval): ", out);
+  else fputs("estimated mean lifetime: ", out);
+  fprintf(out, "%s%s of run (allocation clock%s%s); short-lived (<= %g %% of run): %.1f %% of objects\n",
           a->ncensored ? ">" : "", eph_fmt_life(B(b1), a->est.mean_pct, EPH_CLOCK_REL), isfinite(a->est.mean_pct_se) ? ", s.e. " : "",
           isfinite(a->est.mean_pct_se) ? eph_fmt_life(B(b2), a->est.mean_pct_se, EPH_CLOCK_REL) : "", a->opts.short_threshold_pct,
           100 * a->est.short_share);

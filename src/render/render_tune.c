@@ -4,6 +4,7 @@
  * verified table and the recommendation at the end; and the advisor's
  * prediction that closes a text report (eph_tune_suggest).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +65,26 @@ static void print_verified(FILE *out, const eph_tune_result *r) {
   }
 }
 
+/* How many invocations would decide "not clearly faster" at the spread
+ * measured: the interval's half-width shrinks as 1/sqrt(n), so it excludes
+ * 1.0x once n >= inv * (ci / (speedup - 1))^2.  Nothing when the fastest
+ * was not faster at all (more runs would not make it so). */
+static void print_more_invocations(FILE *out, const eph_tune_result *r, double su, double ci) {
+  if (!(su > 1.0) || !(ci > 0)) return;
+  double n = ceil((double)r->invocations * (ci / (su - 1.0)) * (ci / (su - 1.0)));
+  if (n <= r->invocations) n = r->invocations + 1;
+  const eph_tune_target *t = &r->request->target;
+  if (n > 1000) {
+    fprintf(out, "  at the spread measured, over 1000 invocations each would be needed to tell it apart from the default:\n"
+                 "  the difference is within this machine's noise\n");
+    return;
+  }
+  fprintf(out, "  at the spread measured, about %.0f invocations each would decide it:\n    ephemera tune ", n);
+  if (t->workload) fprintf(out, "%s%s%s", t->workload, t->size ? " --size " : "", t->size ? t->size : "");
+  else fprintf(out, "--cmd '%s'", t->command);
+  fprintf(out, " --objective %s --invocations %.0f\n", r->objective, n);
+}
+
 static void print_recommendation(FILE *out, const eph_tune_result *r) {
   int inv = r->invocations, best = r->best;
   bool one = inv < 2, two = inv == 2;
@@ -87,6 +108,7 @@ static void print_recommendation(FILE *out, const eph_tune_result *r) {
       fprintf(out, "recommendation: keep the defaults (the fastest verified, %s, measured %.2fx, 95%% CI %.2f-%.2fx:\n"
                    "  not clearly faster than the default after %d invocations; more with --invocations)\n",
               gc_unclear, su, su - ci_u, su + ci_u, inv);
+    if (!one) print_more_invocations(out, r, su, ci_u);
   } else if (best == 0) {
     fprintf(out, "recommendation: keep the defaults (no verified configuration measured better under %s)\n",
             r->objective);
