@@ -66,6 +66,9 @@ static void lua_cycles(eph_analysis *a) {
   if (!rt || strcmp(rt, "lua")) return;
   a->lua = true;
   a->lua_gc = eph_file_meta(a->profile, "gc");
+  /* The adapter counts Lua's GC cycles but does not time its collector
+   * (it runs inside the allocations): no share, rather than 0 %. */
+  if (a->profile->totals.gc_wall_ns == 0) a->gc_share = NAN;
   for (size_t i = 0; i < a->nrecords; i++) {
     const eph_life *l = &a->lives[i];
     if (l->censored) {
