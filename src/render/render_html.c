@@ -309,7 +309,13 @@ static void summary(FILE *out, const eph_analysis *a) {
     }
     if (p->complete) fputc(')', out);
   } else if (p->complete) {
-    fprintf(out, " (%" PRIu64 " scavenges, %" PRIu64 " full GCs)", p->totals.scavenges, p->totals.full_gcs);
+    /* The profiler's stop ends with a full GC of its own (it finds the
+     * last deaths), one more than the run itself reports. */
+    if (p->totals.full_gcs == 1)
+      fprintf(out, " (%" PRIu64 " scavenges, 1 full GC: the profile's stop)", p->totals.scavenges);
+    else
+      fprintf(out, " (%" PRIu64 " scavenges, %" PRIu64 " full GCs%s)", p->totals.scavenges, p->totals.full_gcs,
+              p->totals.full_gcs ? ": the last is the profile's stop" : "");
   }
   END();
   ROW("objects allocated");

@@ -237,7 +237,13 @@ void eph_render_text(FILE *out, const eph_analysis *a, const eph_tune_lua_advice
     if (p->complete && a->lua_gc) fprintf(out, ", %s", a->lua_gc);
     if (p->complete) fputc(')', out);
   } else if (p->complete) {
-    fprintf(out, " (%" PRIu64 " scavenges, %" PRIu64 " full GCs)", p->totals.scavenges, p->totals.full_gcs);
+    /* The profiler's stop ends with a full GC of its own (it finds the
+     * last deaths), one more than the run itself reports. */
+    if (p->totals.full_gcs == 1)
+      fprintf(out, " (%" PRIu64 " scavenges, 1 full GC: the profile's stop)", p->totals.scavenges);
+    else
+      fprintf(out, " (%" PRIu64 " scavenges, %" PRIu64 " full GCs%s)", p->totals.scavenges, p->totals.full_gcs,
+              p->totals.full_gcs ? ": the last is the profile's stop" : "");
   }
   fputc('\n', out);
   if (!p->complete) fprintf(out, "warning: %s\n", p->warning[0] ? p->warning : "incomplete file (no closing totals)");
