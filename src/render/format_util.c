@@ -1,6 +1,7 @@
 /*
  * format_util.c — numbers and lifetimes as people read them.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,5 +58,28 @@ const char *eph_fmt_count(char *buf, size_t len, double v) {
     buf[o++] = tmp[i];
   }
   buf[o < len ? o : len - 1] = 0;
+  return buf;
+}
+
+const char *eph_fmt_run_gc(char *buf, size_t len, const eph_analysis *a, const char *sep) {
+  const eph_file *p = a->profile;
+  size_t n = 0;
+#define PUT(...) (n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, __VA_ARGS__))
+  buf[0] = '\0';
+  if (isfinite(a->gc_share)) PUT("%s%.1f %% of wall time in GC", sep, 100 * a->gc_share);
+  if (a->lua) { /* Lua's collector in its own words: cycles, untimed */
+    if (!isfinite(a->gc_share)) PUT("%sGC time not measured", sep);
+    if (p->complete)
+      PUT(" (%" PRIu64 " cycles of Lua's collector%s%s)", p->totals.full_gcs, a->lua_gc ? ", " : "",
+          a->lua_gc ? a->lua_gc : "");
+  } else if (p->complete) {
+    /* The profiler's stop ends with a full GC of its own (it finds the
+     * last deaths), one more than the run itself reports. */
+    if (p->totals.full_gcs == 1) PUT(" (%" PRIu64 " scavenges, 1 full GC: the profile's stop)", p->totals.scavenges);
+    else
+      PUT(" (%" PRIu64 " scavenges, %" PRIu64 " full GCs%s)", p->totals.scavenges, p->totals.full_gcs,
+          p->totals.full_gcs ? ": the last is the profile's stop" : "");
+  }
+#undef PUT
   return buf;
 }

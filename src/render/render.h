@@ -36,6 +36,10 @@
 /* Formats a lifetime on clock c ("1.2 MB", "35 ms", "0.04 %"); NAN as "-". */
 const char *eph_fmt_life(char *buf, size_t len, double v, eph_clock c);
 const char *eph_fmt_count(char *buf, size_t len, double v);
+/* What a report's "run:" line says of the collector, after the bytes
+ * allocated: the GC share (or, for Lua, that it is not measured) and the
+ * collections in the runtime's own terms; sep goes before each clause. */
+const char *eph_fmt_run_gc(char *buf, size_t len, const eph_analysis *a, const char *sep);
 const char *eph_clock_name(eph_clock c);
 const char *eph_clock_unit(eph_clock c);
 

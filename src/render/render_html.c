@@ -299,24 +299,8 @@ static void summary(FILE *out, const eph_analysis *a) {
   END();
   ROW("run");
   fprintf(out, "%s, %s allocated", eph_fmt_life(B(b1), a->run_wall_s, EPH_CLOCK_SECONDS), eph_fmt_life(B(b2), a->run_bytes, EPH_CLOCK_BYTES));
-  if (isfinite(a->gc_share)) fprintf(out, "; %.1f %% of wall time in GC", 100 * a->gc_share);
-  if (a->lua) { /* Lua's collector in its own words: cycles, untimed */
-    if (!isfinite(a->gc_share)) fputs("; GC time not measured", out);
-    if (p->complete) fprintf(out, " (%" PRIu64 " cycles of Lua's collector", p->totals.full_gcs);
-    if (p->complete && a->lua_gc) {
-      fputs(", ", out);
-      eph_html_escape(out, a->lua_gc);
-    }
-    if (p->complete) fputc(')', out);
-  } else if (p->complete) {
-    /* The profiler's stop ends with a full GC of its own (it finds the
-     * last deaths), one more than the run itself reports. */
-    if (p->totals.full_gcs == 1)
-      fprintf(out, " (%" PRIu64 " scavenges, 1 full GC: the profile's stop)", p->totals.scavenges);
-    else
-      fprintf(out, " (%" PRIu64 " scavenges, %" PRIu64 " full GCs%s)", p->totals.scavenges, p->totals.full_gcs,
-              p->totals.full_gcs ? ": the last is the profile's stop" : "");
-  }
+  char gcs[256];
+  eph_html_escape(out, eph_fmt_run_gc(gcs, sizeof gcs, a, "; "));
   END();
   ROW("objects allocated");
   if (a->sampled) {
