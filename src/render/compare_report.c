@@ -8,14 +8,6 @@
 #include "compare_report.h"
 #include "render.h"
 
-static eph_status finish_stdout(eph_error *err) {
-  bool failed = ferror(stdout) != 0;
-  errno = 0;
-  if (fflush(stdout) == 0 && !failed) return EPH_OK;
-  eph_error_fill(err, EPH_ERR_IO, "compare: writing the comparison: %s", errno ? strerror(errno) : "an earlier write failed");
-  return EPH_ERR_IO;
-}
-
 /* --exact: the calibration table and the brackets. */
 static eph_status calibrate(const eph_compare_request *r, eph_analysis *const an[2], bool *bad_input, eph_error *err) {
   if (!an[0]->exact) {
@@ -39,7 +31,7 @@ static eph_status calibrate(const eph_compare_request *r, eph_analysis *const an
   else if (r->format == EPH_COMPARE_JSON) eph_calibration_json(stdout, c, &bs);
   else eph_calibration_text(stdout, c, &bs);
   eph_calibration_free(c);
-  return finish_stdout(err);
+  return eph_render_finish(stdout, false, "compare", "the comparison", err);
 }
 
 eph_status eph_compare_write(const eph_compare_request *r, bool *bad_input, eph_error *err) {
@@ -72,7 +64,7 @@ eph_status eph_compare_write(const eph_compare_request *r, bool *bad_input, eph_
       else if (r->format == EPH_COMPARE_JSON) eph_compare_json(stdout, c);
       else eph_compare_text(stdout, c);
       eph_compare_free(c);
-      st = finish_stdout(err);
+      st = eph_render_finish(stdout, false, "compare", "the comparison", err);
     }
   }
   for (int i = 0; i < 2; i++) {

@@ -1,6 +1,7 @@
 /*
  * format_util.c — numbers and lifetimes as people read them.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -82,4 +83,15 @@ const char *eph_fmt_run_gc(char *buf, size_t len, const eph_analysis *a, const c
   }
 #undef PUT
   return buf;
+}
+
+eph_status eph_render_finish(FILE *f, bool close, const char *command, const char *what, eph_error *err) {
+  bool failed = ferror(f) != 0;
+  errno = 0;
+  /* A failed write keeps its bytes in the buffer (glibc), so the flush
+   * meets the error again and errno says why. */
+  int rc = close ? fclose(f) : fflush(f);
+  if (rc == 0 && !failed) return EPH_OK;
+  eph_error_fill(err, EPH_ERR_IO, "%s: writing %s: %s", command, what, errno ? strerror(errno) : "an earlier write failed");
+  return EPH_ERR_IO;
 }

@@ -43,6 +43,11 @@ const char *eph_fmt_run_gc(char *buf, size_t len, const eph_analysis *a, const c
 const char *eph_clock_name(eph_clock c);
 const char *eph_clock_unit(eph_clock c);
 
+/* Ends writing to f (closed when close, else flushed) for a command's
+ * output: EPH_OK when every write succeeded, else EPH_ERR_IO with
+ * "COMMAND: writing WHAT: reason" in err (format_util.c). */
+eph_status eph_render_finish(FILE *f, bool close, const char *command, const char *what, eph_error *err);
+
 /* --- the report (render_text.c, render_csv.c, render_json.c, render_html.c) --- */
 
 /* lua: a Lua profile's collector advice (eph_tune_lua_advice_of), or NULL. */

@@ -29,19 +29,6 @@ static void progress(const char *stage, double f, void *ctx) {
   fflush(tty);
 }
 
-/* Ends writing to f (closing it when it is a file of ours): every write
- * succeeded, or EPH_ERR_IO naming what. */
-static eph_status finish(FILE *f, bool close, const char *what, eph_error *err) {
-  bool failed = ferror(f) != 0;
-  errno = 0;
-  /* A failed write keeps its bytes in the buffer (glibc), so the flush
-   * meets the error again and errno says why. */
-  int rc = close ? fclose(f) : fflush(f);
-  if (rc == 0 && !failed) return EPH_OK;
-  eph_error_fill(err, EPH_ERR_IO, "report: writing %s: %s", what, errno ? strerror(errno) : "an earlier write failed");
-  return EPH_ERR_IO;
-}
-
 static eph_status write_csv(const eph_report_request *r, const eph_analysis *a, eph_error *err) {
   errno = 0;
   bool ok = eph_render_csv(stdout, r->dir, a);
@@ -52,7 +39,7 @@ static eph_status write_csv(const eph_report_request *r, const eph_analysis *a, 
   if (r->dir)
     printf("wrote %s/{summary,histogram,classes,survival%s%s}.csv\n", r->dir, a->heap ? ",heap" : "",
            a->profile->ngcs ? ",timeline" : "");
-  return finish(stdout, false, r->dir ? "the list of files written" : "the report", err);
+  return eph_render_finish(stdout, false, "report", r->dir ? "the list of files written" : "the report", err);
 }
 
 /* The advisor's predicted GC parameters, after a text report. */
@@ -94,7 +81,7 @@ static eph_status write_one(const eph_report_request *r, const eph_analysis *a, 
     eph_spacetime_free(flame);
     eph_file_free(whole);
   }
-  eph_status st = finish(out, r->dir != NULL, r->dir ? file : "the report", err);
+  eph_status st = eph_render_finish(out, r->dir != NULL, "report", r->dir ? file : "the report", err);
   if (st != EPH_OK) return st;
   if (!plots_ok) {
     eph_error_fill(err, EPH_ERR_IO, "report: writing %s: %s", failed, strerror(plot_errno));
@@ -102,7 +89,7 @@ static eph_status write_one(const eph_report_request *r, const eph_analysis *a, 
   }
   if (!r->dir) return EPH_OK;
   printf("wrote %s\n", file);
-  return finish(stdout, false, "the list of files written", err);
+  return eph_render_finish(stdout, false, "report", "the list of files written", err);
 }
 
 eph_status eph_report_write(const eph_report_request *r, eph_error *err) {
