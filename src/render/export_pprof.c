@@ -5,7 +5,15 @@
  *
  * Locations are the profile's sites (location id = site id, plus one for
  * "unknown site"); a call stack adds its callers' sites after the leaf.
- * Functions are the distinct (function, file) pairs of those sites.
+ * Functions are the distinct (function, file) pairs of those sites.  One
+ * mapping, named after the workload or script, holds every location: it
+ * is what pprof's legend and web UI title call the file ("File: dataframe"),
+ * and it says the functions are already symbolized.
+ *
+ * Every sample type has a unit pprof scales (count or bytes).  Space-time
+ * (bytes x lifetime) has no such unit, so it is exported divided by the
+ * run's length on the same clock: the bytes a site kept live on average
+ * over the run, which ranks and sums exactly as the space-time does.
  */
 #include <errno.h>
 #include <math.h>
@@ -27,6 +35,7 @@ typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Mapping Mapping;
 
 enum { V_OBJECTS, V_BYTES, V_SPACE_TIME, V_SPACE_TIME_WALL, V_ALIVE, NVALUES };
 
@@ -96,6 +105,9 @@ typedef struct builder {
   Function **funcs;
   size_t nfuncs, cap_funcs;
   int64_t key_class, key_lifetime;
+  double run_bytes, run_seconds; /* divide the space-times (0: leave them 0) */
+  Mapping mapping;               /* the one mapping (the file pprof names) */
+  Mapping *mapping_ptr;
   char what[512]; /* the comment (the table borrows it) */
   char **owned;   /* function names made here (the table borrows them) */
   size_t nowned, cap_owned;
@@ -176,6 +188,7 @@ static uint64_t location_id(builder *b, uint32_t site) {
   }
   perftools__profiles__location__init(l);
   l->id = b->nlocs + 1;
+  l->mapping_id = b->mapping.id;
   Line *ln = &b->lines[b->nlocs];
   perftools__profiles__line__init(ln);
   if (idx == b->nloc_sites - 1) {
@@ -217,8 +230,8 @@ static bool add_sample(builder *b, Sample *s, const eph_st_cell *c) {
   for (size_t i = 0; i < ncallers; i++) s->location_id[1 + i] = location_id(b, callers[i]);
   s->value[V_OBJECTS] = clamp_round(c->sum.objects);
   s->value[V_BYTES] = clamp_round(c->sum.bytes);
-  s->value[V_SPACE_TIME] = clamp_round(c->sum.byte_bytes);
-  s->value[V_SPACE_TIME_WALL] = clamp_round(c->sum.byte_seconds * 1e6);
+  s->value[V_SPACE_TIME] = b->run_bytes > 0 ? clamp_round(c->sum.byte_bytes / b->run_bytes) : 0;
+  s->value[V_SPACE_TIME_WALL] = b->run_seconds > 0 ? clamp_round(c->sum.byte_seconds / b->run_seconds) : 0;
   s->value[V_ALIVE] = clamp_round(c->sum.alive_bytes);
   const eph_file *p = b->p;
   const char *cls = c->class_id < p->nclasses && p->class_names[c->class_id] ? p->class_names[c->class_id] : "?";
@@ -269,6 +282,16 @@ static bool build(builder *b) {
   str(b, ""); /* string_table[0] */
   b->key_class = str(b, "class");
   b->key_lifetime = str(b, "lifetime");
+  b->run_bytes = st->run_bytes;
+  b->run_seconds = st->run_wall_ns / 1e9;
+  const char *wl = eph_file_meta(p, "workload"), *prog = eph_file_meta(p, "program");
+  perftools__profiles__mapping__init(&b->mapping);
+  b->mapping.id = 1;
+  b->mapping.filename = str(b, wl ? wl : prog ? prog : "ephemera");
+  b->mapping.has_functions = b->mapping.has_filenames = b->mapping.has_line_numbers = true;
+  b->mapping_ptr = &b->mapping;
+  pr->n_mapping = 1;
+  pr->mapping = &b->mapping_ptr;
   b->nloc_sites = p->nsites + 1;
   b->loc_of_site = calloc(b->nloc_sites, sizeof *b->loc_of_site);
   b->locs = malloc(b->nloc_sites * sizeof *b->locs);
@@ -278,8 +301,8 @@ static bool build(builder *b) {
 
   static const char *const types[NVALUES][2] = {{"objects", "count"},
                                                 {"bytes", "bytes"},
-                                                {"space_time", "byte*bytes_allocated"},
-                                                {"space_time_wall", "byte*microseconds"},
+                                                {"space_time", "bytes"},
+                                                {"space_time_wall", "bytes"},
                                                 {"alive_at_exit", "bytes"}};
   pr->sample_type = calloc(NVALUES, sizeof *pr->sample_type);
   if (!pr->sample_type) return false;
@@ -308,9 +331,9 @@ static bool build(builder *b) {
 
   /* A comment that says what the numbers are. */
   char *what = b->what;
-  const char *wl = eph_file_meta(p, "workload"), *prog = eph_file_meta(p, "program");
   const char *mode = eph_file_meta(p, "mode"), *sample = eph_file_meta(p, "sample");
-  snprintf(what, sizeof b->what, "ephemera profile of %s (mode %s, sampling %s); weighted estimates of every allocation",
+  snprintf(what, sizeof b->what, "ephemera profile of %s (mode %s, sampling %s); weighted estimates of every allocation; "
+           "space_time = bytes x lifetime / run length, the bytes kept live on average",
            wl ? wl : prog ? prog : "an unnamed run", mode ? mode : "?", sample ? sample : "all");
   pr->comment = malloc(sizeof *pr->comment);
   if (!pr->comment) return false;

@@ -3,9 +3,12 @@
 # `go tool pprof -top` (Debian: golang-go) agrees with the profile:
 #  - per site, objects and bytes equal `ephemera report --by site --format csv`
 #    (both weighted estimates; pprof rounds each sample to an integer);
-#  - the totals of objects, bytes, bytes x lifetime and alive-at-exit equal
-#    sums over `ephemera dump --csv`'s records, computed here with awk;
-#  - the top site by bytes is the report's.
+#  - the totals of objects, bytes, space-time (bytes x lifetime over the
+#    run's length, in bytes) and alive-at-exit equal sums over
+#    `ephemera dump --csv`'s records, computed here with awk;
+#  - the top site by bytes is the report's;
+#  - every sample type has a unit pprof scales (count or bytes), and the
+#    legend names the workload as the file (the web UI's title).
 # The profile is sampled 1 in 10 (weights 10) with a retained class
 # (records alive at exit).  Exit 77 (skipped) when go is missing.
 set -u
@@ -53,9 +56,13 @@ ptop=$(sort -k1,1nr "$WORK/bytes.txt" | head -1 | cut -d' ' -f2-)
 rtop=$(sort -k4,4nr "$WORK/sites.txt" | head -1 | cut -d' ' -f1,2)
 [ "$ptop" = "$rtop" ] || { echo "FAIL: top site by bytes: pprof '$ptop', report '$rtop'"; fail=1; }
 
-# Totals from the records (columns: size 4, weight 5, censored 19, lifetime_bytes 20).
-set -- $(awk -F, 'NR > 1 { o += $5; b += $5 * $4; st += $5 * $4 * $20; if ($19 == 1) a += $5 * $4 }
-                  END { printf "%.0f %.0f %.0f %.0f\n", o, b, st, a }' "$WORK/records.csv")
+# Totals from the records (columns: size 4, weight 5, censored 19, lifetime_bytes 20);
+# the space-time over the run's length on the allocation clock (the report's run_bytes).
+"$EPH" report "$WORK/t.eph" --format json -o "$WORK/json" >/dev/null || { echo "FAIL: report --format json"; exit 1; }
+run_bytes=$(sed -n 's/.*"run_bytes":\([0-9.e+]*\).*/\1/p' "$WORK/json/report.json")
+[ -n "$run_bytes" ] || { echo "FAIL: no run_bytes in report.json"; exit 1; }
+set -- $(awk -F, -v rb="$run_bytes" 'NR > 1 { o += $5; b += $5 * $4; st += $5 * $4 * $20; if ($19 == 1) a += $5 * $4 }
+                  END { printf "%.0f %.0f %.0f %.0f\n", o, b, st / rb, a }' "$WORK/records.csv")
 for pair in "objects $1" "bytes $2" "space_time $3" "alive_at_exit $4"; do
   set -- $pair
   got=$(total "$1")
@@ -64,6 +71,12 @@ for pair in "objects $1" "bytes $2" "space_time $3" "alive_at_exit $4"; do
       print "total " n ": " g " (records " w ")" }' || fail=1
 done
 [ "$(total alive_at_exit)" -gt 0 ] 2>/dev/null || { echo "FAIL: nothing alive at exit (--retain Fraction)"; fail=1; }
+# Units pprof knows, and the file in the legend.
+go tool pprof -raw "$WORK/t.pb.gz" 2>/dev/null | sed -n '/^Samples:/{n;p;q}' | tr -s ' ' '\n' >"$WORK/types.txt"
+for t in objects/count bytes/bytes 'space_time/bytes[dflt]' space_time_wall/bytes alive_at_exit/bytes; do
+  grep -qxF "$t" "$WORK/types.txt" || { echo "FAIL: sample type $t missing: $(tr '\n' ' ' <"$WORK/types.txt")"; fail=1; }
+done
+grep -q '^File: dataframe$' "$WORK/pprof-bytes.txt" || { echo "FAIL: no 'File: dataframe' in pprof's legend"; fail=1; }
 # The labels.
 go tool pprof -tags "$WORK/t.pb.gz" >"$WORK/tags.txt" 2>/dev/null
 for t in 'class:' 'lifetime:' 'Fraction' 'alive at exit'; do
