@@ -14,9 +14,11 @@
 struct plot_ctx; /* render_html.c's: gnuplot, the plot directory, the first failure */
 
 /* A gnuplot figure as render_html.c draws its own: `name` is its id
- * (plot-NAME) and file name (NAME.svg in the plot directory). */
+ * (plot-NAME) and file name (NAME.svg in the plot directory), drawn at
+ * w x h SVG pixels (about the width the page shows it at, so that its text
+ * keeps the page's size). */
 void eph_html_figure(FILE *out, struct plot_ctx *pc, const char *name, const char *caption, const char *script,
-                     const char *data);
+                     const char *data, int w, int h);
 
 /* "Heap timeline": used and committed bytes over time, each collection
  * marked; nothing when the profile has no collection events. */

@@ -36,6 +36,10 @@ static char *slurp(const char *path, size_t *len) {
 }
 
 char *eph_gnuplot_svg(const char *script, const char *data, char *why, size_t whylen) {
+  return eph_gnuplot_svg_sized(script, data, 760, 380, why, whylen);
+}
+
+char *eph_gnuplot_svg_sized(const char *script, const char *data, int w, int h, char *why, size_t whylen) {
   char dir[] = "/tmp/eph-plot-XXXXXX";
   if (!mkdtemp(dir)) {
     snprintf(why, whylen, "cannot make a temporary directory: %s", strerror(errno));
@@ -54,8 +58,8 @@ char *eph_gnuplot_svg(const char *script, const char *data, char *why, size_t wh
   }
   f = fopen(sp, "w");
   if (f) {
-    fprintf(f, "set terminal svg size 760,380 dynamic enhanced font 'Helvetica,12' background rgb 'white'\n"
-               "set output '%s'\ndatafile = '%s'\n%s\nset output\n", op, dp, script);
+    fprintf(f, "set terminal svg size %d,%d dynamic enhanced font 'Helvetica,12' background rgb 'white'\n"
+               "set output '%s'\ndatafile = '%s'\n%s\nset output\n", w, h, op, dp, script);
     fclose(f);
   }
   const char *g = getenv("EPH_GNUPLOT");

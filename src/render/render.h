@@ -75,6 +75,8 @@ void eph_render_timeline_csv(FILE *out, const eph_timeline *t);
  * (and a reason in why). */
 bool eph_gnuplot_available(void);
 char *eph_gnuplot_svg(const char *script, const char *data, char *why, size_t whylen);
+/* The same at w x h SVG pixels (eph_gnuplot_svg draws 760 x 380). */
+char *eph_gnuplot_svg_sized(const char *script, const char *data, int w, int h, char *why, size_t whylen);
 
 /* --- compare (render_compare.c) ------------------------------------------------ */
 

@@ -75,7 +75,50 @@ static void emit_plot(FILE *out, const char *title, const char *script, const ch
   free(svg);
 }
 
-/* One block per target: x, mean, lo, hi of the chosen quantity. */
+/* A series is one line across the heap factors: the rows of one target
+ * under one set of GC parameters (and profile), whatever their factor. */
+static bool same_series(const eph_bench_summary *a, const eph_bench_summary *b) {
+  return a->target_index == b->target_index && !strcmp(a->config.gc, b->config.gc) &&
+         !strcmp(a->config.profile, b->config.profile);
+}
+
+/* Whether row i is the first of its series (rows need not be grouped). */
+static bool opens_series(const eph_bench_report *rep, size_t i) {
+  for (size_t k = 0; k < i; k++)
+    if (same_series(&rep->rows[k], &rep->rows[i])) return false;
+  return true;
+}
+
+/* Whether the target of row i runs under more than one series. */
+static bool target_has_series(const eph_bench_report *rep, size_t i) {
+  for (size_t k = 0; k < rep->nrows; k++)
+    if (rep->rows[k].target_index == rep->rows[i].target_index && !same_series(&rep->rows[k], &rep->rows[i])) return true;
+  return false;
+}
+
+/* The series' name in a key: its GC parameters ("defaults") and profile. */
+static void series_name(const eph_bench_summary *r, char *out, size_t len) {
+  snprintf(out, len, "%s%s%s", r->config.gc[0] ? r->config.gc : "defaults", r->config.profile[0] ? ", profiled " : "",
+           r->config.profile);
+}
+
+/* The rows of row i's series as data lines "x mean lo hi", of the
+ * quantity q (0 LBO wall, 1 LBO task, 2 wall, 3 task, 4 GC time). */
+static void add_series_data(buf *d, const eph_bench_report *rep, size_t i, int q) {
+  for (size_t k = i; k < rep->nrows; k++) {
+    const eph_bench_summary *r = &rep->rows[k];
+    if (!same_series(r, &rep->rows[i]) || !r->invocations) continue;
+    if (q == 0) add(d, "%g %g %g %g\n", x_of(r), r->lbo_wall, r->lbo_wall_lo, r->lbo_wall_hi);
+    else if (q == 1) add(d, "%g %g %g %g\n", x_of(r), r->lbo_task, r->lbo_task_lo, r->lbo_task_hi);
+    else {
+      const eph_bench_stat *st = q == 2 ? &r->wall : q == 3 ? &r->task : &r->gc;
+      if (q < 4 || r->have_gc) add(d, "%g %g %g %g\n", x_of(r), st->mean, st->mean - st->ci, st->mean + st->ci);
+    }
+  }
+  add(d, "\n\n");
+}
+
+/* LBO: one line per series of every target; time: one plot per target. */
 static void plots(const eph_bench_report *rep, FILE *out) {
   bool factors = rep->nrows && rep->rows[0].config.factor > 0;
   const char *xlabel = factors ? "heap size (multiple of the minimum heap)" : "configuration";
@@ -85,40 +128,51 @@ static void plots(const eph_bench_report *rep, FILE *out) {
         which ? "task clock" : "wall clock");
     int block = 0;
     for (size_t i = 0; i < rep->nrows; i++) {
+      if (!opens_series(rep, i)) continue;
       const eph_bench_summary *r = &rep->rows[i];
-      bool first = !i || r->target_index != rep->rows[i - 1].target_index;
-      if (first && i) add(&d, "\n\n");
-      if (first) {
-        add(&s, "%sdatafile index %d using 1:2:3:4 with yerrorlines lw 2 title ", block ? ", " : "", block);
-        gp_title(&s, r->target.spec);
-        block++;
-      }
-      if (r->invocations)
-        add(&d, "%g %g %g %g\n", x_of(r), which ? r->lbo_task : r->lbo_wall, which ? r->lbo_task_lo : r->lbo_wall_lo,
-            which ? r->lbo_task_hi : r->lbo_wall_hi);
+      add_series_data(&d, rep, i, which);
+      add(&s, "%sdatafile index %d using 1:2:3:4 with yerrorlines lw 2 title ", block ? ", " : "", block);
+      if (target_has_series(rep, i)) {
+        char name[700], t[1800];
+        series_name(r, name, sizeof name);
+        snprintf(t, sizeof t, "%s, %s", r->target.spec, name);
+        gp_title(&s, t);
+      } else gp_title(&s, r->target.spec);
+      block++;
     }
     if (block && d.s) emit_plot(out, which ? "LBO, task clock" : "LBO, wall clock", s.s, d.s);
     free(d.s), free(s.s);
   }
-  for (size_t i = 0; i < rep->nrows;) { /* time per target: wall, task, GC with CI bars */
+  for (size_t i = 0; i < rep->nrows;) { /* time per target: wall, task, GC with CI bars, per series */
     size_t j = i;
     while (j < rep->nrows && rep->rows[j].target_index == rep->rows[i].target_index) j++;
+    bool several = target_has_series(rep, i);
     buf d = {0}, s = {0};
-    for (int q = 0; q < 3; q++) {
-      for (size_t k = i; k < j; k++) {
-        const eph_bench_summary *r = &rep->rows[k];
-        const eph_bench_stat *st = q == 0 ? &r->wall : q == 1 ? &r->task : &r->gc;
-        if (r->invocations && (q < 2 || r->have_gc)) add(&d, "%g %g %g %g\n", x_of(r), st->mean, st->mean - st->ci, st->mean + st->ci);
+    add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\nplot ", xlabel);
+    static const char *const qname[] = {"wall", "task clock", "GC (stop the world)"};
+    int block = 0, nseries = 0;
+    for (size_t k = i; k < j; k++) {
+      if (!opens_series(rep, k)) continue;
+      nseries++;
+      for (int q = 0; q < 3; q++) {
+        if (q == 2 && !rep->rows[k].have_gc) continue;
+        add_series_data(&d, rep, k, 2 + q);
+        /* one colour per quantity; one dash pattern per series */
+        add(&s, "%sdatafile index %d using 1:2:3:4 with yerrorlines lw 2 lc %d dt %d title ", block ? ", " : "", block, q + 1, nseries);
+        if (several) {
+          char t[700];
+          series_name(&rep->rows[k], t, sizeof t);
+          char qt[800];
+          snprintf(qt, sizeof qt, "%s, %s", qname[q], t);
+          gp_title(&s, qt);
+        } else gp_title(&s, qname[q]);
+        block++;
       }
-      add(&d, q < 2 ? "\n\n" : "\n");
     }
-    add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\n"
-            "plot datafile index 0 using 1:2:3:4 with yerrorlines lw 2 title 'wall', "
-            "datafile index 1 using 1:2:3:4 with yerrorlines lw 2 title 'task clock'%s\n",
-        xlabel, rep->rows[i].have_gc ? ", datafile index 2 using 1:2:3:4 with yerrorlines lw 2 title 'GC (stop the world)'" : "");
+    add(&s, "\n");
     char title[1200];
     snprintf(title, sizeof title, "time: %s (95%% CI)", rep->rows[i].target.spec);
-    if (d.s) emit_plot(out, title, s.s, d.s);
+    if (block && d.s) emit_plot(out, title, s.s, d.s);
     free(d.s), free(s.s);
     /* latency percentile curves: simple and metered, per configuration */
     bool any = false;
@@ -127,7 +181,7 @@ static void plots(const eph_bench_report *rep, FILE *out) {
       buf ld = {0}, ls = {0};
       add(&ls, "set xlabel 'percentile'\nset ylabel 'latency (ms)'\nset logscale y\n"
                "set xtics ('50' 0, '90' 1, '99' 2, '99.9' 3, '99.99' 4, 'max' 5)\nplot ");
-      int block = 0;
+      int lblock = 0;
       for (size_t k = i; k < j; k++) {
         const eph_bench_summary *r = &rep->rows[k];
         /* the smallest and the largest heap, as the paper's 2x and 6x plots: more curves would not read */
@@ -137,14 +191,14 @@ static void plots(const eph_bench_report *rep, FILE *out) {
         char label[300];
         eph_bench_config_label(&r->config, label, sizeof label);
         for (int m = 0; m < 3; m++) {
-          if (block) add(&ld, "\n\n");
+          if (lblock) add(&ld, "\n\n");
           for (int p = 0; p < EPH_BENCH_NPCT; p++) add(&ld, "%d %g\n", p, l[m]->ms[p] > 0 ? l[m]->ms[p] : 1e-6);
           char t[400];
           snprintf(t, sizeof t, "%s, %s", label, kind[m]);
-          add(&ls, "%sdatafile index %d using 1:2 with linespoints dt %d lc %d title ", block ? ", " : "", block, m + 1,
+          add(&ls, "%sdatafile index %d using 1:2 with linespoints dt %d lc %d title ", lblock ? ", " : "", lblock, m + 1,
               k == i ? 1 : 2);
           gp_title(&ls, t);
-          block++;
+          lblock++;
         }
       }
       snprintf(title, sizeof title, "latency: %s", rep->rows[i].target.spec);

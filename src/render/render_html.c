@@ -34,12 +34,15 @@ static void base64(FILE *out, const unsigned char *s, size_t n) {
   }
 }
 
-/* Plots one figure; `name` is its id and file name. */
-static void figure(FILE *out, plot_ctx *pc, const char *name, const char *caption, const char *script, const char *data) {
+/* Plots one figure of w x h SVG pixels; `name` is its id and file name.
+ * The page scales the SVG to its column, so w is about the width it is
+ * shown at: the text keeps its size. */
+static void figure_sized(FILE *out, plot_ctx *pc, const char *name, const char *caption, const char *script, const char *data,
+                         int w, int h) {
   fprintf(out, "<figure class=\"plot\" id=\"plot-%s\">", name);
   char *svg = NULL;
   char why[512] = "";
-  if (pc->have_gnuplot) svg = eph_gnuplot_svg(script, data, why, sizeof why);
+  if (pc->have_gnuplot) svg = eph_gnuplot_svg_sized(script, data, w, h, why, sizeof why);
   if (svg) {
     fputs("<img alt=\"", out);
     eph_html_escape(out, caption);
@@ -71,6 +74,10 @@ static void figure(FILE *out, plot_ctx *pc, const char *name, const char *captio
   fputs("</figcaption></figure>\n", out);
 }
 
+static void figure(FILE *out, plot_ctx *pc, const char *name, const char *caption, const char *script, const char *data) {
+  figure_sized(out, pc, name, caption, script, data, 760, 380);
+}
+
 static void gp_quote(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
@@ -96,7 +103,7 @@ static void hist_plot(FILE *out, plot_ctx *pc, const eph_analysis *a, eph_clock 
   }
   fprintf(s, "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
              "set boxwidth 0.8\nset key top center horizontal\nset grid ytics lc rgb '#dddddd'\nset ylabel '%% of objects / bytes'\n"
-             "set xlabel 'lifetime (%s%s; bin %s)'\nset xtics rotate by -35 font ',10'\nset yrange [0:*]\n",
+             "set xlabel 'lifetime (%s%s; bin %s)'\nset xtics rotate by -35 font ',11'\nset yrange [0:*]\n",
           eph_clock_name(c), c == EPH_CLOCK_REL ? ", FiLiP normalisation" : "", h->log_bins ? "upper edges, log scale" : "upper edges");
   fprintf(s, "plot datafile using 2:xtic(1) title 'objects (died)' lc rgb '#3b6fb6', '' using 3 title 'objects alive at exit' lc rgb '#9fc3ef', "
              "'' using 4 with linespoints lw 2 pt 7 lc rgb '#d95f02' title 'bytes'\n");
@@ -104,7 +111,7 @@ static void hist_plot(FILE *out, plot_ctx *pc, const eph_analysis *a, eph_clock 
   fclose(s);
   char cap[160];
   snprintf(cap, sizeof cap, "Lifetime distribution by count and by bytes, %s.", eph_clock_name(c));
-  figure(out, pc, name, cap, script, data);
+  figure_sized(out, pc, name, cap, script, data, 600, 400);
   free(data);
   free(script);
 }
@@ -142,7 +149,7 @@ static void km_plot(FILE *out, plot_ctx *pc, const eph_analysis *a) {
   }
   fprintf(s, "set key outside right top\nset grid lc rgb '#dddddd'\nset yrange [0:1.02]\nset ylabel 'fraction still alive S(t)'\n"
              "set xlabel 'lifetime t (%s)'\n%s\nset style fill transparent solid 0.18 noborder\n",
-          eph_clock_name(c), logx ? "set logscale x" : "set xrange [0:*]");
+          eph_clock_name(c), logx ? "set logscale x\nset format x '10^{%T}'" : "set xrange [0:*]");
   fputs("plot ", s);
   for (size_t k = 0; k < a->nkm; k++) {
     const char *nm = a->km[k].group == UINT32_MAX ? "all objects" : eph_group_name(a, a->km[k].group);
@@ -198,10 +205,10 @@ static void heap_plots(FILE *out, plot_ctx *pc, const eph_heapview *h) {
       memcpy(fixed, script, pre);
       strcpy(fixed + pre, div);
       strcat(fixed, m + strlen("(i-3.0)/"));
-      figure(out, pc, inverted ? "heap-inverted" : "heap-profile",
+      figure_sized(out, pc, inverted ? "heap-inverted" : "heap-profile",
              inverted ? "Inverted heap profile (Merlin Fig. 12b): oldest objects at the bottom, new allocation on top; flat bands are long-lived objects."
                       : "Heap profile (Merlin Fig. 12a): live bytes over time by birth segment, youngest at the bottom; each boundary separates objects born before and after a segment start.",
-             fixed, data);
+             fixed, data, 600, 400);
       free(fixed);
     }
     free(data);
@@ -222,7 +229,7 @@ static void heap_plots(FILE *out, plot_ctx *pc, const eph_heapview *h) {
              "set xrange [0:*]\nset yrange [0:*]\nplot datafile using 1:2:3 with image notitle\n");
   fclose(d);
   fclose(s);
-  figure(out, pc, "demise-map", "Demise map (Merlin Fig. 12c): where in the age-ordered heap objects became unreachable, and when; darker = more bytes. Vertical bands are objects dying together.", script, data);
+  figure_sized(out, pc, "demise-map", "Demise map (Merlin Fig. 12c): where in the age-ordered heap objects became unreachable, and when; darker = more bytes. Vertical bands are objects dying together.", script, data, 600, 400);
   free(data);
   free(script);
 }
@@ -234,7 +241,7 @@ static void td_life(FILE *out, double v, eph_clock c, const char *prefix) {
 
 static void class_table(FILE *out, const eph_analysis *a) {
   bool gcm = a->n_interval > 0;
-  fprintf(out, "<table id=\"classes\" class=\"data\"><thead><tr><th rowspan=2>%s</th><th rowspan=2>%% objects</th><th rowspan=2>%% memory</th>"
+  fprintf(out, "<div class=wide><table id=\"classes\" class=\"data\"><thead><tr><th rowspan=2>%s</th><th rowspan=2>%% objects</th><th rowspan=2>%% memory</th>"
                "<th colspan=%d>lifetime, %% of run (allocation clock, estimated)</th><th colspan=3>lifetime, bytes allocated</th><th colspan=3>lifetime, wall time</th>"
                "<th rowspan=2>GCs survived</th><th rowspan=2>alive at exit</th><th rowspan=2>lived</th></tr>"
                "<tr><th>mean</th>%s<th>median</th><th>p90</th><th>short share</th><th>mean</th><th>median</th><th>p90</th><th>mean</th><th>median</th><th>p90</th></tr></thead><tbody>\n",
@@ -252,7 +259,8 @@ static void class_table(FILE *out, const eph_analysis *a) {
     if (gcm) td_life(out, a->run_bytes > 0 ? 100 * r->mean_lo[EPH_CLOCK_BYTES] / a->run_bytes : NAN, EPH_CLOCK_REL, ge);
     td_life(out, e->median_pct, EPH_CLOCK_REL, "");
     td_life(out, e->p90_pct, EPH_CLOCK_REL, "");
-    fprintf(out, "<td>%.1f %%%s</td>", 100 * e->short_share, e->resolved ? "" : " (unresolved)");
+    if (e->resolved) fprintf(out, "<td>%.1f %%</td>", 100 * e->short_share);
+    else fprintf(out, "<td title=\"unresolved: see the note below\">%.1f %%<span class=mark>?</span></td>", 100 * e->short_share);
     td_life(out, e->mean_bytes, EPH_CLOCK_BYTES, ge);
     td_life(out, e->median_bytes, EPH_CLOCK_BYTES, "");
     td_life(out, e->p90_bytes, EPH_CLOCK_BYTES, "");
@@ -262,7 +270,9 @@ static void class_table(FILE *out, const eph_analysis *a) {
     fprintf(out, "<td>%.1f</td><td>%.1f %%</td><td><span class=\"tag %s\">%s</span></td></tr>\n", r->gcs_survived,
             100.0 * (double)r->ncensored / (double)r->nrecords, r->short_lived ? "short" : "long", r->short_lived ? "short" : "long");
   }
-  fprintf(out, "</tbody></table>\n<p class=note>&#9733; most allocated (&ge; %g %% of allocations). Short-lived: mean lifetime &le; %g %% of the run (FiLiP). "
+  fprintf(out, "</tbody></table></div>\n<p class=note>&#9733; most allocated (&ge; %g %% of allocations). Short-lived: mean lifetime &le; %g %% of the run (FiLiP). "
+               "<span class=mark>?</span> unresolved: the deaths only full GCs found could move the class's mean or short-lived share past the "
+               "report's fidelity targets, or it depends on nepotism, or the run had too few collections (the text report's Resolution section says which). "
                "%% of run and bytes: Turnbull&rsquo;s estimate from what each death tells (exact deaths: Kaplan&ndash;Meier); wall time: Kaplan&ndash;Meier at the death seen; &ldquo;-&rdquo; means not reached within the run; &ge; marks means that are lower bounds because some objects were alive at exit.</p>\n",
           a->opts.most_allocated_pct, a->opts.short_threshold_pct);
 }
@@ -341,8 +351,8 @@ static void summary(FILE *out, const eph_analysis *a) {
 }
 
 void eph_html_figure(FILE *out, struct plot_ctx *pc, const char *name, const char *caption, const char *script,
-                     const char *data) {
-  figure(out, pc, name, caption, script, data);
+                     const char *data, int w, int h) {
+  figure_sized(out, pc, name, caption, script, data, w, h);
 }
 
 bool eph_render_html(FILE *out, const eph_analysis *a, const char *plot_dir, char *failed, size_t failedlen) {
@@ -355,18 +365,20 @@ bool eph_render_html_with(FILE *out, const eph_analysis *a, const eph_tune_lua_a
   fputs("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8><title>Ephemera report: ", out);
   eph_html_escape(out, a->title);
   fputs("</title>\n<style>\n"
-        "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1180px;margin:24px auto;padding:0 20px;color:#1d2433;background:#fafbfc}\n"
+        "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1560px;margin:24px auto;padding:0 20px;color:#1d2433;background:#fafbfc}\n"
         "h1{font-size:26px;margin:0 0 4px}h2{font-size:19px;margin:34px 0 10px;border-bottom:2px solid #e3e8ef;padding-bottom:4px}\n"
         ".sub{color:#5b6578;margin-bottom:18px}table{border-collapse:collapse;font-size:13px;background:white}\n"
         "table.kv th{text-align:left;padding:4px 14px 4px 0;color:#5b6578;font-weight:600;vertical-align:top}table.kv td{padding:4px 0}\n"
-        "table.data{width:100%;box-shadow:0 1px 3px rgba(0,0,0,.08)}table.data th{background:#eef2f7;padding:5px 7px;font-weight:600;border:1px solid #dde3ea}\n"
-        "table.data td{padding:4px 7px;border:1px solid #e7ebf0;text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}td.name{text-align:left;font-family:ui-monospace,Menlo,monospace}\n"
+        "table.data{width:100%;box-shadow:0 1px 3px rgba(0,0,0,.08)}table.data th{background:#eef2f7;padding:4px 5px;font-weight:600;border:1px solid #dde3ea}\n"
+        "table.data td{padding:4px 5px;border:1px solid #e7ebf0;text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}\n"
+        "table.data td.name{text-align:left;font-family:ui-monospace,Menlo,monospace;white-space:normal;overflow-wrap:anywhere;min-width:14ch}\n"
+        "div.wide{overflow-x:auto}\n"
         "tr.most td.name{font-weight:600}.mark{color:#d9a400}.tag{padding:1px 7px;border-radius:9px;font-size:11px}\n"
         ".tag.short{background:#e3f1e6;color:#23683a}.tag.long{background:#fde8d7;color:#9a4a0b}\n"
-        "table.small{width:auto;margin:6px 0}.grid{display:grid;grid-template-columns:1fr 1fr;gap:14px}\n"
+        "table.small{width:auto;margin:6px 0}.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:14px}\n"
         "figure.plot{margin:0;background:white;padding:8px;box-shadow:0 1px 3px rgba(0,0,0,.08)}figure.plot img{width:100%;height:auto}\n"
         "figcaption,.note{font-size:12px;color:#5b6578}.noplot{padding:30px;background:#fff8e1;color:#7a5d00;border:1px dashed #e0c060}\n"
-        "#plot-survival{max-width:860px}details{margin:4px 0 10px}summary{cursor:pointer;color:#3b6fb6;font-size:13px}\n"
+        "#plot-survival{max-width:860px}#plot-timeline{max-width:1240px}details{margin:4px 0 10px}summary{cursor:pointer;color:#3b6fb6;font-size:13px}\n"
         "</style></head><body>\n<h1>Object lifetimes: ", out);
   eph_html_escape(out, a->title);
   fputs("</h1>\n<div class=sub>Ephemera report &middot; ", out);

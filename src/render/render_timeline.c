@@ -77,7 +77,7 @@ void eph_html_timeline(FILE *out, struct plot_ctx *pc, const eph_analysis *a) {
   eph_html_figure(out, pc, "timeline",
                   "Heap used (blue) and committed (grey) over wall time; vertical bars: each collection's pause "
                   "(right axis), green for scavenges, orange for full GCs.",
-                  script, data);
+                  script, data, 1200, 440);
   free(data);
   free(script);
   eph_timeline_free(&t);
