@@ -35,19 +35,24 @@ extern "C" {
 
 /* --- targets ------------------------------------------------------------- */
 
-typedef enum eph_bench_kind { EPH_BENCH_WORKLOAD, EPH_BENCH_LUA, EPH_BENCH_CMD } eph_bench_kind;
+/* jvm: the Java suite (workloads/jvm) in one JVM per invocation; jcmd: any
+ * Java command line, run once per iteration.  Both run under OpenJDK's
+ * collectors (eph_bench_options.collectors) with the JVMTI agent. */
+typedef enum eph_bench_kind { EPH_BENCH_WORKLOAD, EPH_BENCH_LUA, EPH_BENCH_CMD, EPH_BENCH_JVM, EPH_BENCH_JCMD } eph_bench_kind;
 
 typedef struct eph_bench_target {
   eph_bench_kind kind;
-  char spec[1024]; /* as given, e.g. "dataframe:default", "lua:fib.lua 20", "cmd:./prog -n 3" */
-  char name[512];  /* workload name, script path, or the command line */
-  char size[64];   /* workloads: small, default, large or a number */
+  char spec[1024]; /* as given, e.g. "dataframe:default", "lua:fib.lua 20", "cmd:./prog -n 3", "jvm:h2:small" */
+  char name[512];  /* workload name (Ephemera's or the Java suite's), script path, or the command line */
+  char size[64];   /* workloads: small, default, large or a number; the Java suite: small or default */
   char args[512];  /* Lua: the script's arguments, separated by spaces */
 } eph_bench_target;
 
 /* Parses "KIND:..." (a bare workload name means its default size) and checks
  * that the workload exists, the script is readable, the command is not
  * empty.  Returns 0, or -1 with a message naming the target. */
+/* Whether targets of this kind run on the JVM (configurations are collectors). */
+bool eph_bench_kind_is_java(eph_bench_kind k);
 int eph_bench_target_parse(const char *text, eph_bench_target *t, eph_error *err);
 
 /* Parses "1.5,2,3": positive factors, at most max of them.  Returns how many,
@@ -78,9 +83,10 @@ typedef struct eph_bench_iter {
 
 /* A configuration of a sweep: GC parameters and a heap factor. */
 typedef struct eph_bench_config {
-  char gc[256];          /* GC parameters ("" = defaults); for Lua targets, Lua's collector (see docs) */
-  double factor;         /* heap size as a multiple of the minimum heap; 0 = no limit */
-  uint64_t heap_bytes;   /* the limit in bytes (factor x minimum heap), 0 = none */
+  char gc[256];          /* GC parameters ("" = defaults); for Lua targets, Lua's collector (see docs);
+                            for Java targets, OpenJDK's collector ("g1", ...) */
+  double factor;         /* heap size as a multiple of the minimum heap (Java: G1's); 0 = no limit */
+  uint64_t heap_bytes;   /* the limit in bytes (factor x minimum heap), 0 = none; Java: -Xms = -Xmx */
   char profile[256];     /* profile SPEC (include/ephemera/profile.h) the target runs under; "" = none */
 } eph_bench_config;
 
@@ -233,6 +239,8 @@ typedef struct eph_bench_options {
   size_t ntargets;
   const char *const *gcs; /* GC parameter sets; none = the defaults */
   size_t ngcs;
+  const char *const *collectors; /* Java targets: OpenJDK's collectors (eph_jvm_collectors); none = g1 */
+  size_t ncollectors;
   const double *factors;  /* heap factors; none = no limit */
   const char *profile;    /* run every configuration under this profile SPEC (NULL = none) */
   size_t nfactors;
@@ -246,6 +254,18 @@ typedef struct eph_bench_options {
   eph_bench_progress_fn progress; /* told of each invocation and minimum heap (a renderer shows them); NULL: none */
   void *progress_ctx;     /* progress's ctx */
 } eph_bench_options;
+
+/* Parses --collector's "serial,g1,..." or "all" into names (static
+ * strings, at most 5), *all telling which.  -1 with a message on an unknown
+ * name or a repeat. */
+int eph_bench_collectors_parse(const char *text, const char **names, size_t *n, bool *all, eph_error *err);
+/* Checks the collectors against the targets once they are parsed: none
+ * for Java targets means g1; collectors without a Java target, or --gc
+ * with only Java targets, are errors; collectors this JDK lacks are left
+ * out with `all` (named in left_out, comma-separated) and an error without
+ * it.  names is compacted in place. */
+int eph_bench_collectors_check(const eph_bench_options *o, const char **names, size_t *n, bool all, char *left_out,
+                               size_t len, eph_error *err);
 
 /* Fills the defaults (5 invocations, 1 iteration, 1 warm-up, cap 30, cache on). */
 void eph_bench_options_init(eph_bench_options *o);
@@ -263,7 +283,7 @@ int eph_bench_spawn(const char *exe, size_t ti, size_t ci, size_t inv, const eph
                     eph_error *err);
 
 /* The smallest heap limit (bytes, to 1 %) at which target t with GC
- * parameters gc completes warmup + iterations with its self-check, by
+ * parameters gc (Java targets: the collector) completes warmup + iterations with its self-check, by
  * bisection over fresh child processes; cached under
  * $XDG_CACHE_HOME/ephemera/minheap (or ~/.cache/...) by target, GC
  * parameters, iterations and version unless use_cache is false.

@@ -25,11 +25,15 @@ static void usage(FILE *out) {
         "       ephemera bench merge DIR [--format F] [-o results.json] [--html DIR]\n"
         "       ephemera bench report results.json [--format F] [--html DIR]\n"
         "       ephemera bench nominal [--size S] [--invocations N] [-o FILE]   (default nominal.json)\n"
-        "targets: WORKLOAD[:SIZE] (dataframe:default), lua:SCRIPT [ARGS], cmd:COMMAND (configured through EPHEMERA_GC)\n"
+        "targets: WORKLOAD[:SIZE] (dataframe:default), lua:SCRIPT [ARGS], cmd:COMMAND (configured through EPHEMERA_GC),\n"
+        "         jvm:NAME[:SIZE] (the Java suite: fop h2 jython luindex lusearch xalan javac; small|default),\n"
+        "         jcmd:COMMAND (any Java command line; collector, heap and agent through JAVA_TOOL_OPTIONS)\n"
         "  --invocations N    fresh processes per configuration (default 5)\n"
         "  --iterations K     timed iterations per invocation (default 1)\n"
         "  --warmup W         warm-up iterations per invocation, reported apart (default 1)\n"
         "  --gc PARAMS        GC parameters of a configuration (repeat to compare several)\n"
+        "  --collector C,...  Java targets: OpenJDK's collectors (serial, parallel, g1, shenandoah, zgc, or all\n"
+        "                     that this JDK has; default g1); heap factors multiply G1's minimum heap\n"
         "  --heap F1,F2,...   heap sizes as multiples of the measured minimum heap\n"
         "  --ci P%            add invocations until the wall-time 95% CI is within P% of the mean\n"
         "  --max-invocations N  the cap for --ci (default 30)\n"
@@ -59,6 +63,9 @@ static int parse_double(const char *opt, const char *s, double *out) {
 typedef struct args {
   eph_bench_options o;
   const char *gcs[MAX_GCS];
+  const char *collectors[8]; /* --collector */
+  size_t ncollectors;
+  bool all_collectors;       /* --collector all: those the JDK has */
   double factors[MAX_FACTORS];
   eph_bench_target *targets;
   eph_bench_format format;
@@ -70,7 +77,7 @@ typedef struct args {
 } args;
 
 enum { O_INV = 256, O_ITER, O_WARM, O_GC, O_HEAP, O_CI, O_MAXINV, O_NOCACHE, O_FORMAT, O_HTML, O_JOBS, O_DIR,
-       O_SIZE, O_TARGET, O_FACTOR, O_HEAPB, O_INDEX, O_PROFILE };
+       O_SIZE, O_TARGET, O_FACTOR, O_HEAPB, O_INDEX, O_PROFILE, O_COLLECTOR };
 
 /* Parses options into a; operands are left in argv[optind..]. */
 static int parse(int argc, char **argv, args *a) {
@@ -84,7 +91,7 @@ static int parse(int argc, char **argv, args *a) {
       {"size", required_argument, 0, O_SIZE},       {"target", required_argument, 0, O_TARGET},
       {"factor", required_argument, 0, O_FACTOR},   {"heap-bytes", required_argument, 0, O_HEAPB},
       {"index", required_argument, 0, O_INDEX},     {"output", required_argument, 0, 'o'},
-      {"profile", required_argument, 0, O_PROFILE},
+      {"profile", required_argument, 0, O_PROFILE}, {"collector", required_argument, 0, O_COLLECTOR},
       {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
   opterr = 0;
   optind = 1;
@@ -100,6 +107,10 @@ static int parse(int argc, char **argv, args *a) {
       if (a->o.ngcs == MAX_GCS) return cli_error("bench: more than %d --gc", MAX_GCS), -1;
       if (strlen(optarg) >= sizeof a->config.gc) return cli_error("bench: --gc '%.30s...': too long", optarg), -1;
       a->gcs[a->o.ngcs++] = optarg;
+      break;
+    case O_COLLECTOR:
+      if (eph_bench_collectors_parse(optarg, a->collectors, &a->ncollectors, &a->all_collectors, &e))
+        return cli_error("bench: --collector: %s", e.message), -1;
       break;
     case O_HEAP: {
       int n = eph_bench_factors_parse(optarg, a->factors, MAX_FACTORS, &e);
@@ -164,6 +175,8 @@ static int parse(int argc, char **argv, args *a) {
     }
   }
   a->o.gcs = a->gcs;
+  a->o.collectors = a->collectors;
+  a->o.ncollectors = a->ncollectors;
   a->o.factors = a->factors;
   return 0;
 }
@@ -178,6 +191,12 @@ static int parse_targets(int n, char **v, args *a) {
   }
   a->o.targets = a->targets;
   a->o.ntargets = (size_t)n;
+  eph_error e;
+  char left_out[128];
+  if (eph_bench_collectors_check(&a->o, a->collectors, &a->ncollectors, a->all_collectors, left_out, sizeof left_out, &e))
+    return cli_error("bench: %s", e.message), -1;
+  a->o.ncollectors = a->ncollectors;
+  if (left_out[0]) cli_error("note: this JDK has no %s collector: left out of --collector all", left_out);
   return 0;
 }
 
@@ -263,7 +282,11 @@ int cmd_bench(int argc, char **argv) {
     bool cached;
     if (nops != 1) rc = 2, cli_error("bench minheap: expected one target");
     else if (parse_targets(nops, ops, &a)) rc = 2;
-    else if (eph_bench_minheap(&a.o, &a.targets[0], a.o.ngcs ? a.gcs[0] : "", &bytes, &cached, &e))
+    else if (eph_bench_minheap(&a.o, &a.targets[0],
+                               eph_bench_kind_is_java(a.targets[0].kind) ? (a.o.ncollectors ? a.collectors[0] : "g1")
+                               : a.o.ngcs                               ? a.gcs[0]
+                                                                        : "",
+                               &bytes, &cached, &e))
       rc = 1, cli_error("bench minheap: %s", e.message);
     else {
       eph_render_bench_minheap(stdout, &a.targets[0], bytes, cached);

@@ -18,6 +18,11 @@ bool eph_bench_read_cmd_stats(const char *path, eph_bench_iter *it);
 int eph_bench_run_lua(const eph_bench_target *t, const eph_bench_config *c, unsigned warmup, unsigned iterations,
                       eph_bench_run *run, eph_error *err);
 
+/* Runs a Java target's invocation (run_jvm.c): jvm: in one JVM, jcmd: a
+ * command per iteration; the collector is c->gc. */
+int eph_bench_run_jvm(const eph_bench_target *t, const eph_bench_config *c, unsigned warmup, unsigned iterations,
+                      eph_bench_run *run, eph_error *err);
+
 /* The command line of `ephemera bench run-one` for one invocation, writing
  * its result to out; the strings point into t, c, out and bufs. */
 #define EPH_BENCH_ARGV_MAX 24

@@ -101,8 +101,10 @@ int eph_bench_minheap(const eph_bench_options *o, const eph_bench_target *t, con
     eph_error_fill(err, EPH_ERR_INVALID, "%s fails without a heap limit: %s", t->spec, p.why);
     return -1;
   }
-  /* an upper bound that completes: the unlimited run's peak (heaps, Lua), else 64 MiB, doubled until it does */
-  uint64_t hi = t->kind != EPH_BENCH_CMD && p.peak > 0 ? (uint64_t)p.peak : (uint64_t)64 << 20, lo;
+  /* an upper bound that completes: the unlimited run's peak (heaps, Lua; a command's or a JVM's is its
+   * resident set, no bound on its heap), else 64 MiB, doubled until it does */
+  bool peak_is_heap = t->kind != EPH_BENCH_CMD && !eph_bench_kind_is_java(t->kind);
+  uint64_t hi = peak_is_heap && p.peak > 0 ? (uint64_t)p.peak : (uint64_t)64 << 20, lo;
   while ((ok = probe(&p, hi, err)) == 0) {
     if (hi > ((uint64_t)1 << 40)) {
       eph_error_fill(err, EPH_ERR_INVALID, "%s does not complete under a 1 TiB heap limit: %s", t->spec, p.why);

@@ -155,7 +155,11 @@ static void target_unchecked(const char *spec, eph_bench_target *t) {
   if (eph_bench_target_parse(spec, t, &e) == 0) return;
   memset(t, 0, sizeof *t);
   snprintf(t->spec, sizeof t->spec, "%s", spec);
-  t->kind = !strncmp(spec, "lua:", 4) ? EPH_BENCH_LUA : !strncmp(spec, "cmd:", 4) ? EPH_BENCH_CMD : EPH_BENCH_WORKLOAD;
+  t->kind = !strncmp(spec, "lua:", 4)    ? EPH_BENCH_LUA
+            : !strncmp(spec, "cmd:", 4)  ? EPH_BENCH_CMD
+            : !strncmp(spec, "jvm:", 4)  ? EPH_BENCH_JVM
+            : !strncmp(spec, "jcmd:", 5) ? EPH_BENCH_JCMD
+                                         : EPH_BENCH_WORKLOAD;
   snprintf(t->name, sizeof t->name, "%s", spec);
 }
 

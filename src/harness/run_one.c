@@ -1,7 +1,8 @@
 /*
  * run_one.c — one invocation, in this process (`ephemera bench run-one`):
  * a workload's iterations each on a fresh heap, a command executed once
- * per iteration with EPHEMERA_GC set, a Lua script through run_lua.c.
+ * per iteration with EPHEMERA_GC set, a Lua script through run_lua.c, a
+ * Java target through run_jvm.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -227,6 +228,8 @@ int eph_bench_run_one(const eph_bench_target *t, const eph_bench_config *c, unsi
   case EPH_BENCH_WORKLOAD: rc = run_workload(t, c, run); break;
   case EPH_BENCH_CMD: rc = run_command(t, c, run, err); break;
   case EPH_BENCH_LUA: rc = eph_bench_run_lua(t, c, warmup, iterations, run, err); break;
+  case EPH_BENCH_JVM:
+  case EPH_BENCH_JCMD: rc = eph_bench_run_jvm(t, c, warmup, iterations, run, err); break;
   }
   /* no statistic uses the warm-ups' latency events: they are not kept */
   for (size_t i = 0; i < run->niters; i++)

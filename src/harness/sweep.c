@@ -19,12 +19,56 @@ void eph_bench_options_init(eph_bench_options *o) {
   o->use_cache = true;
 }
 
+/* Java targets: one configuration per collector and heap factor; the heap
+ * sizes are multiples of G1's minimum heap for every collector (the DaCapo
+ * Chopin paper's base), and each collector's own minimum is measured and
+ * told too (a run below it fails, and its point drops out of the LBO). */
+static int java_configs(const eph_bench_options *o, size_t ti, eph_bench_config *c, size_t nf, eph_error *err) {
+  static const char *const g1_only[] = {"g1"};
+  const char *const *cols = o->ncollectors ? o->collectors : g1_only;
+  size_t ncol = o->ncollectors ? o->ncollectors : 1;
+  uint64_t base = 0;
+  for (size_t g = 0; o->nfactors && g <= ncol; g++) {
+    const char *col = g == ncol ? "g1" : cols[g];
+    if (g == ncol && base) break; /* g1 was among them */
+    uint64_t minheap = 0;
+    bool cached = false;
+    if (eph_bench_minheap(o, &o->targets[ti], col, &minheap, &cached, err)) return -1;
+    if (!strcmp(col, "g1")) base = minheap;
+    if (o->progress)
+      o->progress(&(eph_bench_progress){.kind = EPH_BENCH_PROGRESS_MINHEAP, .target = o->targets[ti].spec, .gc = col,
+                                        .minheap_bytes = minheap, .cached = cached},
+                  o->progress_ctx);
+  }
+  for (size_t g = 0; g < ncol; g++)
+    for (size_t f = 0; f < nf; f++) {
+      eph_bench_config *x = &c[g * nf + f];
+      snprintf(x->gc, sizeof x->gc, "%s", cols[g]);
+      snprintf(x->profile, sizeof x->profile, "%s", o->profile ? o->profile : "");
+      if (o->nfactors) {
+        x->factor = o->factors[f];
+        x->heap_bytes = (uint64_t)ceil(o->factors[f] * (double)base);
+      }
+    }
+  return 0;
+}
+
 int eph_bench_configs(const eph_bench_options *o, size_t ti, eph_bench_config **configs, size_t *n, eph_error *err) {
-  size_t ngc = o->ngcs ? o->ngcs : 1, nf = o->nfactors ? o->nfactors : 1;
+  bool java = eph_bench_kind_is_java(o->targets[ti].kind);
+  size_t ngc = java ? (o->ncollectors ? o->ncollectors : 1) : o->ngcs ? o->ngcs : 1, nf = o->nfactors ? o->nfactors : 1;
   eph_bench_config *c = calloc(ngc * nf, sizeof *c);
   if (!c) {
     eph_error_fill(err, EPH_ERR_NOMEM, "out of memory");
     return -1;
+  }
+  if (java) {
+    if (java_configs(o, ti, c, nf, err)) {
+      free(c);
+      return -1;
+    }
+    *configs = c;
+    *n = ngc * nf;
+    return 0;
   }
   for (size_t g = 0; g < ngc; g++) {
     const char *gc = o->ngcs ? o->gcs[g] : "";

@@ -21,14 +21,15 @@ declare -A allowed=(
   [profile]="base heap sampling format"
   [runtime]="base sampling format"
   [runtime/lua]="base sampling format runtime"
+  [runtime/jvm]="base"
   [workloads]="base heap"
   [analysis]="base format"
   [trace]="base heap format"
   [sim]="base heap format"
-  [harness]="base heap sampling format profile workloads sim"
+  [harness]="base heap sampling format profile workloads sim runtime/jvm"
   [tune]="base heap format analysis sim harness runtime/lua"
   [render]="base heap sampling format profile workloads analysis trace sim harness tune"
-  [cli]="base heap sampling format profile runtime runtime/lua workloads analysis trace sim harness tune render"
+  [cli]="base heap sampling format profile runtime runtime/lua runtime/jvm workloads analysis trace sim harness tune render"
 )
 # The layer each public header (include/ephemera/) belongs to.
 declare -A public=(
