@@ -185,11 +185,29 @@ typedef struct eph_bench_summary {
   eph_bench_latency simple, metered_100ms, metered_full;
 } eph_bench_summary;
 
+/* The DaCapo Chopin paper's Figure 1: one configuration (a collector, or a
+ * set of GC parameters, at one heap factor) across the targets, its LBO's
+ * geometric mean over them.  A point stands only when every target ran
+ * that configuration (complete); lo and hi are the geometric means of the
+ * targets' CI bounds, an interval for the figure's shading, not a CI of
+ * the mean. */
+typedef struct eph_bench_geomean {
+  char gc[256];     /* the configuration's GC parameters or collector */
+  char profile[256];
+  double factor;
+  size_t ntargets;  /* targets with a successful run of it */
+  bool complete;    /* ntargets == every target of the sweep */
+  double lbo_wall, lbo_wall_lo, lbo_wall_hi, lbo_task, lbo_task_lo, lbo_task_hi;
+} eph_bench_geomean;
+
 typedef struct eph_bench_report {
   eph_bench_summary *rows;
   size_t nrows;
   double ci_target;
   size_t wide_ci; /* rows whose wall CI is wider than 3 % of the mean */
+  eph_bench_geomean *geomean; /* one per configuration (gc, profile, factor), in the rows' order */
+  size_t ngeomean;
+  size_t ntargets;            /* distinct targets among the rows */
 } eph_bench_report;
 
 /* Groups r's runs by target and configuration (in order of their indices)

@@ -136,8 +136,18 @@ int eph_bench_results_write_json(const eph_bench_results *r, const eph_bench_rep
     }
     json_array_append_new(rows, row);
   }
-  json_t *j = json_pack("{s:i, s:s, s:f, s:I, s:o, s:o}", "ephemera_harness", 1, "version", EPH_BENCH_VERSION,
-                        "ci_target", r->ci_target, "wide_ci", (json_int_t)rep->wide_ci, "runs", runs, "summary", rows);
+  json_t *geo = json_array(); /* Figure 1's points */
+  for (size_t i = 0; i < rep->ngeomean; i++) {
+    const eph_bench_geomean *g = &rep->geomean[i];
+    json_array_append_new(geo, json_pack("{s:s, s:s, s:f, s:I, s:b, s:f, s:f, s:f, s:f, s:f, s:f}", "gc", g->gc, "profile",
+                                         g->profile, "factor", g->factor, "targets", (json_int_t)g->ntargets, "complete",
+                                         g->complete, "lbo_wall", g->lbo_wall, "lbo_wall_lo", g->lbo_wall_lo,
+                                         "lbo_wall_hi", g->lbo_wall_hi, "lbo_task", g->lbo_task, "lbo_task_lo",
+                                         g->lbo_task_lo, "lbo_task_hi", g->lbo_task_hi));
+  }
+  json_t *j = json_pack("{s:i, s:s, s:f, s:I, s:o, s:o, s:o}", "ephemera_harness", 1, "version", EPH_BENCH_VERSION,
+                        "ci_target", r->ci_target, "wide_ci", (json_int_t)rep->wide_ci, "runs", runs, "summary", rows,
+                        "lbo_geomean", geo);
   int rc = j ? json_dumpf(j, out, JSON_INDENT(1)) : -1;
   json_decref(j);
   if (!rc) fputc('\n', out);

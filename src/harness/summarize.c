@@ -25,6 +25,7 @@ double eph_bench_lbo(const double *total, const double *gc, size_t n, double *lb
 
 void eph_bench_report_free(eph_bench_report *rep) {
   free(rep->rows);
+  free(rep->geomean);
   memset(rep, 0, sizeof *rep);
 }
 
@@ -154,6 +155,43 @@ static int lbo_rows(eph_bench_summary *rows, size_t n) {
   return 0;
 }
 
+static bool same_config(const eph_bench_config *a, const eph_bench_geomean *g) {
+  return a->factor == g->factor && !strcmp(a->gc, g->gc) && !strcmp(a->profile, g->profile);
+}
+
+/* Figure 1's points: per configuration, the geometric mean of the LBOs of
+ * the targets that ran it (log-space means). */
+static int geomeans(eph_bench_report *out) {
+  out->geomean = calloc(out->nrows ? out->nrows : 1, sizeof *out->geomean);
+  if (!out->geomean) return -1;
+  for (size_t i = 0; i < out->nrows; i++)
+    if (!i || out->rows[i].target_index != out->rows[i - 1].target_index) out->ntargets++;
+  for (size_t i = 0; i < out->nrows; i++) {
+    const eph_bench_summary *r = &out->rows[i];
+    size_t g = 0;
+    while (g < out->ngeomean && !same_config(&r->config, &out->geomean[g])) g++;
+    if (g < out->ngeomean) continue; /* done with its first row */
+    eph_bench_geomean *m = &out->geomean[out->ngeomean++];
+    snprintf(m->gc, sizeof m->gc, "%s", r->config.gc);
+    snprintf(m->profile, sizeof m->profile, "%s", r->config.profile);
+    m->factor = r->config.factor;
+    double sum[6] = {0};
+    for (size_t k = i; k < out->nrows; k++) {
+      const eph_bench_summary *x = &out->rows[k];
+      if (!same_config(&x->config, m) || !x->invocations || !(x->lbo_wall > 0) || !(x->lbo_task > 0)) continue;
+      const double v[6] = {x->lbo_wall, x->lbo_wall_lo, x->lbo_wall_hi, x->lbo_task, x->lbo_task_lo, x->lbo_task_hi};
+      for (int q = 0; q < 6; q++) sum[q] += log(v[q] > 1e-9 ? v[q] : 1e-9);
+      m->ntargets++;
+    }
+    m->complete = m->ntargets == out->ntargets;
+    if (m->ntargets) {
+      double *dst[6] = {&m->lbo_wall, &m->lbo_wall_lo, &m->lbo_wall_hi, &m->lbo_task, &m->lbo_task_lo, &m->lbo_task_hi};
+      for (int q = 0; q < 6; q++) *dst[q] = exp(sum[q] / (double)m->ntargets);
+    }
+  }
+  return 0;
+}
+
 int eph_bench_summarize(const eph_bench_results *r, eph_bench_report *out, eph_error *err) {
   memset(out, 0, sizeof *out);
   out->ci_target = r->ci_target;
@@ -182,6 +220,7 @@ int eph_bench_summarize(const eph_bench_results *r, eph_bench_report *out, eph_e
     if (lbo_rows(out->rows + i, j - i)) goto nomem;
     i = j;
   }
+  if (geomeans(out)) goto nomem;
   free(sorted);
   return 0;
 nomem:

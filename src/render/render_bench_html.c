@@ -1,8 +1,11 @@
 /*
  * render_bench_html.c — a bench report as dir/index.html: the table and
  * SVG plots drawn by gnuplot (Debian's gnuplot-nox, through
- * plot_gnuplot.c): time and LBO against the heap factor with 95 % CI bars,
- * latency at each percentile.  Without gnuplot, the tables and a note.
+ * plot_gnuplot.c): the geometric mean of LBO over the targets against the
+ * heap factor, a curve per collector (the DaCapo Chopin paper's Figure 1,
+ * its points also in DIR/lbo-geomean.csv), each target's LBO and time with
+ * 95 % CI bars, latency at each percentile.  Without gnuplot, the tables
+ * and a note.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -118,11 +121,83 @@ static void add_series_data(buf *d, const eph_bench_report *rep, size_t i, int q
   add(d, "\n\n");
 }
 
-/* LBO: one line per series of every target; time: one plot per target. */
+/* Figure 1 (DaCapo Chopin): the geometric mean of LBO over the targets
+ * against the heap factor, a curve per collector (or GC parameters) with
+ * its shaded interval; only points every target ran. */
+static void geomean_plots(const eph_bench_report *rep, FILE *out) {
+  for (int which = 0; which < 2; which++) {
+    buf d = {0}, s = {0};
+    add(&s, "set xlabel 'heap size (multiple of the minimum heap)'\nset ylabel 'LBO, geometric mean (%s)'\n"
+            "set yrange [1:*]\nset offsets 0.2, 0.2, 0, 0\nset style fill transparent solid 0.2 noborder\nplot ",
+        which ? "task clock" : "wall clock");
+    int block = 0, drawn = 0;
+    for (size_t i = 0; i < rep->ngeomean; i++) {
+      const eph_bench_geomean *g = &rep->geomean[i];
+      size_t first = 0;
+      while (strcmp(rep->geomean[first].gc, g->gc) || strcmp(rep->geomean[first].profile, g->profile)) first++;
+      if (first != i) continue;
+      size_t pts = 0;
+      for (size_t k = i; k < rep->ngeomean; k++) {
+        const eph_bench_geomean *x = &rep->geomean[k];
+        if (strcmp(x->gc, g->gc) || strcmp(x->profile, g->profile) || !x->complete || !(x->factor > 0)) continue;
+        add(&d, "%g %g %g %g\n", x->factor, which ? x->lbo_task : x->lbo_wall, which ? x->lbo_task_lo : x->lbo_wall_lo,
+            which ? x->lbo_task_hi : x->lbo_wall_hi);
+        pts++;
+      }
+      add(&d, "\n\n");
+      if (!pts) { /* keep the block numbering: an empty block plots nothing */
+        block++;
+        continue;
+      }
+      char name[600];
+      snprintf(name, sizeof name, "%s%s%s", g->gc[0] ? g->gc : "defaults", g->profile[0] ? ", profiled " : "", g->profile);
+      add(&s, "%sdatafile index %d using 1:3:4 with filledcurves lc %d notitle, datafile index %d using 1:2 with "
+              "linespoints lw 2 pt 7 lc %d title ",
+          drawn ? ", " : "", block, block + 1, block, block + 1);
+      gp_title(&s, name);
+      block++, drawn++;
+    }
+    if (drawn && d.s)
+      emit_plot(out, which ? "Figure 1(b): LBO, task clock, geometric mean over the targets"
+                           : "Figure 1(a): LBO, wall clock, geometric mean over the targets",
+                s.s, d.s);
+    free(d.s), free(s.s);
+  }
+}
+
+/* The LBO graphs of one target (the paper's appendix): a line per series. */
+static void target_lbo_plots(const eph_bench_report *rep, size_t i, size_t j, const char *xlabel, FILE *out) {
+  for (int which = 0; which < 2; which++) {
+    buf d = {0}, s = {0};
+    add(&s, "set xlabel '%s'\nset ylabel 'lower-bound overhead (%s)'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\nplot ",
+        xlabel, which ? "task clock" : "wall clock");
+    int block = 0;
+    for (size_t k = i; k < j; k++) {
+      if (!opens_series(rep, k)) continue;
+      add_series_data(&d, rep, k, which);
+      char name[700];
+      series_name(&rep->rows[k], name, sizeof name);
+      add(&s, "%sdatafile index %d using 1:2:3:4 with yerrorlines lw 2 title ", block ? ", " : "", block);
+      gp_title(&s, name);
+      block++;
+    }
+    char title[1200];
+    snprintf(title, sizeof title, "LBO, %s: %s", which ? "task clock" : "wall clock", rep->rows[i].target.spec);
+    if (block && d.s) emit_plot(out, title, s.s, d.s);
+    free(d.s), free(s.s);
+  }
+}
+
+/* LBO: Figure 1 when there are several targets; then one plot of every
+ * target's series, or with several series per target (collectors), a pair
+ * of plots per target; time: one plot per target. */
 static void plots(const eph_bench_report *rep, FILE *out) {
   bool factors = rep->nrows && rep->rows[0].config.factor > 0;
   const char *xlabel = factors ? "heap size (multiple of the minimum heap)" : "configuration";
-  for (int which = 0; which < 2; which++) { /* LBO wall, LBO task: all targets in one plot */
+  bool several = false;
+  for (size_t i = 0; i < rep->nrows; i++) several |= target_has_series(rep, i);
+  if (factors && rep->ntargets >= 2) geomean_plots(rep, out);
+  for (int which = 0; which < 2 && !several; which++) { /* LBO wall, LBO task: all targets in one plot */
     buf d = {0}, s = {0};
     add(&s, "set xlabel '%s'\nset ylabel 'lower-bound overhead (%s)'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\nplot ", xlabel,
         which ? "task clock" : "wall clock");
@@ -132,12 +207,7 @@ static void plots(const eph_bench_report *rep, FILE *out) {
       const eph_bench_summary *r = &rep->rows[i];
       add_series_data(&d, rep, i, which);
       add(&s, "%sdatafile index %d using 1:2:3:4 with yerrorlines lw 2 title ", block ? ", " : "", block);
-      if (target_has_series(rep, i)) {
-        char name[700], t[1800];
-        series_name(r, name, sizeof name);
-        snprintf(t, sizeof t, "%s, %s", r->target.spec, name);
-        gp_title(&s, t);
-      } else gp_title(&s, r->target.spec);
+      gp_title(&s, r->target.spec);
       block++;
     }
     if (block && d.s) emit_plot(out, which ? "LBO, task clock" : "LBO, wall clock", s.s, d.s);
@@ -146,7 +216,8 @@ static void plots(const eph_bench_report *rep, FILE *out) {
   for (size_t i = 0; i < rep->nrows;) { /* time per target: wall, task, GC with CI bars, per series */
     size_t j = i;
     while (j < rep->nrows && rep->rows[j].target_index == rep->rows[i].target_index) j++;
-    bool several = target_has_series(rep, i);
+    bool several_here = target_has_series(rep, i);
+    if (several_here) target_lbo_plots(rep, i, j, xlabel, out);
     buf d = {0}, s = {0};
     add(&s, "set xlabel '%s'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\nset offsets 0.2, 0.2, 0, 0\nplot ", xlabel);
     static const char *const qname[] = {"wall", "task clock", "GC (stop the world)"};
@@ -159,7 +230,7 @@ static void plots(const eph_bench_report *rep, FILE *out) {
         add_series_data(&d, rep, k, 2 + q);
         /* one colour per quantity; one dash pattern per series */
         add(&s, "%sdatafile index %d using 1:2:3:4 with yerrorlines lw 2 lc %d dt %d title ", block ? ", " : "", block, q + 1, nseries);
-        if (several) {
+        if (several_here) {
           char t[700];
           series_name(&rep->rows[k], t, sizeof t);
           char qt[800];
@@ -207,6 +278,37 @@ static void plots(const eph_bench_report *rep, FILE *out) {
     }
     i = j;
   }
+}
+
+/* Figure 1's points as CSV (the gc and profile fields quoted). */
+static int write_geomean_csv(const eph_bench_report *rep, const char *dir, eph_error *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/lbo-geomean.csv", dir);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  fputs("gc,profile,factor,targets,complete,lbo_wall,lbo_wall_lo,lbo_wall_hi,lbo_task,lbo_task_lo,lbo_task_hi\n", f);
+  for (size_t i = 0; i < rep->ngeomean; i++) {
+    const eph_bench_geomean *g = &rep->geomean[i];
+    const char *q[2] = {g->gc, g->profile};
+    for (int k = 0; k < 2; k++) {
+      fputc('"', f);
+      for (const char *c = q[k]; *c; c++) {
+        if (*c == '"') fputc('"', f);
+        fputc(*c, f);
+      }
+      fputs("\",", f);
+    }
+    fprintf(f, "%g,%zu,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", g->factor, g->ntargets, g->complete ? 1 : 0, g->lbo_wall,
+            g->lbo_wall_lo, g->lbo_wall_hi, g->lbo_task, g->lbo_task_lo, g->lbo_task_hi);
+  }
+  if (fclose(f) != 0) {
+    eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  return 0;
 }
 
 int eph_render_bench_html(const eph_bench_report *rep, const char *dir, eph_error *err) {
@@ -267,5 +369,5 @@ int eph_render_bench_html(const eph_bench_report *rep, const char *dir, eph_erro
     eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
     return -1;
   }
-  return 0;
+  return write_geomean_csv(rep, dir, err);
 }

@@ -26,6 +26,50 @@ static double mib(double b) { return b / 1048576.0; }
 
 static const char *PCT_NAMES[EPH_BENCH_NPCT] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
 
+/* Figure 1 as a table: a row per collector (or GC parameters), a column
+ * per heap factor, "wall/task" geometric-mean LBO; a point that some
+ * target did not run says how many did. */
+static void geomean_text(FILE *out, const eph_bench_report *rep) {
+  if (rep->ntargets < 2) return;
+  double factors[32];
+  size_t nf = 0;
+  for (size_t i = 0; i < rep->ngeomean && nf < 32; i++) {
+    size_t k = 0;
+    while (k < nf && factors[k] != rep->geomean[i].factor) k++;
+    if (k == nf) factors[nf++] = rep->geomean[i].factor;
+  }
+  fprintf(out, "\nLBO, geometric mean over the %zu targets, wall / task clock (DaCapo Chopin's Figure 1):\n  %-22s", rep->ntargets,
+          "configuration");
+  for (size_t f = 0; f < nf; f++) {
+    char h[32];
+    if (factors[f] > 0) snprintf(h, sizeof h, "heap=%gx", factors[f]);
+    else snprintf(h, sizeof h, "no limit");
+    fprintf(out, " %13s", h);
+  }
+  fputc('\n', out);
+  for (size_t i = 0; i < rep->ngeomean; i++) {
+    const eph_bench_geomean *g = &rep->geomean[i];
+    size_t first = 0;
+    while (strcmp(rep->geomean[first].gc, g->gc) || strcmp(rep->geomean[first].profile, g->profile)) first++;
+    if (first != i) continue; /* its series is printed */
+    char label[600];
+    snprintf(label, sizeof label, "%s%s%s", g->gc[0] ? g->gc : "defaults", g->profile[0] ? " profile:" : "", g->profile);
+    fprintf(out, "  %-22s", label);
+    for (size_t f = 0; f < nf; f++) {
+      const eph_bench_geomean *pt = NULL;
+      for (size_t k = i; k < rep->ngeomean && !pt; k++)
+        if (rep->geomean[k].factor == factors[f] && !strcmp(rep->geomean[k].gc, g->gc) &&
+            !strcmp(rep->geomean[k].profile, g->profile))
+          pt = &rep->geomean[k];
+      char cell[40] = "-";
+      if (pt && pt->complete) snprintf(cell, sizeof cell, "%.3f/%.3f", pt->lbo_wall, pt->lbo_task);
+      else if (pt) snprintf(cell, sizeof cell, "(%zu of %zu ran)", pt->ntargets, rep->ntargets);
+      fprintf(out, " %13s", cell);
+    }
+    fputc('\n', out);
+  }
+}
+
 int eph_render_bench_text(FILE *out, const eph_bench_report *rep) {
   for (size_t i = 0; i < rep->nrows; i++) {
     const eph_bench_summary *r = &rep->rows[i];
@@ -62,6 +106,7 @@ int eph_render_bench_text(FILE *out, const eph_bench_report *rep) {
       }
     }
   }
+  geomean_text(out, rep);
   if (rep->wide_ci)
     fprintf(out, "\nwarning: %zu configuration(s) have a wall-time 95%% CI wider than 3%% of the mean: more invocations "
                  "(--invocations, --ci 1%%) would tighten them\n",

@@ -118,6 +118,91 @@ static void lbo_and_ci_on_results(void **state) {
   eph_bench_results_free(&r);
 }
 
+/* A run of target ti ("jvm:h2:small" or "jvm:fop:small") under a
+ * collector at a heap factor, one timed iteration. */
+static void add_java_run(eph_bench_results *r, size_t ti, size_t ci, const char *collector, double factor, double wall,
+                         double gc) {
+  eph_bench_run run = {0};
+  assert_int_equal(eph_bench_target_parse(ti ? "jvm:fop:small" : "jvm:h2:small", &run.target, &(eph_error){0}), 0);
+  run.target_index = ti;
+  run.config_index = ci;
+  snprintf(run.config.gc, sizeof run.config.gc, "%s", collector);
+  run.config.factor = factor;
+  run.ok = true;
+  run.niters = 1;
+  run.iters = calloc(1, sizeof *run.iters);
+  run.iters[0] = (eph_bench_iter){.wall_s = wall, .gc_s = gc, .task_s = wall, .gc_cpu_s = gc, .gc_count = 3};
+  assert_int_equal(eph_bench_results_add(r, &run, &(eph_error){0}), 0);
+}
+
+/* Figure 1's points: per collector and heap factor, the geometric mean of
+ * the targets' LBO; a point some target lacks is not complete. */
+static void geomean_lbo(void **state) {
+  (void)state;
+  eph_bench_results r = {0};
+  /* h2: serial at 2x and 4x, g1 at 2x; distilled minimum 8 - 2 = 6 (serial 2x) */
+  add_java_run(&r, 0, 0, "serial", 2, 8, 2);
+  add_java_run(&r, 0, 1, "serial", 4, 7, 0.5);
+  add_java_run(&r, 0, 2, "g1", 2, 9, 0.5);
+  /* fop: serial at 2x and 4x only; distilled minimum 3 - 1 = 2 */
+  add_java_run(&r, 1, 0, "serial", 2, 3, 1);
+  add_java_run(&r, 1, 1, "serial", 4, 2.5, 0.2);
+  eph_bench_report rep;
+  assert_int_equal(eph_bench_summarize(&r, &rep, &(eph_error){0}), 0);
+  assert_int_equal(rep.ntargets, 2);
+  assert_int_equal(rep.ngeomean, 3);
+  const eph_bench_geomean *s2 = NULL, *s4 = NULL, *g2 = NULL;
+  for (size_t i = 0; i < rep.ngeomean; i++) {
+    const eph_bench_geomean *g = &rep.geomean[i];
+    if (!strcmp(g->gc, "serial") && g->factor == 2) s2 = g;
+    if (!strcmp(g->gc, "serial") && g->factor == 4) s4 = g;
+    if (!strcmp(g->gc, "g1") && g->factor == 2) g2 = g;
+  }
+  assert_non_null(s2), assert_non_null(s4), assert_non_null(g2);
+  /* h2 serial 2x: 8 / 6; fop serial 2x: 3 / 2 */
+  assert_true(fabs(s2->lbo_wall - sqrt(8.0 / 6 * 3.0 / 2)) < 1e-9);
+  assert_true(fabs(s4->lbo_wall - sqrt(7.0 / 6 * 2.5 / 2)) < 1e-9);
+  assert_true(s2->complete && s4->complete);
+  assert_false(g2->complete); /* fop never ran g1 */
+  assert_int_equal(g2->ntargets, 1);
+  assert_true(fabs(g2->lbo_wall - 9.0 / 6) < 1e-9);
+  eph_bench_report_free(&rep);
+  eph_bench_results_free(&r);
+}
+
+/* Java targets and --collector lists parse; bad ones are refused. */
+static void java_targets(void **state) {
+  (void)state;
+  eph_bench_target t;
+  eph_error e = {0};
+  assert_int_equal(eph_bench_target_parse("jvm:lusearch", &t, &e), 0);
+  assert_int_equal(t.kind, EPH_BENCH_JVM);
+  assert_string_equal(t.name, "lusearch");
+  assert_string_equal(t.size, "default");
+  assert_int_equal(eph_bench_target_parse("jvm:h2:small", &t, &e), 0);
+  assert_string_equal(t.size, "small");
+  assert_int_equal(eph_bench_target_parse("jcmd:java -jar x.jar", &t, &e), 0);
+  assert_int_equal(t.kind, EPH_BENCH_JCMD);
+  assert_string_equal(t.name, "java -jar x.jar");
+  assert_int_equal(eph_bench_target_parse("jvm:tomcat", &t, &e), -1);
+  assert_non_null(strstr(e.message, "fop, h2, jython"));
+  assert_int_equal(eph_bench_target_parse("jvm:h2:large", &t, &e), -1);
+  assert_int_equal(eph_bench_target_parse("jcmd:  ", &t, &e), -1);
+  const char *names[8];
+  size_t n;
+  bool all;
+  assert_int_equal(eph_bench_collectors_parse("serial,zgc", names, &n, &all, &e), 0);
+  assert_int_equal(n, 2);
+  assert_false(all);
+  assert_string_equal(names[1], "zgc");
+  assert_int_equal(eph_bench_collectors_parse("all", names, &n, &all, &e), 0);
+  assert_int_equal(n, 5);
+  assert_true(all);
+  assert_int_equal(eph_bench_collectors_parse("g1,cms", names, &n, &all, &e), -1);
+  assert_non_null(strstr(e.message, "'cms'"));
+  assert_int_equal(eph_bench_collectors_parse("g1,g1", names, &n, &all, &e), -1);
+}
+
 #define MS 1000000u
 
 static void metered_by_hand(void **state) {
@@ -247,7 +332,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_quantiles),     cmocka_unit_test(stats_by_hand),      cmocka_unit_test(lbo_direct),
       cmocka_unit_test(lbo_and_ci_on_results), cmocka_unit_test(metered_by_hand), cmocka_unit_test(latency_in_summary),
-      cmocka_unit_test(parsing),        cmocka_unit_test(nominal_file),
+      cmocka_unit_test(parsing),        cmocka_unit_test(nominal_file),       cmocka_unit_test(geomean_lbo),
+      cmocka_unit_test(java_targets),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
