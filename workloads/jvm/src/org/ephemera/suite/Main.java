@@ -2,6 +2,7 @@ package org.ephemera.suite;
 
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
+import java.sql.SQLException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,6 +20,7 @@ public final class Main {
 
     static {
         WORKLOADS.put("fop", Fop::new);
+        WORKLOADS.put("h2", H2::new);
     }
 
     private static final String USAGE =
@@ -111,14 +113,15 @@ public final class Main {
         stdout.flush();
     }
 
-    /** An OutOfMemoryError anywhere in the chain of causes. */
+    /** An OutOfMemoryError anywhere in the chain of causes, or H2's report of one (error 90108). */
     static boolean isOutOfMemory(Throwable e) {
         return outOfMemoryCause(e) != null;
     }
 
     private static Throwable outOfMemoryCause(Throwable e) {
         for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof OutOfMemoryError) {
+            if (c instanceof OutOfMemoryError
+                    || c instanceof SQLException && ((SQLException) c).getErrorCode() == 90108) {
                 return c;
             }
             if (c.getCause() == c) {
