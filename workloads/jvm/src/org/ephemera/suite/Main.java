@@ -21,6 +21,7 @@ public final class Main {
     static {
         WORKLOADS.put("fop", Fop::new);
         WORKLOADS.put("h2", H2::new);
+        WORKLOADS.put("jython", Jython::new);
     }
 
     private static final String USAGE =
