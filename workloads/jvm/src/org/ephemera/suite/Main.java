@@ -22,6 +22,8 @@ public final class Main {
         WORKLOADS.put("fop", Fop::new);
         WORKLOADS.put("h2", H2::new);
         WORKLOADS.put("jython", Jython::new);
+        WORKLOADS.put("luindex", LuIndex::new);
+        WORKLOADS.put("lusearch", LuSearch::new);
     }
 
     private static final String USAGE =
