@@ -24,6 +24,7 @@ public final class Main {
         WORKLOADS.put("jython", Jython::new);
         WORKLOADS.put("luindex", LuIndex::new);
         WORKLOADS.put("lusearch", LuSearch::new);
+        WORKLOADS.put("xalan", Xalan::new);
     }
 
     private static final String USAGE =
