@@ -25,6 +25,7 @@ public final class Main {
         WORKLOADS.put("luindex", LuIndex::new);
         WORKLOADS.put("lusearch", LuSearch::new);
         WORKLOADS.put("xalan", Xalan::new);
+        WORKLOADS.put("javac", Javac::new);
     }
 
     private static final String USAGE =
