@@ -269,6 +269,7 @@ typedef struct eph_bench_options {
   unsigned max_invocations; /* cap for --ci (default 30) */
   const char *exe;        /* the ephemera executable the children run */
   bool use_cache;         /* minimum heaps from the cache */
+  bool skip_own_minheap;  /* Java targets: measure G1's minimum heap only (the base), not each collector's own */
   eph_bench_progress_fn progress; /* told of each invocation and minimum heap (a renderer shows them); NULL: none */
   void *progress_ctx;     /* progress's ctx */
 } eph_bench_options;

@@ -34,6 +34,7 @@ static void usage(FILE *out) {
         "  --gc PARAMS        GC parameters of a configuration (repeat to compare several)\n"
         "  --collector C,...  Java targets: OpenJDK's collectors (serial, parallel, g1, shenandoah, zgc, or all\n"
         "                     that this JDK has; default g1); heap factors multiply G1's minimum heap\n"
+        "  --base-minheap-only  Java targets: measure G1's minimum heap alone, not each collector's own\n"
         "  --heap F1,F2,...   heap sizes as multiples of the measured minimum heap\n"
         "  --ci P%            add invocations until the wall-time 95% CI is within P% of the mean\n"
         "  --max-invocations N  the cap for --ci (default 30)\n"
@@ -77,7 +78,7 @@ typedef struct args {
 } args;
 
 enum { O_INV = 256, O_ITER, O_WARM, O_GC, O_HEAP, O_CI, O_MAXINV, O_NOCACHE, O_FORMAT, O_HTML, O_JOBS, O_DIR,
-       O_SIZE, O_TARGET, O_FACTOR, O_HEAPB, O_INDEX, O_PROFILE, O_COLLECTOR };
+       O_SIZE, O_TARGET, O_FACTOR, O_HEAPB, O_INDEX, O_PROFILE, O_COLLECTOR, O_BASE_ONLY };
 
 /* Parses options into a; operands are left in argv[optind..]. */
 static int parse(int argc, char **argv, args *a) {
@@ -92,6 +93,7 @@ static int parse(int argc, char **argv, args *a) {
       {"factor", required_argument, 0, O_FACTOR},   {"heap-bytes", required_argument, 0, O_HEAPB},
       {"index", required_argument, 0, O_INDEX},     {"output", required_argument, 0, 'o'},
       {"profile", required_argument, 0, O_PROFILE}, {"collector", required_argument, 0, O_COLLECTOR},
+      {"base-minheap-only", no_argument, 0, O_BASE_ONLY},
       {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
   opterr = 0;
   optind = 1;
@@ -129,6 +131,7 @@ static int parse(int argc, char **argv, args *a) {
       break;
     }
     case O_NOCACHE: a->o.use_cache = false; break;
+    case O_BASE_ONLY: a->o.skip_own_minheap = true; break;
     case O_FORMAT:
       if (eph_bench_format_parse(optarg, &a->format) || a->format == EPH_BENCH_HTML)
         return cli_error("bench: --format: unknown format '%s' (text, csv, md, json; --html DIR for the page)", optarg), -1;

@@ -30,7 +30,8 @@ static int java_configs(const eph_bench_options *o, size_t ti, eph_bench_config 
   uint64_t base = 0;
   for (size_t g = 0; o->nfactors && g <= ncol; g++) {
     const char *col = g == ncol ? "g1" : cols[g];
-    if (g == ncol && base) break; /* g1 was among them */
+    if (g == ncol && base) break;                          /* g1 was among them */
+    if (g < ncol && o->skip_own_minheap && strcmp(col, "g1")) continue; /* the base alone */
     uint64_t minheap = 0;
     bool cached = false;
     if (eph_bench_minheap(o, &o->targets[ti], col, &minheap, &cached, err)) return -1;
