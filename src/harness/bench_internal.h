@@ -30,6 +30,10 @@ void eph_bench_child_argv(const char *exe, size_t ti, size_t ci, size_t inv, con
                           const eph_bench_config *c, unsigned warmup, unsigned iterations, const char *out,
                           const char *argv[EPH_BENCH_ARGV_MAX], char bufs[5][64]);
 
+/* The last non-empty line of a file (a failed child's stderr) into buf,
+ * skipping lines that start with skip_prefix (NULL: none); "" if none. */
+void eph_bench_last_line(const char *path, const char *skip_prefix, char *buf, size_t len);
+
 /* Seconds on a clock. */
 double eph_bench_clock(int clock_id);
 

@@ -54,19 +54,6 @@ static void reset_tmp(tmpfiles *f) {
   } /* best effort: a stale file fails the parse, it does not pass it */
 }
 
-/* The last non-empty line of the child's stderr, for the run's error. */
-static void last_line(const char *path, char *buf, size_t len) {
-  buf[0] = 0;
-  FILE *f = fopen(path, "r");
-  if (!f) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    line[strcspn(line, "\n")] = 0;
-    if (line[0] && strncmp(line, "Picked up JAVA_TOOL_OPTIONS", 27)) snprintf(buf, len, "%.*s", (int)(len - 1), line);
-  }
-  fclose(f);
-}
-
 /* The JVM options every Java run gets: the agent, the collector, the heap. */
 static int jvm_options(const eph_bench_config *c, const char *stats, char opts[4][4200], eph_error *err) {
   const char *flag = eph_jvm_collector_flag(c->gc);
@@ -124,7 +111,7 @@ static int run_child(const char *const *argv, const char *shell_cmd, const char 
 /* A failed child: the run's error from its status and its stderr. */
 static void child_failed(eph_bench_run *run, size_t iteration, int status, const char *errpath) {
   char why[300];
-  last_line(errpath, why, sizeof why);
+  eph_bench_last_line(errpath, "Picked up JAVA_TOOL_OPTIONS", why, sizeof why); /* the JVM's own notice */
   if (WIFEXITED(status))
     snprintf(run->error, sizeof run->error, "iteration %zu: exit status %d%s%s", iteration, WEXITSTATUS(status),
              why[0] ? ": " : "", why);

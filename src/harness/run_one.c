@@ -124,15 +124,15 @@ static int run_workload(const eph_bench_target *t, const eph_bench_config *c, ep
   return 0;
 }
 
-/* The last line of a file (a failed command's stderr), trimmed. */
-static void last_line(const char *path, char *buf, size_t len) {
+void eph_bench_last_line(const char *path, const char *skip_prefix, char *buf, size_t len) {
   buf[0] = 0;
   FILE *f = fopen(path, "r");
   if (!f) return;
   char line[512];
+  size_t skip = skip_prefix ? strlen(skip_prefix) : 0;
   while (fgets(line, sizeof line, f)) {
     line[strcspn(line, "\n")] = 0;
-    if (line[0]) snprintf(buf, len, "%.*s", (int)(len - 1), line);
+    if (line[0] && (!skip || strncmp(line, skip_prefix, skip))) snprintf(buf, len, "%.*s", (int)(len - 1), line);
   }
   fclose(f);
 }
@@ -193,7 +193,7 @@ static int run_command(const eph_bench_target *t, const eph_bench_config *c, eph
     eph_bench_read_cmd_stats(statspath, it);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       char why[300];
-      last_line(errpath, why, sizeof why);
+      eph_bench_last_line(errpath, NULL, why, sizeof why);
       if (WIFEXITED(status))
         snprintf(run->error, sizeof run->error, "iteration %zu: exit status %d%s%s", i + 1, WEXITSTATUS(status),
                  why[0] ? ": " : "", why);
