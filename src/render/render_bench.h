@@ -42,6 +42,12 @@ int eph_render_bench(FILE *out, eph_bench_format fmt, const eph_bench_results *r
  * the directory or the file when it cannot be written. */
 int eph_render_bench_html(const eph_bench_report *rep, const char *dir, eph_error *err);
 
+/* Figure 1's series (render_bench_table.c, for the table and the page): two
+ * points of one collector or GC parameters; whether point i is its series'
+ * first in rep->geomean. */
+bool eph_bench_geomean_same_series(const eph_bench_geomean *a, const eph_bench_geomean *b);
+bool eph_bench_geomean_opens_series(const eph_bench_report *rep, size_t i);
+
 /* --- other results (render_bench_table.c, render_bench_progress.c) -------------- */
 
 /* A nominal statistics file (eph_bench_nominal_load) as a table. */

@@ -133,13 +133,11 @@ static void geomean_plots(const eph_bench_report *rep, FILE *out) {
     int block = 0, drawn = 0;
     for (size_t i = 0; i < rep->ngeomean; i++) {
       const eph_bench_geomean *g = &rep->geomean[i];
-      size_t first = 0;
-      while (strcmp(rep->geomean[first].gc, g->gc) || strcmp(rep->geomean[first].profile, g->profile)) first++;
-      if (first != i) continue;
+      if (!eph_bench_geomean_opens_series(rep, i)) continue;
       size_t pts = 0;
       for (size_t k = i; k < rep->ngeomean; k++) {
         const eph_bench_geomean *x = &rep->geomean[k];
-        if (strcmp(x->gc, g->gc) || strcmp(x->profile, g->profile) || !x->complete || !(x->factor > 0)) continue;
+        if (!eph_bench_geomean_same_series(x, g) || !x->complete || !(x->factor > 0)) continue;
         add(&d, "%g %g %g %g\n", x->factor, which ? x->lbo_task : x->lbo_wall, which ? x->lbo_task_lo : x->lbo_wall_lo,
             which ? x->lbo_task_hi : x->lbo_wall_hi);
         pts++;
@@ -280,15 +278,19 @@ static void plots(const eph_bench_report *rep, FILE *out) {
   }
 }
 
+/* DIR/NAME opened for writing (its path in path), or NULL with err filled. */
+static FILE *open_in(const char *dir, const char *name, char path[4096], eph_error *err) {
+  snprintf(path, 4096, "%s/%s", dir, name);
+  FILE *f = fopen(path, "w");
+  if (!f) eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
+  return f;
+}
+
 /* Figure 1's points as CSV (the gc and profile fields quoted). */
 static int write_geomean_csv(const eph_bench_report *rep, const char *dir, eph_error *err) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/lbo-geomean.csv", dir);
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
-    return -1;
-  }
+  FILE *f = open_in(dir, "lbo-geomean.csv", path, err);
+  if (!f) return -1;
   fputs("gc,profile,factor,targets,complete,lbo_wall,lbo_wall_lo,lbo_wall_hi,lbo_task,lbo_task_lo,lbo_task_hi\n", f);
   for (size_t i = 0; i < rep->ngeomean; i++) {
     const eph_bench_geomean *g = &rep->geomean[i];
@@ -317,12 +319,8 @@ int eph_render_bench_html(const eph_bench_report *rep, const char *dir, eph_erro
     return -1;
   }
   char path[4096];
-  snprintf(path, sizeof path, "%s/index.html", dir);
-  FILE *out = fopen(path, "w");
-  if (!out) {
-    eph_error_fill(err, EPH_ERR_IO, "%s: %s", path, strerror(errno));
-    return -1;
-  }
+  FILE *out = open_in(dir, "index.html", path, err);
+  if (!out) return -1;
   fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>ephemera bench</title>\n<style>\n"
         "body{font-family:Helvetica,Arial,sans-serif;margin:2em;max-width:1100px}\n"
         "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}\n"

@@ -26,6 +26,16 @@ static double mib(double b) { return b / 1048576.0; }
 
 static const char *PCT_NAMES[EPH_BENCH_NPCT] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
 
+bool eph_bench_geomean_same_series(const eph_bench_geomean *a, const eph_bench_geomean *b) {
+  return !strcmp(a->gc, b->gc) && !strcmp(a->profile, b->profile);
+}
+
+bool eph_bench_geomean_opens_series(const eph_bench_report *rep, size_t i) {
+  for (size_t k = 0; k < i; k++)
+    if (eph_bench_geomean_same_series(&rep->geomean[k], &rep->geomean[i])) return false;
+  return true;
+}
+
 /* Figure 1 as a table: a row per collector (or GC parameters), a column
  * per heap factor, "wall/task" geometric-mean LBO; a point that some
  * target did not run says how many did. */
@@ -49,17 +59,14 @@ static void geomean_text(FILE *out, const eph_bench_report *rep) {
   fputc('\n', out);
   for (size_t i = 0; i < rep->ngeomean; i++) {
     const eph_bench_geomean *g = &rep->geomean[i];
-    size_t first = 0;
-    while (strcmp(rep->geomean[first].gc, g->gc) || strcmp(rep->geomean[first].profile, g->profile)) first++;
-    if (first != i) continue; /* its series is printed */
+    if (!eph_bench_geomean_opens_series(rep, i)) continue; /* its series is printed */
     char label[600];
     snprintf(label, sizeof label, "%s%s%s", g->gc[0] ? g->gc : "defaults", g->profile[0] ? " profile:" : "", g->profile);
     fprintf(out, "  %-22s", label);
     for (size_t f = 0; f < nf; f++) {
       const eph_bench_geomean *pt = NULL;
       for (size_t k = i; k < rep->ngeomean && !pt; k++)
-        if (rep->geomean[k].factor == factors[f] && !strcmp(rep->geomean[k].gc, g->gc) &&
-            !strcmp(rep->geomean[k].profile, g->profile))
+        if (rep->geomean[k].factor == factors[f] && eph_bench_geomean_same_series(&rep->geomean[k], g))
           pt = &rep->geomean[k];
       char cell[40] = "-";
       if (pt && pt->complete) snprintf(cell, sizeof cell, "%.3f/%.3f", pt->lbo_wall, pt->lbo_task);
